@@ -1,0 +1,103 @@
+/**
+ * The operator-internal state of one FlinkDeployment: the contents of its companion ConfigMap
+ * `<name>-operator-state` (the store and its ConfigMap codec live in src/state/).
+ *
+ * Everything the operator must remember between reconciles, and must never lose across a crash,
+ * is here; the user-facing status (flink-deployment-status.ts) is derived from it and from
+ * observation. design/002-state-split.md lists each field with the legacy field it comes from.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
+import { RECONCILIATION_STATES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
+import { Int64, StringEnum } from './schema-builders.js';
+
+/** Bumped when the ConfigMap layout changes incompatibly; readers refuse newer formats. */
+export const INTERNAL_STATE_FORMAT_VERSION = 1;
+
+export const SavepointRecordSchema = Type.Object({
+  location: Type.String(),
+  /** Completion time, epoch milliseconds. */
+  timeStamp: Int64(),
+  triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES),
+  formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
+  /** The savepointTriggerNonce a MANUAL savepoint answered. */
+  triggerNonce: Type.Optional(Int64()),
+  jobId: Type.Optional(Type.String()),
+});
+export type SavepointRecord = Static<typeof SavepointRecordSchema>;
+
+/**
+ * A snapshot (savepoint or checkpoint) the operator has decided to take.
+ *
+ * Written *before* calling Flink (intent: no triggerId yet), then again with Flink's triggerId the
+ * moment Flink answers. A pending trigger without a triggerId after a crash is resolved by asking
+ * Flink (the job's savepoint/checkpoint history), never by blindly triggering again.
+ */
+export const PendingSnapshotSchema = Type.Object({
+  kind: StringEnum(['savepoint', 'checkpoint'] as const),
+  triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES),
+  formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
+  /** The job the snapshot is taken of. */
+  jobId: Type.String(),
+  /** True for stop-with-savepoint (an upgrade or suspend): the job ends when it completes. */
+  stopJob: Type.Boolean(),
+  /** When the intent was recorded, epoch milliseconds. */
+  requestedAt: Int64(),
+  /** Flink's trigger (request) id, once Flink accepted the trigger. */
+  triggerId: Type.Optional(Type.String()),
+  /** The nonce that asked for a MANUAL snapshot. */
+  triggerNonce: Type.Optional(Int64()),
+  /** How many times Flink reported this trigger failed and it was retried. */
+  failures: Type.Optional(Type.Integer()),
+  /** Target directory passed to Flink. */
+  targetDirectory: Type.Optional(Type.String()),
+});
+export type PendingSnapshot = Static<typeof PendingSnapshotSchema>;
+
+/** The leader that last wrote the state (fencing: a stale leader's write is refused). */
+export const WriterSchema = Type.Object({
+  holderIdentity: Type.String(),
+  leaseTransitions: Type.Integer(),
+});
+
+export const InternalStateSchema = Type.Object({
+  formatVersion: Type.Integer({ description: 'Layout version of this state.' }),
+  /** Monotonic: +1 on every write; the status' stateRef.revision says which revision it reflects. */
+  revision: Type.Integer(),
+  reconciliationState: StringEnum(RECONCILIATION_STATES),
+  /** RFC 3339. */
+  reconciliationTimestamp: Type.Optional(Type.String()),
+  /** The spec last acted on, with the rewrites the Apache operator makes (job.state after reconcile, upgradeMode used, last acknowledged nonces). */
+  lastReconciledSpec: Type.Optional(FlinkDeploymentSpecSchema),
+  /** metadata.generation of the spec in lastReconciledSpec. */
+  lastReconciledGeneration: Type.Optional(Int64()),
+  /** The last spec that ran stably (job RUNNING), the rollback target. */
+  lastStableSpec: Type.Optional(FlinkDeploymentSpecSchema),
+  lastStableGeneration: Type.Optional(Int64()),
+  /** True until the first deployment has been made and observed. */
+  firstDeployment: Type.Optional(Type.Boolean()),
+  /** The savepoint (or last-state marker) the next deployment restores from. */
+  upgradeSavepointPath: Type.Optional(Type.String()),
+  /** The job id pinned for the next submission ($internal.pipeline.job-id), recorded before submitting. */
+  jobIdToSubmit: Type.Optional(Type.String()),
+  /** The job id of the job the current deployment runs. */
+  deployedJobId: Type.Optional(Type.String()),
+  pendingSavepoint: Type.Optional(PendingSnapshotSchema),
+  pendingCheckpoint: Type.Optional(PendingSnapshotSchema),
+  /** Newest last. */
+  savepointHistory: Type.Array(SavepointRecordSchema),
+  lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
+  lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
+  lastWriter: Type.Optional(WriterSchema),
+});
+export type InternalState = Static<typeof InternalStateSchema>;
+
+/** The state of a deployment the operator has never acted on. */
+export function emptyInternalState(): InternalState {
+  return {
+    formatVersion: INTERNAL_STATE_FORMAT_VERSION,
+    revision: 0,
+    reconciliationState: 'UPGRADING',
+    savepointHistory: [],
+  };
+}
