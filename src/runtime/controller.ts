@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import { parseRequestKey, type Reconciler } from './reconcile.js';
+import { WorkQueue } from './work-queue.js';
+import { ItemExponentialRateLimiter } from './rate-limiter.js';
+import { newReconcileId, withReconcileContext } from './logger.js';
+import type { OperatorMetrics } from './metrics.js';
+
+/**
+ * The controller: a work queue, a fixed number of workers running the reconciler, and the
+ * periodic requeue.
+ *
+ * Guarantees:
+ * - at most `parallelism` reconciles run at once, never two for the same key (work-queue.ts);
+ * - success → the key's backoff is reset and it is requeued after `requeueAfterMs` if the
+ *   reconciler asked, else after `reconcileIntervalMs` (the periodic reconcile), both stretched by
+ *   a random jitter of up to `requeueJitter` (default 10 %) so thousands of keys do not fire
+ *   together; keys whose object is gone (`exists` says false) are not requeued periodically;
+ * - failure (throw) → requeued with per-key exponential backoff;
+ * - `stop(graceMs)` stops handing out work at once, lets running reconciles finish for up to
+ *   `graceMs`, then aborts their signals and returns; `stop(0)` (lost leadership) aborts at once.
+ * Assumptions: the reconciler honours its AbortSignal reasonably promptly and is idempotent.
+ * Caveats: a reconcile that ignores its signal keeps running after `stop()` returns; its result
+ * is ignored (the queue is shut down).
+ */
+export interface ControllerOptions {
+  readonly reconciler: Reconciler;
+  readonly parallelism: number;
+  readonly reconcileIntervalMs: number;
+  readonly requeueJitter?: number;
+  readonly retryBaseDelayMs?: number;
+  readonly retryMaxDelayMs?: number;
+  readonly logger: Logger;
+  readonly metrics?: OperatorMetrics;
+  /** Whether the primary object of a key still exists (for the periodic requeue). */
+  readonly exists?: (key: string) => boolean;
+  readonly random?: () => number;
+}
+
+export class Controller {
+  readonly queue: WorkQueue;
+  private readonly inFlight = new Map<string, AbortController>();
+  private workers: Promise<void>[] = [];
+  private started = false;
+  private readonly idleWaiters = new Set<() => void>();
+
+  constructor(private readonly options: ControllerOptions) {
+    const metrics = options.metrics;
+    this.queue = new WorkQueue({
+      rateLimiter: new ItemExponentialRateLimiter({ baseDelayMs: options.retryBaseDelayMs, maxDelayMs: options.retryMaxDelayMs }),
+      observer: metrics
+        ? {
+            depthChanged: (depth) => metrics.queueDepth.set(depth),
+            handedOut: (_key, waitedMs) => metrics.queueWait.observe(waitedMs / 1000),
+            added: () => metrics.queueAdds.inc(),
+            retried: () => metrics.queueRetries.inc(),
+          }
+        : {},
+    });
+  }
+
+  /** Asks for a reconcile of `key` (`namespace/name`). */
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (let i = 0; i < this.options.parallelism; i++) this.workers.push(this.worker());
+  }
+
+  /** Reconciles running now. */
+  inFlightKeys(): string[] {
+    return [...this.inFlight.keys()];
+  }
+
+  /** See the class comment. Resolves when every worker has exited (or the grace period ended). */
+  async stop(graceMs: number): Promise<void> {
+    this.queue.shutDown();
+    if (graceMs > 0 && this.inFlight.size > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, graceMs);
+        function done() {
+          clearTimeout(timer);
+          resolve();
+        }
+        this.idleWaiters.add(done);
+      });
+    }
+    for (const controller of this.inFlight.values()) controller.abort(new Error('controller stopped'));
+    // Workers blocked in get() were released by shutDown; running ones exit after their reconcile.
+    await Promise.race([Promise.all(this.workers), new Promise((r) => setTimeout(r, 50))]);
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const item = await this.queue.get();
+      if (!item) return;
+      try {
+        await this.process(item.key);
+      } finally {
+        this.queue.done(item.key);
+        if (this.inFlight.size === 0) for (const wake of [...this.idleWaiters]) wake();
+      }
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const { reconciler, logger, metrics } = this.options;
+    let request;
+    try {
+      request = parseRequestKey(key);
+    } catch (error) {
+      logger.error({ key, err: error }, 'dropping an invalid key');
+      this.queue.forget(key);
+      return;
+    }
+    const abort = new AbortController();
+    this.inFlight.set(key, abort);
+    metrics?.inFlight.set(this.inFlight.size);
+    const started = performance.now();
+    const context = { namespace: request.namespace, name: request.name, reconcileId: newReconcileId() };
+    await withReconcileContext(context, async () => {
+      let result: 'success' | 'error' | 'aborted' = 'success';
+      try {
+        logger.debug('reconcile started');
+        const outcome = await reconciler.reconcile(request, abort.signal);
+        if (abort.signal.aborted) {
+          result = 'aborted';
+          return;
+        }
+        this.queue.forget(key);
+        const requested = outcome?.requeueAfterMs;
+        if (requested !== undefined && requested >= 0) this.queue.addAfter(key, this.jitter(requested));
+        else if (!this.options.exists || this.options.exists(key)) this.queue.addAfter(key, this.jitter(this.options.reconcileIntervalMs));
+      } catch (error) {
+        if (abort.signal.aborted) {
+          result = 'aborted';
+          return;
+        }
+        result = 'error';
+        metrics?.reconcileErrors.inc({ error: (error as Error)?.name ?? 'Error' });
+        this.queue.addRateLimited(key);
+        logger.warn({ err: error, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+      } finally {
+        const seconds = (performance.now() - started) / 1000;
+        metrics?.reconcileTotal.inc({ result });
+        metrics?.reconcileDuration.observe({ result }, seconds);
+        this.inFlight.delete(key);
+        metrics?.inFlight.set(this.inFlight.size);
+        logger.debug({ result, durationMs: Math.round(seconds * 1000) }, 'reconcile finished');
+      }
+    });
+  }
+
+  private jitter(ms: number): number {
+    if (ms <= 0) return ms;
+    const fraction = this.options.requeueJitter ?? 0.1;
+    return Math.round(ms * (1 + fraction * (this.options.random ?? Math.random)()));
+  }
+}
