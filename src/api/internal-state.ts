@@ -8,7 +8,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
-import { RECONCILIATION_STATES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
+import { CHECKPOINT_TYPES, RECONCILIATION_STATES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
 import { Int64, StringEnum } from './schema-builders.js';
 
 /** Bumped when the ConfigMap layout changes incompatibly; readers refuse newer formats. */
@@ -36,7 +36,10 @@ export type SavepointRecord = Static<typeof SavepointRecordSchema>;
 export const PendingSnapshotSchema = Type.Object({
   kind: StringEnum(['savepoint', 'checkpoint'] as const),
   triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES),
+  /** Savepoints: the savepoint format. */
   formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
+  /** Checkpoints: FULL or INCREMENTAL. */
+  checkpointType: Type.Optional(StringEnum(CHECKPOINT_TYPES)),
   /** The job the snapshot is taken of. */
   jobId: Type.String(),
   /** True for stop-with-savepoint (an upgrade or suspend): the job ends when it completes. */
@@ -74,6 +77,8 @@ export const InternalStateSchema = Type.Object({
   /** The last spec that ran stably (job RUNNING), the rollback target. */
   lastStableSpec: Type.Optional(FlinkDeploymentSpecSchema),
   lastStableGeneration: Type.Optional(Int64()),
+  /** The firstDeployment flag recorded with lastStableSpec (the Apache format keeps one per spec; carried for a faithful legacy encoding). */
+  lastStableFirstDeployment: Type.Optional(Type.Boolean()),
   /** True until the first deployment has been made and observed. */
   firstDeployment: Type.Optional(Type.Boolean()),
   /** The savepoint (or last-state marker) the next deployment restores from. */

@@ -1,0 +1,384 @@
+/**
+ * The Apache operator's status layout (v1beta1) ⇄ this operator's split (InternalState + v1 status).
+ *
+ * Used by the migration (`flink-operator migrate`, and the operator when it meets an unmigrated
+ * resource), by the legacy-layout state store and by the benchmark. design/002-state-split.md lists
+ * every field and where it goes.
+ *
+ * The Apache operator stores `reconciliationStatus.lastReconciledSpec` / `lastStableSpec` as JSON
+ * strings; {@link parseLegacySpec} reads every format it ever wrote:
+ *
+ * | variant | shape | written by |
+ * |---|---|---|
+ * | `bare` | `{<spec>}` | v1beta1 introduction (PR #159, 2022-04) |
+ * | `top-level-apiVersion` | `{<spec>, "apiVersion": "..."}` | shortly after |
+ * | `resource_metadata-with-generation` | `{"spec":{…},"resource_metadata":{"apiVersion":…,"metadata":{"generation":N},"firstDeployment":b}}` | FLINK-27820 (2022-06) … PR #834 (2024-08) |
+ * | `resource_metadata` | `{"spec":{…},"resource_metadata":{"apiVersion":…,"firstDeployment":b}}` | current |
+ *
+ * Guarantees
+ * - decode never loses a value the split layout has a place for, and never guesses: malformed JSON
+ *   or an impossible shape throws {@link LegacyStatusError} naming the resource and the field.
+ * - Round trip: `decode(encode(decode(x)))` deep-equals `decode(x)`, and `encode(decode(x))` has the
+ *   same user-facing fields and the same specs (as objects, nulls dropped) as `x`.
+ * - encode writes the current Apache format (`resource_metadata`, plus `metadata.generation` when a
+ *   generation is known, which current Apache readers ignore), so the result is readable by the
+ *   Apache operator too.
+ * Assumptions
+ * - The legacy status was written by the Apache operator (or a faithful mirror such as CMF's): a
+ *   pending trigger is one with a non-empty `triggerId`.
+ * Caveats (values with no place in the split layout; the migration also keeps the original legacy
+ * status verbatim, so nothing is lost for good)
+ * - The envelope variant and `apiVersion` inside `resource_metadata` are not kept (encode writes the
+ *   current format with `flink.apache.org/v1beta1`).
+ * - `jobStatus.checkpointInfo.lastCheckpoint` is dropped; `savepointInfo.lastSavepoint.triggerNonce`
+ *   is kept only when the same savepoint is in the history.
+ * - Status keys neither layout declares (e.g. CMF's `cfkInternalState`, `cmfSync`) are dropped: a
+ *   real API server prunes them anyway.
+ * - On encode, state with no legacy counterpart is dropped: `formatVersion`, `lastWriter`,
+ *   `jobIdToSubmit`, `deployedJobId` (only used when the user status has no jobId), and a pending
+ *   snapshot that has no triggerId yet (an intent: the Apache layout cannot express one).
+ */
+import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
+import type {
+  FlinkDeploymentStatusV1,
+  FlinkDeploymentStatusV1beta1,
+  JobStatusV1,
+  JobStatusV1beta1,
+  LastSavepoint,
+  LegacyCheckpointInfo,
+  LegacySavepoint,
+  LegacySavepointInfo,
+  LegacyReconciliationStatus,
+} from './flink-deployment-status.js';
+import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from './internal-state.js';
+import { FLINK_GROUP, API_VERSION_V1BETA1 } from './flink-deployment.js';
+
+/** The Apache operator's default `resource_metadata.apiVersion`. */
+export const LEGACY_SPEC_API_VERSION = `${FLINK_GROUP}/${API_VERSION_V1BETA1}`;
+
+/** The revision decode gives the state: the first revision of a ConfigMap created by migration. */
+export const MIGRATED_STATE_REVISION = 1;
+
+/** A legacy status that cannot be decoded. `field` is the status path, e.g. `status.reconciliationStatus.lastReconciledSpec`. */
+export class LegacyStatusError extends Error {
+  override readonly name = 'LegacyStatusError';
+  constructor(message: string, readonly field: string) {
+    super(message);
+  }
+}
+
+export interface LegacySpecEnvelope {
+  spec: FlinkDeploymentSpec;
+  apiVersion?: string;
+  firstDeployment?: boolean;
+  generation?: number;
+  variant: 'bare' | 'top-level-apiVersion' | 'resource_metadata' | 'resource_metadata-with-generation';
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A deep copy without null-valued object properties (Jackson writes every unset field as null). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (inner !== null && inner !== undefined) out[key] = withoutNulls(inner);
+  }
+  return out;
+}
+
+/**
+ * Parses a `lastReconciledSpec` / `lastStableSpec` string in any format the Apache operator wrote.
+ * `field` is the status path and `resource` is `namespace/name`; both end up in the error message:
+ * `default/orders: status.reconciliationStatus.lastReconciledSpec is not valid JSON (Unexpected token …)`.
+ */
+export function parseLegacySpec(json: string, field: string, resource: string): LegacySpecEnvelope {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(json);
+  } catch (error) {
+    throw new LegacyStatusError(`${resource}: ${field} is not valid JSON (${(error as Error).message})`, field);
+  }
+  if (!isPlainObject(parsed)) {
+    throw new LegacyStatusError(`${resource}: ${field} must be a JSON object holding a FlinkDeployment spec, got ${Array.isArray(parsed) ? 'an array' : String(parsed)}`, field);
+  }
+  const metadata = parsed['resource_metadata'];
+  if (metadata !== undefined && metadata !== null) {
+    if (!isPlainObject(metadata)) throw new LegacyStatusError(`${resource}: ${field}: resource_metadata must be an object`, field);
+    const spec = parsed['spec'];
+    if (!isPlainObject(spec)) throw new LegacyStatusError(`${resource}: ${field}: "spec" must be an object next to resource_metadata`, field);
+    const envelope: LegacySpecEnvelope = { spec: withoutNulls(spec) as FlinkDeploymentSpec, variant: 'resource_metadata' };
+    if (typeof metadata['apiVersion'] === 'string') envelope.apiVersion = metadata['apiVersion'];
+    if (typeof metadata['firstDeployment'] === 'boolean') envelope.firstDeployment = metadata['firstDeployment'];
+    const innerMeta = metadata['metadata'];
+    if (isPlainObject(innerMeta) && innerMeta['generation'] !== undefined && innerMeta['generation'] !== null) {
+      const generation = innerMeta['generation'];
+      if (typeof generation !== 'number' || !Number.isInteger(generation)) {
+        throw new LegacyStatusError(`${resource}: ${field}: resource_metadata.metadata.generation must be an integer, got ${JSON.stringify(generation)}`, field);
+      }
+      envelope.generation = generation;
+      envelope.variant = 'resource_metadata-with-generation';
+    }
+    return envelope;
+  }
+  // Old formats: the object is the spec itself, possibly with a top-level apiVersion (the Apache reader strips it).
+  const { apiVersion, ...spec } = parsed;
+  if (apiVersion !== undefined) {
+    const envelope: LegacySpecEnvelope = { spec: withoutNulls(spec) as FlinkDeploymentSpec, variant: 'top-level-apiVersion' };
+    if (typeof apiVersion === 'string') envelope.apiVersion = apiVersion;
+    return envelope;
+  }
+  return { spec: withoutNulls(parsed) as FlinkDeploymentSpec, variant: 'bare' };
+}
+
+/** Apache's (Jackson's) field order, so encoded specs read like the ones the Apache operator writes. */
+const SPEC_ORDER = ['job', 'restartNonce', 'flinkConfiguration', 'image', 'imagePullPolicy', 'serviceAccount', 'flinkVersion', 'ingress', 'podTemplate', 'jobManager', 'taskManager', 'logConfiguration', 'mode'];
+const JOB_ORDER = ['jarURI', 'parallelism', 'entryClass', 'args', 'state', 'savepointTriggerNonce', 'initialSavepointPath', 'checkpointTriggerNonce', 'upgradeMode', 'allowNonRestoredState', 'savepointRedeployNonce', 'autoscalerResetNonce'];
+const COMPONENT_ORDER = ['resource', 'resources', 'replicas', 'podTemplate'];
+const RESOURCE_ORDER = ['cpu', 'memory', 'ephemeralStorage'];
+
+function ordered(value: unknown, order: readonly string[]): unknown {
+  if (!isPlainObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const key of order) if (key in value) out[key] = value[key];
+  for (const [key, inner] of Object.entries(value)) if (!(key in out)) out[key] = inner;
+  return out;
+}
+
+function orderedSpec(spec: FlinkDeploymentSpec): Record<string, unknown> {
+  const out = ordered(withoutNulls(spec), SPEC_ORDER) as Record<string, unknown>;
+  if (out['job'] !== undefined) out['job'] = ordered(out['job'], JOB_ORDER);
+  for (const component of ['jobManager', 'taskManager']) {
+    if (out[component] === undefined) continue;
+    const c = ordered(out[component], COMPONENT_ORDER) as Record<string, unknown>;
+    if (c['resource'] !== undefined) c['resource'] = ordered(c['resource'], RESOURCE_ORDER);
+    out[component] = c;
+  }
+  return out;
+}
+
+/**
+ * Serializes a spec in the current Apache format: compact JSON
+ * `{"spec":{…},"resource_metadata":{"apiVersion":…,["metadata":{"generation":N},]"firstDeployment":b}}`.
+ * Nulls are not written; `metadata.generation` only when `generation` is set; `firstDeployment` only when set.
+ */
+export function serializeLegacySpec(envelope: Omit<LegacySpecEnvelope, 'variant'>): string {
+  const resourceMetadata: Record<string, unknown> = { apiVersion: envelope.apiVersion ?? LEGACY_SPEC_API_VERSION };
+  if (envelope.generation !== undefined) resourceMetadata['metadata'] = { generation: envelope.generation };
+  if (envelope.firstDeployment !== undefined) resourceMetadata['firstDeployment'] = envelope.firstDeployment;
+  return JSON.stringify({ spec: orderedSpec(envelope.spec), resource_metadata: resourceMetadata });
+}
+
+/** True when the status carries any Apache operator-internal field (so the resource still needs migration). */
+export function hasLegacyFields(status: FlinkDeploymentStatusV1beta1 | undefined): boolean {
+  if (!status) return false;
+  const job = status.jobStatus;
+  return (
+    status.reconciliationStatus !== undefined ||
+    job?.upgradeSavepointPath !== undefined ||
+    job?.savepointInfo !== undefined ||
+    job?.checkpointInfo !== undefined
+  );
+}
+
+export interface DecodedLegacyStatus {
+  state: InternalState;
+  userStatus: FlinkDeploymentStatusV1;
+}
+
+function epochMillisToRfc3339(ms: number, field: string, resource: string): string {
+  const date = new Date(ms);
+  if (!Number.isFinite(ms) || Number.isNaN(date.getTime())) {
+    throw new LegacyStatusError(`${resource}: ${field} must be epoch milliseconds, got ${JSON.stringify(ms)}`, field);
+  }
+  return date.toISOString();
+}
+
+function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
+  const record: SavepointRecord = { location: sp.location ?? '', timeStamp: sp.timeStamp ?? 0, triggerType: sp.triggerType ?? 'UNKNOWN' };
+  if (sp.formatType !== undefined) record.formatType = sp.formatType;
+  if (sp.triggerNonce !== undefined && sp.triggerNonce !== null) record.triggerNonce = sp.triggerNonce;
+  return record;
+}
+
+function lastSavepointFromLegacy(sp: LegacySavepoint | undefined): LastSavepoint | undefined {
+  if (!sp || sp.location === undefined || sp.location === null) return undefined;
+  const out: LastSavepoint = { location: sp.location, timeStamp: sp.timeStamp ?? 0 };
+  if (sp.triggerType !== undefined) out.triggerType = sp.triggerType;
+  if (sp.formatType !== undefined) out.formatType = sp.formatType;
+  return out;
+}
+
+function pendingFrom(
+  kind: 'savepoint' | 'checkpoint',
+  info: LegacySavepointInfo | LegacyCheckpointInfo,
+  jobId: string | undefined,
+  field: string,
+  resource: string,
+): PendingSnapshot | undefined {
+  if (typeof info.triggerId !== 'string' || info.triggerId === '') return undefined;
+  if (!jobId) {
+    throw new LegacyStatusError(
+      `${resource}: ${field}.triggerId is set (${info.triggerId}) but status.jobStatus.jobId is missing, so the pending ${kind} cannot be followed; ` +
+        `clear ${field}.triggerId if that ${kind} is no longer needed, or set jobStatus.jobId to the job it was taken of`,
+      `${field}.triggerId`,
+    );
+  }
+  const triggerType = info.triggerType ?? 'UNKNOWN';
+  const pending: PendingSnapshot = {
+    kind,
+    triggerType,
+    jobId,
+    stopJob: kind === 'savepoint' && triggerType === 'UPGRADE',
+    requestedAt: info.triggerTimestamp ?? 0,
+    triggerId: info.triggerId,
+  };
+  if (kind === 'savepoint' && info.formatType !== undefined) pending.formatType = (info as LegacySavepointInfo).formatType!;
+  if (kind === 'checkpoint' && info.formatType !== undefined) pending.checkpointType = (info as LegacyCheckpointInfo).formatType!;
+  return pending;
+}
+
+const USER_STATUS_KEYS = ['observedGeneration', 'lifecycleState', 'jobManagerDeploymentStatus', 'error', 'clusterInfo', 'taskManager', 'conditions'] as const;
+const USER_JOB_STATUS_KEYS = ['jobName', 'jobId', 'state', 'startTime', 'updateTime'] as const;
+
+function copyKeys<T extends object>(from: T | undefined, keys: readonly (keyof T)[]): Partial<T> {
+  const out: Partial<T> = {};
+  if (!from) return out;
+  for (const key of keys) if (from[key] !== undefined) out[key] = structuredClone(from[key]);
+  return out;
+}
+
+/**
+ * Splits a v1beta1 (Apache layout) status into the internal state and the v1 user status.
+ *
+ * - userStatus: the user-facing fields exactly as they were, `jobStatus.lastSavepoint` from
+ *   `jobStatus.lastSavepoint` or else `savepointInfo.lastSavepoint`, and `stateRef = {configMapName,
+ *   revision: state.revision}`.
+ * - state: reconciliation state (Apache's default UPGRADING when absent) and timestamp (epoch ms →
+ *   RFC 3339), both specs as objects with their generation and firstDeployment, upgradeSavepointPath,
+ *   pending savepoint/checkpoint (legacy trigger fields with a triggerId; jobId from jobStatus.jobId),
+ *   savepoint history, periodic timestamps, deployedJobId = jobStatus.jobId;
+ *   revision {@link MIGRATED_STATE_REVISION}.
+ *
+ * @param resource `namespace/name`, for error messages.
+ * @throws LegacyStatusError for a malformed spec string or timestamp, or a pending trigger without a job id.
+ */
+export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resource: string, configMapName: string): DecodedLegacyStatus {
+  const state: InternalState = { ...emptyInternalState(), revision: MIGRATED_STATE_REVISION };
+  const rs: LegacyReconciliationStatus = status.reconciliationStatus ?? {};
+  if (rs.state !== undefined) state.reconciliationState = rs.state;
+  if (rs.reconciliationTimestamp !== undefined && rs.reconciliationTimestamp !== null) {
+    state.reconciliationTimestamp = epochMillisToRfc3339(rs.reconciliationTimestamp, 'status.reconciliationStatus.reconciliationTimestamp', resource);
+  }
+  if (typeof rs.lastReconciledSpec === 'string' && rs.lastReconciledSpec !== '') {
+    const env = parseLegacySpec(rs.lastReconciledSpec, 'status.reconciliationStatus.lastReconciledSpec', resource);
+    state.lastReconciledSpec = env.spec;
+    if (env.generation !== undefined) state.lastReconciledGeneration = env.generation;
+    if (env.firstDeployment !== undefined) state.firstDeployment = env.firstDeployment;
+  }
+  if (typeof rs.lastStableSpec === 'string' && rs.lastStableSpec !== '') {
+    const env = parseLegacySpec(rs.lastStableSpec, 'status.reconciliationStatus.lastStableSpec', resource);
+    state.lastStableSpec = env.spec;
+    if (env.generation !== undefined) state.lastStableGeneration = env.generation;
+    if (env.firstDeployment !== undefined) state.lastStableFirstDeployment = env.firstDeployment;
+  }
+
+  const job: JobStatusV1beta1 = status.jobStatus ?? {};
+  if (typeof job.upgradeSavepointPath === 'string') state.upgradeSavepointPath = job.upgradeSavepointPath;
+  if (job.jobId) state.deployedJobId = job.jobId;
+  const sp = job.savepointInfo;
+  if (sp) {
+    state.savepointHistory = (sp.savepointHistory ?? []).map(savepointRecordFromLegacy);
+    if (sp.lastPeriodicSavepointTimestamp !== undefined && sp.lastPeriodicSavepointTimestamp !== null) state.lastPeriodicSavepointTimestamp = sp.lastPeriodicSavepointTimestamp;
+    const pending = pendingFrom('savepoint', sp, job.jobId, 'status.jobStatus.savepointInfo', resource);
+    if (pending) state.pendingSavepoint = pending;
+  }
+  const cp = job.checkpointInfo;
+  if (cp) {
+    if (cp.lastPeriodicCheckpointTimestamp !== undefined && cp.lastPeriodicCheckpointTimestamp !== null) state.lastPeriodicCheckpointTimestamp = cp.lastPeriodicCheckpointTimestamp;
+    const pending = pendingFrom('checkpoint', cp, job.jobId, 'status.jobStatus.checkpointInfo', resource);
+    if (pending) state.pendingCheckpoint = pending;
+  }
+
+  const userStatus: FlinkDeploymentStatusV1 = copyKeys(status, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[]) as FlinkDeploymentStatusV1;
+  if (status.jobStatus !== undefined) {
+    const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1beta1)[]) as JobStatusV1;
+    const lastSavepoint = job.lastSavepoint ? structuredClone(job.lastSavepoint) : lastSavepointFromLegacy(sp?.lastSavepoint);
+    if (lastSavepoint) jobStatus.lastSavepoint = lastSavepoint;
+    // A jobStatus holding only legacy bookkeeping has nothing for users.
+    if (Object.keys(jobStatus).length > 0) userStatus.jobStatus = jobStatus;
+  }
+  userStatus.stateRef = { configMapName, revision: state.revision };
+  return { state, userStatus };
+}
+
+function legacySavepointFromRecord(record: SavepointRecord): LegacySavepoint {
+  const out: LegacySavepoint = { timeStamp: record.timeStamp, location: record.location, triggerType: record.triggerType };
+  if (record.formatType !== undefined) out.formatType = record.formatType;
+  if (record.triggerNonce !== undefined) out.triggerNonce = record.triggerNonce;
+  return out;
+}
+
+/**
+ * The inverse of {@link decodeLegacyStatus}: the Apache layout of a state and a user status (used
+ * by the legacy-layout state store and the benchmark). `stateRef` is not written (the legacy layout
+ * has no ConfigMap); see the module comment for what else has no legacy counterpart.
+ */
+export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploymentStatusV1): FlinkDeploymentStatusV1beta1 {
+  const out: FlinkDeploymentStatusV1beta1 = copyKeys(userStatus, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[]) as FlinkDeploymentStatusV1beta1;
+  const user = userStatus.jobStatus;
+  const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1)[]) as JobStatusV1beta1;
+  if (job.jobId === undefined && state.deployedJobId !== undefined) job.jobId = state.deployedJobId;
+  if (state.upgradeSavepointPath !== undefined) job.upgradeSavepointPath = state.upgradeSavepointPath;
+
+  const savepointInfo: LegacySavepointInfo = { savepointHistory: state.savepointHistory.map(legacySavepointFromRecord) };
+  if (user?.lastSavepoint) {
+    const last: LegacySavepoint = { ...structuredClone(user.lastSavepoint) };
+    const same = state.savepointHistory.find((r) => r.location === last.location && r.timeStamp === last.timeStamp);
+    if (same?.triggerNonce !== undefined) last.triggerNonce = same.triggerNonce;
+    savepointInfo.lastSavepoint = last;
+  }
+  if (state.lastPeriodicSavepointTimestamp !== undefined) savepointInfo.lastPeriodicSavepointTimestamp = state.lastPeriodicSavepointTimestamp;
+  const ps = state.pendingSavepoint;
+  if (ps?.triggerId) {
+    savepointInfo.triggerId = ps.triggerId;
+    savepointInfo.triggerTimestamp = ps.requestedAt;
+    savepointInfo.triggerType = ps.triggerType;
+    if (ps.formatType !== undefined) savepointInfo.formatType = ps.formatType;
+  }
+  job.savepointInfo = savepointInfo;
+
+  const checkpointInfo: LegacyCheckpointInfo = {};
+  if (state.lastPeriodicCheckpointTimestamp !== undefined) checkpointInfo.lastPeriodicCheckpointTimestamp = state.lastPeriodicCheckpointTimestamp;
+  const pc = state.pendingCheckpoint;
+  if (pc?.triggerId) {
+    checkpointInfo.triggerId = pc.triggerId;
+    checkpointInfo.triggerTimestamp = pc.requestedAt;
+    checkpointInfo.triggerType = pc.triggerType;
+    if (pc.checkpointType !== undefined) checkpointInfo.formatType = pc.checkpointType;
+  }
+  job.checkpointInfo = checkpointInfo;
+  out.jobStatus = job;
+
+  const rs: LegacyReconciliationStatus = { state: state.reconciliationState };
+  if (state.reconciliationTimestamp !== undefined) rs.reconciliationTimestamp = Date.parse(state.reconciliationTimestamp);
+  if (state.lastReconciledSpec !== undefined) {
+    rs.lastReconciledSpec = serializeLegacySpec({
+      spec: state.lastReconciledSpec,
+      ...(state.lastReconciledGeneration !== undefined ? { generation: state.lastReconciledGeneration } : {}),
+      ...(state.firstDeployment !== undefined ? { firstDeployment: state.firstDeployment } : {}),
+    });
+  }
+  if (state.lastStableSpec !== undefined) {
+    rs.lastStableSpec = serializeLegacySpec({
+      spec: state.lastStableSpec,
+      ...(state.lastStableGeneration !== undefined ? { generation: state.lastStableGeneration } : {}),
+      ...(state.lastStableFirstDeployment !== undefined ? { firstDeployment: state.lastStableFirstDeployment } : {}),
+    });
+  }
+  out.reconciliationStatus = rs;
+  return out;
+}
