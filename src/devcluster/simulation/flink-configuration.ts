@@ -1,0 +1,191 @@
+/**
+ * The Flink configuration as a simulated JobManager sees it: the `config.yaml` the operator
+ * rendered into ConfigMap `flink-config-<name>`, plus `-D` dynamic properties from the container
+ * args, reduced to the handful of settings the simulation acts on.
+ *
+ * Reading rules follow Flink (`GlobalConfiguration` + `ConfigOptions` fallback keys):
+ * - `config.yaml` may be flat (`a.b: "x"`) or nested (`a: {b: x}`); nested keys are joined with `.`.
+ * - Where Flink has a new key and a deprecated fallback key, the new key wins.
+ * - Durations accept Flink's `TimeUtils.parseDuration` forms: `500`, `500 ms`, `30s`, `10 s`, `2 min`, `1h`, `1 d`.
+ *
+ * `simulator.*` keys are reserved for the simulation (Flink ignores unknown keys); they select
+ * failure modes and per-JobManager timing overrides. See SIMULATOR_KEYS below and
+ * design/003b-simulation.md for the full list.
+ */
+import { parse as parseYaml } from 'yaml';
+
+/** Flat key → string value view of a Flink configuration. */
+export type FlinkConfigMap = ReadonlyMap<string, string>;
+
+/** Parses `config.yaml` text (flat or nested YAML) into a flat key → value map. Invalid YAML throws. */
+export function parseFlinkConfigYaml(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const doc: unknown = text.trim() === '' ? {} : parseYaml(text);
+  if (doc === null || doc === undefined) return out;
+  if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('Flink config.yaml must be a YAML mapping');
+  flatten(doc as Record<string, unknown>, '', out);
+  return out;
+}
+
+function flatten(node: Record<string, unknown>, prefix: string, out: Map<string, string>): void {
+  for (const [key, value] of Object.entries(node)) {
+    const full = prefix === '' ? key : `${prefix}.${key}`;
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      flatten(value as Record<string, unknown>, full, out);
+    } else if (Array.isArray(value)) {
+      out.set(full, value.map((v) => String(v)).join(';'));
+    } else if (value !== null && value !== undefined) {
+      out.set(full, String(value));
+    }
+  }
+}
+
+const DURATION_UNITS: ReadonlyArray<[RegExp, number]> = [
+  [/^(ns|nano|nanos|nanosecond|nanoseconds)$/, 1e-6],
+  [/^(µs|us|micro|micros|microsecond|microseconds)$/, 1e-3],
+  [/^(ms|milli|millis|millisecond|milliseconds)$/, 1],
+  [/^(s|sec|secs|second|seconds)$/, 1000],
+  [/^(m|min|mins|minute|minutes)$/, 60_000],
+  [/^(h|hour|hours)$/, 3_600_000],
+  [/^(d|day|days)$/, 86_400_000],
+];
+
+/** Parses a Flink duration string to milliseconds (a bare number is milliseconds). Throws on garbage. */
+export function parseFlinkDuration(text: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Zµ]*)\s*$/.exec(text);
+  if (!match) throw new Error(`invalid Flink duration "${text}"`);
+  const amount = Number(match[1]);
+  const unit = (match[2] ?? '').toLowerCase();
+  if (unit === '') return amount;
+  for (const [pattern, factor] of DURATION_UNITS) if (pattern.test(unit)) return Math.round(amount * factor);
+  throw new Error(`invalid Flink duration unit "${match[2]}" in "${text}"`);
+}
+
+/** Keys reserved for the simulation; Flink itself ignores them. Values documented in design/003b-simulation.md. */
+export const SIMULATOR_KEYS = {
+  /** Duration after the job reaches RUNNING at which it FAILS with a simulated user exception (`0` = right at start). */
+  jobFailAfter: 'simulator.job.fail-after',
+  /** Duration after the job reaches RUNNING at which it FINISHES on its own (a bounded job). */
+  jobFinishAfter: 'simulator.job.finish-after',
+  /** `fail`: every savepoint (and stop-with-savepoint) fails; `hang`: it stays IN_PROGRESS forever. */
+  savepointFailure: 'simulator.savepoint.failure',
+  /** `true`: the REST endpoint never answers (connection refused); a duration: it is unavailable that long after JM start. */
+  restUnavailable: 'simulator.rest.unavailable',
+  /** Overrides the simulation-wide job start delay (INITIALIZING → RUNNING) for this JobManager. */
+  jobStartDelay: 'simulator.job.start-delay',
+  /** Overrides the simulation-wide savepoint duration for this JobManager. */
+  savepointDuration: 'simulator.savepoint.duration',
+  /** `fail`: every periodic and triggered checkpoint fails (the job keeps running). */
+  checkpointFailure: 'simulator.checkpoint.failure',
+} as const;
+
+export type SavepointFailureMode = 'none' | 'fail' | 'hang';
+
+export interface HighAvailabilitySettings {
+  readonly enabled: boolean;
+  readonly storageDir: string | null;
+  /** `kubernetes.cluster-id`; names the HA ConfigMap `<clusterId>-cluster-config-map`. */
+  readonly clusterId: string | null;
+}
+
+/** What the simulation reads from a Flink configuration. All fields have Flink's defaults applied. */
+export interface FlinkClusterSettings {
+  /** `$internal.pipeline.job-id`, lower-cased, or null (the JobManager then generates one). */
+  readonly pinnedJobId: string | null;
+  readonly parallelism: number;
+  readonly slotsPerTaskManager: number;
+  readonly reactive: boolean;
+  readonly savepointDir: string | null;
+  readonly checkpointDir: string | null;
+  /** Null when periodic checkpointing is off (no interval configured). */
+  readonly checkpointIntervalMs: number | null;
+  /** `state.checkpoints.num-retained` / `execution.checkpointing.num-retained` (default 1). */
+  readonly retainedCheckpoints: number;
+  /** `execution.savepoint.path` from the configuration (the `--fromSavepoint` arg overrides it). */
+  readonly savepointPath: string | null;
+  readonly allowNonRestoredState: boolean;
+  readonly highAvailability: HighAvailabilitySettings;
+  readonly simulator: SimulatorSettings;
+}
+
+export interface SimulatorSettings {
+  readonly jobFailAfterMs: number | null;
+  readonly jobFinishAfterMs: number | null;
+  readonly savepointFailure: SavepointFailureMode;
+  readonly checkpointFailure: boolean;
+  /** `Infinity` = never available; 0 = available at once. */
+  readonly restUnavailableForMs: number;
+  readonly jobStartDelayMs: number | null;
+  readonly savepointDurationMs: number | null;
+}
+
+function first(config: FlinkConfigMap, ...keys: string[]): string | null {
+  for (const key of keys) {
+    const value = config.get(key);
+    if (value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return null;
+}
+
+function positiveInt(value: string | null, fallback: number, key: string): number {
+  if (value === null) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`invalid value "${value}" for ${key}: expected a positive integer`);
+  return n;
+}
+
+function optionalDuration(value: string | null): number | null {
+  return value === null ? null : parseFlinkDuration(value);
+}
+
+const HA_KUBERNETES = new Set(['kubernetes', 'org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory']);
+
+/** Derives the simulation's settings from a flat config map. Throws (like a JobManager failing to start) on invalid values. */
+export function readClusterSettings(config: FlinkConfigMap): FlinkClusterSettings {
+  const jobId = first(config, '$internal.pipeline.job-id');
+  if (jobId !== null && !/^[0-9a-fA-F]{32}$/.test(jobId)) {
+    throw new Error(`invalid value "${jobId}" for $internal.pipeline.job-id: expected 32 hexadecimal characters`);
+  }
+  const haType = first(config, 'high-availability.type', 'high-availability');
+  const restUnavailable = first(config, SIMULATOR_KEYS.restUnavailable);
+  const savepointFailure = (first(config, SIMULATOR_KEYS.savepointFailure) ?? 'none').toLowerCase();
+  if (!['none', 'fail', 'hang'].includes(savepointFailure)) {
+    throw new Error(`invalid value "${savepointFailure}" for ${SIMULATOR_KEYS.savepointFailure}: expected fail, hang or none`);
+  }
+  return {
+    pinnedJobId: jobId === null ? null : jobId.toLowerCase(),
+    parallelism: positiveInt(first(config, 'parallelism.default'), 1, 'parallelism.default'),
+    slotsPerTaskManager: positiveInt(first(config, 'taskmanager.numberOfTaskSlots'), 1, 'taskmanager.numberOfTaskSlots'),
+    reactive: (first(config, 'scheduler-mode') ?? '').toUpperCase() === 'REACTIVE',
+    savepointDir: first(config, 'execution.checkpointing.savepoint-dir', 'state.savepoints.dir'),
+    checkpointDir: first(config, 'execution.checkpointing.dir', 'state.checkpoints.dir'),
+    checkpointIntervalMs: optionalDuration(first(config, 'execution.checkpointing.interval')),
+    retainedCheckpoints: positiveInt(
+      first(config, 'execution.checkpointing.num-retained', 'state.checkpoints.num-retained'),
+      1,
+      'execution.checkpointing.num-retained',
+    ),
+    savepointPath: first(config, 'execution.state-recovery.path', 'execution.savepoint.path'),
+    allowNonRestoredState:
+      (first(config, 'execution.state-recovery.ignore-unclaimed-state', 'execution.savepoint.ignore-unclaimed-state') ?? 'false') === 'true',
+    highAvailability: {
+      enabled: haType !== null && HA_KUBERNETES.has(haType),
+      storageDir: first(config, 'high-availability.storageDir'),
+      clusterId: first(config, 'kubernetes.cluster-id'),
+    },
+    simulator: {
+      jobFailAfterMs: optionalDuration(first(config, SIMULATOR_KEYS.jobFailAfter)),
+      jobFinishAfterMs: optionalDuration(first(config, SIMULATOR_KEYS.jobFinishAfter)),
+      savepointFailure: savepointFailure as SavepointFailureMode,
+      checkpointFailure: (first(config, SIMULATOR_KEYS.checkpointFailure) ?? '').toLowerCase() === 'fail',
+      restUnavailableForMs:
+        restUnavailable === null || restUnavailable === 'false'
+          ? 0
+          : restUnavailable === 'true'
+            ? Number.POSITIVE_INFINITY
+            : parseFlinkDuration(restUnavailable),
+      jobStartDelayMs: optionalDuration(first(config, SIMULATOR_KEYS.jobStartDelay)),
+      savepointDurationMs: optionalDuration(first(config, SIMULATOR_KEYS.savepointDuration)),
+    },
+  };
+}

@@ -1,0 +1,440 @@
+/**
+ * A simulated Flink JobManager process: one per JobManager pod container start. It reads its launch
+ * (args + mounted configuration) once, submits (or, with HA metadata present, recovers) its job,
+ * runs it through INITIALIZING → RUNNING, takes periodic checkpoints, and serves the asynchronous
+ * operations of Flink's REST API (savepoints, stop-with-savepoint, checkpoints, savepoint disposal,
+ * cancellation). The REST shapes live in flink-rest-api.ts; this class is the behaviour.
+ *
+ * Guarantees:
+ * - a new JobManager (new pod, or a restarted container) is a new process: in-flight operations and
+ *   their trigger ids of the previous one are gone (GET of an old trigger id → 404, as in Flink);
+ * - savepoint locations are unique: `<dir>/savepoint-<first 6 hex of job id>-<12 random hex>`;
+ * - a job restored from a path that was never written, or was disposed or subsumed, FAILS during
+ *   initialisation with Flink's FileNotFoundException text;
+ * - every submission and every savepoint operation is recorded in the lineage before it takes effect.
+ * Assumptions: one application job per JobManager (standalone application mode); time is wall-clock.
+ * Caveats: no restart strategy (a failure is global and terminal); TaskManagers are not required
+ * for the job to run; reactive mode does not rescale.
+ */
+import { type JobManagerLaunch } from './jobmanager-launch.js';
+import { type DeploymentRef, type LineageRecorder } from './lineage-recorder.js';
+import { type SnapshotStorage, childPath, missingSnapshotMessage } from './snapshot-storage.js';
+import { type HaClusterRef, type HaMetadataStore } from './ha-metadata.js';
+import { type RandomSource, randomHex } from './simulation-random.js';
+import { type CheckpointKind, type SimulatedException, SimulatedFlinkJob, simulatedException } from './flink-job.js';
+
+/** An error the REST layer turns into Flink's `{"errors":[message]}` body with this HTTP status. */
+export class FlinkRestError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+    this.name = 'FlinkRestError';
+  }
+}
+
+export interface JobManagerTiming {
+  /** INITIALIZING → RUNNING. */
+  readonly jobStartDelayMs: number;
+  /** Trigger → COMPLETED for savepoints, stop-with-savepoint and triggered checkpoints. */
+  readonly savepointDurationMs: number;
+  /** CANCELLING → CANCELED. */
+  readonly cancelDurationMs: number;
+  /** Savepoint disposal trigger → COMPLETED. */
+  readonly disposalDurationMs: number;
+  /** Used when the configuration enables checkpointing without an interval of its own; null = off. */
+  readonly defaultCheckpointIntervalMs: number | null;
+}
+
+export interface JobManagerPod {
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid: string;
+}
+
+export interface JobManagerContext {
+  readonly pod: JobManagerPod;
+  /** The FlinkDeployment this JobManager belongs to (lineage key). */
+  readonly deployment: DeploymentRef;
+  readonly launch: JobManagerLaunch;
+  readonly storage: SnapshotStorage;
+  readonly lineage: LineageRecorder;
+  /** Null when HA is off (or no HA store is available). */
+  readonly ha: HaMetadataStore | null;
+  readonly random: RandomSource;
+  readonly timing: JobManagerTiming;
+  readonly now?: () => number;
+  readonly onError?: (error: unknown, what: string) => void;
+}
+
+export type OperationKind = 'savepoint' | 'stop-with-savepoint' | 'checkpoint' | 'savepoint-disposal';
+
+export interface AsyncOperation {
+  readonly triggerId: string;
+  readonly kind: OperationKind;
+  readonly jobId: string | null;
+  status: 'IN_PROGRESS' | 'COMPLETED';
+  location: string | null;
+  checkpointId: number | null;
+  failure: SimulatedException | null;
+}
+
+export interface SavepointRequest {
+  readonly targetDirectory?: string | null;
+  readonly cancelJob?: boolean;
+  readonly drain?: boolean;
+  readonly formatType?: string | null;
+  readonly triggerId?: string | null;
+}
+
+const NOT_RUNNING_MESSAGE = 'Checkpoint triggering task Source: Simulated Source (1/1) of job %JOB% is not being executed at the moment. Aborting checkpoint. Failure reason: Not all required tasks are currently running.';
+
+export class SimulatedJobManager {
+  readonly startedAt: number;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly jobs = new Map<string, SimulatedFlinkJob>();
+  private readonly operations = new Map<string, AsyncOperation>();
+  private checkpointTimer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly now: () => number;
+  private readonly haCluster: HaClusterRef | null;
+
+  constructor(private readonly ctx: JobManagerContext) {
+    this.now = ctx.now ?? Date.now;
+    this.startedAt = this.now();
+    const ha = ctx.launch.settings.highAvailability;
+    this.haCluster = ha.enabled && ctx.ha ? { namespace: ctx.pod.namespace, clusterId: ha.clusterId ?? ctx.deployment.name } : null;
+  }
+
+  get launch(): JobManagerLaunch {
+    return this.ctx.launch;
+  }
+
+  get pod(): JobManagerPod {
+    return this.ctx.pod;
+  }
+
+  get deployment(): DeploymentRef {
+    return this.ctx.deployment;
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** False while `simulator.rest.unavailable` keeps the REST endpoint down (connection refused). */
+  restAvailable(): boolean {
+    return !this.stopped && this.now() - this.startedAt >= this.ctx.launch.settings.simulator.restUnavailableForMs;
+  }
+
+  /** All jobs, oldest first. */
+  listJobs(): SimulatedFlinkJob[] {
+    return [...this.jobs.values()];
+  }
+
+  getJob(jobId: string): SimulatedFlinkJob | undefined {
+    return this.jobs.get(jobId.toLowerCase());
+  }
+
+  /**
+   * Starts the process: an application JobManager recovers its job from HA metadata when present,
+   * otherwise submits the job from its launch. Resolves once the job exists (INITIALIZING).
+   */
+  async start(): Promise<void> {
+    if (this.ctx.launch.args.role !== 'application-jobmanager') return;
+    const recovered = this.haCluster ? await this.ctx.ha!.load(this.haCluster) : null;
+    if (this.stopped) return;
+    const settings = this.ctx.launch.settings;
+    if (recovered) {
+      const restoreFrom = recovered.latestCheckpoint?.location ?? recovered.restoredFrom;
+      this.submit(recovered.jobId, restoreFrom, recovered.allowNonRestoredState, recovered.parallelism, 'ha-recovered');
+    } else {
+      const jobId = settings.pinnedJobId ?? randomHex(this.ctx.random, 32);
+      this.submit(jobId, this.ctx.launch.restoreFrom, this.ctx.launch.allowNonRestoredState, settings.parallelism, 'submitted');
+    }
+  }
+
+  /** Kills the process: timers stop, in-flight operations never complete (their lineage entries become FAILED). */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    this.checkpointTimer = null;
+    for (const op of this.operations.values()) {
+      if (op.status === 'IN_PROGRESS' && (op.kind === 'savepoint' || op.kind === 'stop-with-savepoint')) {
+        this.ctx.lineage.savepointFinished(this.ctx.deployment, op.triggerId, { status: 'FAILED', location: null }, this.now());
+      }
+    }
+  }
+
+  private submit(jobId: string, restoreFrom: string | null, allowNonRestoredState: boolean, parallelism: number, origin: 'submitted' | 'ha-recovered'): void {
+    const now = this.now();
+    const job = new SimulatedFlinkJob({ jobId, name: this.ctx.launch.jobName, parallelism, maxParallelism: 128, createdAt: now });
+    this.jobs.set(jobId, job);
+    this.ctx.lineage.submission(
+      this.ctx.deployment,
+      { jobId, restoredFrom: restoreFrom, allowNonRestoredState, parallelism, podName: this.ctx.pod.name, origin },
+      now,
+    );
+    if (this.haCluster) {
+      this.haWrite('jobSubmitted', () => this.ctx.ha!.jobSubmitted(this.haCluster!, { jobId, restoredFrom: restoreFrom, allowNonRestoredState, parallelism }));
+    }
+    const delay = this.ctx.launch.settings.simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs;
+    this.later(delay, () => this.initialize(job, restoreFrom));
+  }
+
+  private initialize(job: SimulatedFlinkJob, restoreFrom: string | null): void {
+    const now = this.now();
+    if (restoreFrom !== null) {
+      const snapshot = this.ctx.storage.find(restoreFrom);
+      if (!snapshot) {
+        const cause = { className: 'java.io.FileNotFoundException', message: missingSnapshotMessage(restoreFrom) };
+        this.failJob(job, simulatedException('org.apache.flink.runtime.client.JobInitializationException', 'Could not start the JobMaster.', now, [cause]));
+        return;
+      }
+      job.markRestored({ id: snapshot.checkpointId, restoreTimestamp: now, isSavepoint: snapshot.kind === 'savepoint', externalPath: snapshot.location });
+    }
+    job.transition('CREATED', now);
+    job.transition('RUNNING', now);
+    this.startCheckpointing(job);
+    const sim = this.ctx.launch.settings.simulator;
+    if (sim.jobFailAfterMs !== null) {
+      this.later(sim.jobFailAfterMs, () => {
+        const cause = { className: 'java.lang.RuntimeException', message: `Simulated job failure (${'simulator.job.fail-after'}=${sim.jobFailAfterMs}ms)` };
+        this.failJob(job, simulatedException('org.apache.flink.runtime.JobException', 'Recovery is suppressed by NoRestartBackoffTimeStrategy', this.now(), [cause]));
+      });
+    }
+    if (sim.jobFinishAfterMs !== null) {
+      this.later(sim.jobFinishAfterMs, () => {
+        if (job.state === 'RUNNING') this.endJob(job, 'FINISHED');
+      });
+    }
+  }
+
+  private startCheckpointing(job: SimulatedFlinkJob): void {
+    const interval = this.ctx.launch.settings.checkpointIntervalMs ?? this.ctx.timing.defaultCheckpointIntervalMs;
+    if (interval === null || interval <= 0 || this.checkpointTimer) return;
+    this.checkpointTimer = setInterval(() => {
+      if (job.state === 'RUNNING') this.completeCheckpoint(job, 'CHECKPOINT', this.now());
+    }, interval);
+    this.checkpointTimer.unref();
+  }
+
+  private stateSizeFor(job: SimulatedFlinkJob, id: number): number {
+    return 4096 * job.parallelism + 512 * (id % 7);
+  }
+
+  /** Completes a checkpoint (periodic or triggered) now; returns its id, or null when it failed. */
+  private completeCheckpoint(job: SimulatedFlinkJob, kind: CheckpointKind, triggeredAt: number, reservedId?: number): number | null {
+    const now = this.now();
+    const id = reservedId ?? job.reserveCheckpointId();
+    if (this.ctx.launch.settings.simulator.checkpointFailure) {
+      job.recordFailed({ id, kind, triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: 'Checkpoint was declined (simulator.checkpoint.failure=fail).' });
+      return null;
+    }
+    const dir = this.ctx.launch.settings.checkpointDir;
+    const externalPath = dir === null ? null : childPath(dir, `${job.jobId}/chk-${id}`);
+    job.recordCompleted({ id, kind, externalPath, triggerTimestamp: triggeredAt, completedTimestamp: now, stateSize: this.stateSizeFor(job, id), savepointFormat: null, discarded: false });
+    if (externalPath !== null) {
+      this.ctx.storage.write({ location: externalPath, kind: 'checkpoint', jobId: job.jobId, checkpointId: id, completedAt: now });
+      this.subsumeOldCheckpoints(job);
+      if (this.haCluster) {
+        const pointer = { id, location: externalPath };
+        this.haWrite('checkpointCompleted', () => this.ctx.ha!.checkpointCompleted(this.haCluster!, job.jobId, pointer));
+      }
+    }
+    return id;
+  }
+
+  /** Keeps only the newest `num-retained` checkpoints of this job in storage (older ones are subsumed). */
+  private subsumeOldCheckpoints(job: SimulatedFlinkJob): void {
+    const retained = this.ctx.launch.settings.retainedCheckpoints;
+    const mine = this.ctx.storage
+      .list()
+      .filter((s) => s.kind === 'checkpoint' && s.jobId === job.jobId)
+      .sort((a, b) => b.checkpointId - a.checkpointId);
+    for (const old of mine.slice(retained)) {
+      this.ctx.storage.remove(old.location, 'subsumed', this.now());
+      for (const entry of job.history) if ('externalPath' in entry && entry.externalPath === old.location) entry.discarded = true;
+    }
+  }
+
+  private failJob(job: SimulatedFlinkJob, exception: SimulatedException): void {
+    if (!job.fail(exception)) return;
+    this.jobEnded(job);
+  }
+
+  private endJob(job: SimulatedFlinkJob, state: 'FINISHED' | 'CANCELED'): void {
+    if (!job.transition(state, this.now())) return;
+    this.jobEnded(job);
+  }
+
+  private jobEnded(job: SimulatedFlinkJob): void {
+    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
+    this.checkpointTimer = null;
+    const now = this.now();
+    for (const op of this.operations.values()) {
+      if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
+        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', `Job ${job.jobId} reached terminal state ${job.state} before the operation completed.`, now) });
+      }
+    }
+    if (this.haCluster) this.haWrite('jobTerminated', () => this.ctx.ha!.jobTerminated(this.haCluster!, job.jobId));
+  }
+
+  // ---- REST-facing operations -------------------------------------------------------------
+
+  /** PATCH /jobs/:id?mode=cancel. */
+  cancel(jobId: string): void {
+    const job = this.getJob(jobId);
+    if (!job) throw new FlinkRestError(404, 'Job could not be found.');
+    if (job.isTerminal) {
+      throw new FlinkRestError(409, `Job cancellation failed because the job has already reached another terminal state (${job.state}).`);
+    }
+    if (job.state === 'CANCELLING') return;
+    this.ctx.lineage.cancellation(this.ctx.deployment, job.jobId, this.now());
+    job.transition('CANCELLING', this.now());
+    this.later(this.ctx.timing.cancelDurationMs, () => this.endJob(job, 'CANCELED'));
+  }
+
+  /** POST /jobs/:id/savepoints and POST /jobs/:id/stop. Returns the trigger id (request-id). */
+  triggerSavepoint(jobId: string, request: SavepointRequest, kind: 'savepoint' | 'stop-with-savepoint'): string {
+    const existing = request.triggerId ? this.operations.get(request.triggerId) : undefined;
+    if (existing) return existing.triggerId; // client-provided trigger ids make the trigger idempotent
+    const targetDirectory = request.targetDirectory ?? this.ctx.launch.settings.savepointDir;
+    if (!targetDirectory) {
+      const property = kind === 'savepoint' ? 'target-directory' : 'targetDirectory';
+      throw new FlinkRestError(400, `Config key [execution.checkpointing.savepoint-dir] is not set. Property [${property}] must be provided.`);
+    }
+    const job = this.getJob(jobId);
+    const op = this.newOperation(kind, job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
+    const triggeredAt = this.now();
+    this.ctx.lineage.savepointTriggered(this.ctx.deployment, { triggerId: op.triggerId, jobId: op.jobId!, kind }, triggeredAt);
+    if (!job || job.isTerminal) {
+      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.messages.FlinkJobNotFoundException', `Could not find Flink job (${jobId})`, triggeredAt) });
+      return op.triggerId;
+    }
+    if (job.state !== 'RUNNING') {
+      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId), triggeredAt) });
+      return op.triggerId;
+    }
+    const mode = this.ctx.launch.settings.simulator.savepointFailure;
+    if (mode === 'hang') return op.triggerId;
+    const duration = this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
+    const id = job.reserveCheckpointId();
+    this.later(duration, () => {
+      const now = this.now();
+      if (job.state !== 'RUNNING') return; // jobEnded already failed the operation
+      if (mode === 'fail') {
+        job.recordFailed({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: 'Simulated savepoint failure (simulator.savepoint.failure=fail).' });
+        const cause = { className: 'java.lang.RuntimeException', message: 'Simulated savepoint failure (simulator.savepoint.failure=fail)' };
+        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', now, [cause]) });
+        return;
+      }
+      const location = childPath(targetDirectory, `savepoint-${job.jobId.slice(0, 6)}-${randomHex(this.ctx.random, 12)}`);
+      const ckKind: CheckpointKind = kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT';
+      job.recordCompleted({ id, kind: ckKind, externalPath: location, triggerTimestamp: triggeredAt, completedTimestamp: now, stateSize: this.stateSizeFor(job, id), savepointFormat: request.formatType ?? 'CANONICAL', discarded: false });
+      this.ctx.storage.write({ location, kind: 'savepoint', jobId: job.jobId, checkpointId: id, completedAt: now });
+      // Flink completes the stop/cancel future after the job has terminated; both happen in this
+      // same tick, so no observer can tell the order. The operation is settled first so that
+      // jobEnded() does not fail it as "interrupted".
+      this.finishOperation(op, { location });
+      if (kind === 'stop-with-savepoint') this.endJob(job, 'FINISHED');
+      else if (request.cancelJob) {
+        this.ctx.lineage.cancellation(this.ctx.deployment, job.jobId, now);
+        this.endJob(job, 'CANCELED');
+      }
+    });
+    return op.triggerId;
+  }
+
+  /** POST /jobs/:id/checkpoints (Flink ≥ 1.19). */
+  triggerCheckpoint(jobId: string, request: { checkpointType?: string | null; triggerId?: string | null }): string {
+    const existing = request.triggerId ? this.operations.get(request.triggerId) : undefined;
+    if (existing) return existing.triggerId;
+    const job = this.getJob(jobId);
+    const op = this.newOperation('checkpoint', job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
+    const triggeredAt = this.now();
+    if (!job || job.state !== 'RUNNING') {
+      const message = job ? NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId) : `Could not find Flink job (${jobId})`;
+      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', message, triggeredAt) });
+      return op.triggerId;
+    }
+    const id = job.reserveCheckpointId();
+    this.later(this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs, () => {
+      if (job.state !== 'RUNNING') return;
+      const done = this.completeCheckpoint(job, 'CHECKPOINT', triggeredAt, id);
+      if (done === null) this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', this.now()) });
+      else this.finishOperation(op, { checkpointId: done });
+    });
+    return op.triggerId;
+  }
+
+  /** POST /savepoint-disposal. */
+  disposeSavepoint(path: string): string {
+    const op = this.newOperation('savepoint-disposal', null, null);
+    this.later(this.ctx.timing.disposalDurationMs, () => {
+      const now = this.now();
+      if (this.ctx.storage.remove(path, 'disposed', now)) {
+        this.ctx.lineage.disposal(this.ctx.deployment, path, now);
+        this.finishOperation(op, {});
+      } else {
+        this.finishOperation(op, { failure: simulatedException('java.io.FileNotFoundException', missingSnapshotMessage(path), now) });
+      }
+    });
+    return op.triggerId;
+  }
+
+  /** The operation behind a trigger id, checked against the job it was triggered for. */
+  operation(kind: OperationKind, triggerId: string, jobId: string | null): AsyncOperation {
+    const op = this.operations.get(triggerId.toLowerCase());
+    const kindMatches = op && (op.kind === kind || (kind === 'savepoint' && op.kind === 'stop-with-savepoint'));
+    if (!op || !kindMatches || (jobId !== null && op.jobId !== jobId.toLowerCase())) {
+      if (kind === 'savepoint-disposal') throw new FlinkRestError(404, `Operation not found under key: ${triggerId}`);
+      const label = kind === 'checkpoint' ? 'checkpoint' : 'savepoint';
+      throw new FlinkRestError(404, `There is no ${label} operation with triggerId=${triggerId} for job ${jobId}.`);
+    }
+    return op;
+  }
+
+  private newOperation(kind: OperationKind, jobId: string | null, requested: string | null): AsyncOperation {
+    const triggerId = requested?.toLowerCase() ?? randomHex(this.ctx.random, 32);
+    const op: AsyncOperation = { triggerId, kind, jobId, status: 'IN_PROGRESS', location: null, checkpointId: null, failure: null };
+    this.operations.set(triggerId, op);
+    return op;
+  }
+
+  private finishOperation(op: AsyncOperation, result: { location?: string; checkpointId?: number; failure?: SimulatedException }): void {
+    if (op.status === 'COMPLETED') return;
+    op.status = 'COMPLETED';
+    op.location = result.location ?? null;
+    op.checkpointId = result.checkpointId ?? null;
+    op.failure = result.failure ?? null;
+    if (op.kind === 'savepoint' || op.kind === 'stop-with-savepoint') {
+      this.ctx.lineage.savepointFinished(
+        this.ctx.deployment,
+        op.triggerId,
+        { status: op.failure ? 'FAILED' : 'COMPLETED', location: op.location },
+        this.now(),
+      );
+    }
+  }
+
+  private later(ms: number, fn: () => void): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      if (this.stopped) return;
+      try {
+        fn();
+      } catch (error) {
+        this.ctx.onError?.(error, 'simulated JobManager timer');
+      }
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
+  }
+
+  private haWrite(what: string, write: () => Promise<void>): void {
+    write().catch((error: unknown) => this.ctx.onError?.(error, `HA metadata ${what}`));
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * The lineage record: per FlinkDeployment (namespace/name), everything the simulated JobManagers did
+ * that matters for "nothing was repeated or lost": every job submission (with what it was restored
+ * from), every savepoint operation, every cancellation, every savepoint disposal. It survives
+ * JobManager restarts (it belongs to the simulation, not to a JobManager) and is served at
+ * `GET /simulator/lineage` next to the Flink REST API. It is NOT part of Flink's API.
+ *
+ * Guarantees: entries are appended in the order the simulated events happened; `restoredFrom` is
+ * exactly the string the JobManager was given (arg or config), never normalised; a savepoint entry
+ * is updated in place when its operation completes or fails (it is never duplicated).
+ * Caveats: in memory; `lineage()` returns a deep copy, so callers cannot mutate the record.
+ */
+
+export interface LineageSubmission {
+  jobId: string;
+  /** What the job was restored from, as given (`--fromSavepoint` / `execution.savepoint.path`), or the HA checkpoint. */
+  restoredFrom: string | null;
+  allowNonRestoredState: boolean;
+  parallelism: number;
+  podName: string;
+  at: string;
+  /** `submitted`: the JobManager submitted the job from its args/config; `ha-recovered`: it recovered it from HA metadata. */
+  origin: 'submitted' | 'ha-recovered';
+}
+
+export interface LineageSavepoint {
+  triggerId: string;
+  jobId: string;
+  kind: 'savepoint' | 'stop-with-savepoint';
+  status: 'IN_PROGRESS' | 'COMPLETED' | 'FAILED';
+  location: string | null;
+  triggeredAt: string;
+  completedAt: string | null;
+}
+
+export interface LineageRecord {
+  deployment: { namespace: string; name: string };
+  submissions: LineageSubmission[];
+  savepoints: LineageSavepoint[];
+  cancellations: Array<{ jobId: string; at: string }>;
+  disposals: Array<{ path: string; at: string }>;
+}
+
+export interface DeploymentRef {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+function emptyRecord(ref: DeploymentRef): LineageRecord {
+  return { deployment: { namespace: ref.namespace, name: ref.name }, submissions: [], savepoints: [], cancellations: [], disposals: [] };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+export class LineageRecorder {
+  private readonly records = new Map<string, LineageRecord>();
+
+  private record(ref: DeploymentRef): LineageRecord {
+    const key = `${ref.namespace}/${ref.name}`;
+    let record = this.records.get(key);
+    if (!record) {
+      record = emptyRecord(ref);
+      this.records.set(key, record);
+    }
+    return record;
+  }
+
+  submission(ref: DeploymentRef, entry: Omit<LineageSubmission, 'at'>, atMs: number): void {
+    this.record(ref).submissions.push({ ...entry, at: iso(atMs) });
+  }
+
+  savepointTriggered(ref: DeploymentRef, entry: { triggerId: string; jobId: string; kind: LineageSavepoint['kind'] }, atMs: number): void {
+    this.record(ref).savepoints.push({ ...entry, status: 'IN_PROGRESS', location: null, triggeredAt: iso(atMs), completedAt: null });
+  }
+
+  savepointFinished(ref: DeploymentRef, triggerId: string, outcome: { status: 'COMPLETED' | 'FAILED'; location: string | null }, atMs: number): void {
+    const entry = this.record(ref).savepoints.find((s) => s.triggerId === triggerId);
+    if (!entry) throw new Error(`lineage: unknown savepoint trigger ${triggerId} for ${ref.namespace}/${ref.name}`);
+    entry.status = outcome.status;
+    entry.location = outcome.location;
+    entry.completedAt = iso(atMs);
+  }
+
+  cancellation(ref: DeploymentRef, jobId: string, atMs: number): void {
+    this.record(ref).cancellations.push({ jobId, at: iso(atMs) });
+  }
+
+  disposal(ref: DeploymentRef, path: string, atMs: number): void {
+    this.record(ref).disposals.push({ path, at: iso(atMs) });
+  }
+
+  /** A deep copy of the record (an empty record when nothing happened for that deployment yet). */
+  get(namespace: string, name: string): LineageRecord {
+    const record = this.records.get(`${namespace}/${name}`);
+    return structuredClone(record ?? emptyRecord({ namespace, name }));
+  }
+}
