@@ -1,0 +1,74 @@
+/**
+ * Finds out where a pending savepoint stands, by asking Flink.
+ *
+ * A pending savepoint is recorded in the state ConfigMap *before* the trigger is sent (the
+ * intent), and its triggerId right after Flink answers. So after a crash the state may hold an
+ * intent without a triggerId, and the trigger may or may not have reached Flink. This module
+ * resolves that by looking at the world, never by sending the trigger again blindly:
+ *
+ * - with a triggerId: Flink's answer for that trigger;
+ * - without one (or when Flink no longer knows the trigger, e.g. after a JobManager restart):
+ *   the job's savepoint history (`GET /jobs/:id/checkpoints`) since the intent was recorded.
+ *   A savepoint found there is adopted; none found while the job still runs means the trigger
+ *   never arrived, and only then may it be sent.
+ *
+ * Assumptions: the operator's and the JobManager's clocks agree within `clockSkewToleranceMs`
+ * (a savepoint triggered up to that long *before* the intent was recorded is also adopted).
+ * Caveat: Flink keeps a bounded checkpoint history (`web.checkpoints.history`, 10 by default);
+ * an intent older than that history is resolved as "lost", which fails the upgrade loudly rather
+ * than guessing.
+ */
+import type { PendingSnapshot } from '../api/internal-state.js';
+import { FlinkRestError } from '../flink/flink-rest-error.js';
+import type { FlinkJobApi } from './reconciler-dependencies.js';
+
+export type SavepointProgress =
+  | { kind: 'in-progress' }
+  | { kind: 'completed'; location: string }
+  | { kind: 'failed'; reason: string }
+  /** Flink never saw the trigger and the job still runs: the trigger may be sent now. */
+  | { kind: 'not-sent' }
+  /** The job is gone or ended without the savepoint. */
+  | { kind: 'lost'; reason: string };
+
+const TERMINAL = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
+
+function failureText(cause: { class?: string; 'stack-trace'?: string } | undefined): string {
+  if (!cause) return 'unknown cause';
+  const firstLine = cause['stack-trace']?.split('\n')[0];
+  return firstLine ?? cause.class ?? 'unknown cause';
+}
+
+function isUnknownTrigger(error: unknown): boolean {
+  return error instanceof FlinkRestError && error.source === 'flink' && (error.status === 404 || error.status === 400);
+}
+
+export async function savepointProgress(api: FlinkJobApi, pending: PendingSnapshot, clockSkewToleranceMs = 0): Promise<SavepointProgress> {
+  if (pending.triggerId) {
+    try {
+      const answer = await api.getSavepointStatus(pending.jobId, pending.triggerId);
+      if (answer.status === 'IN_PROGRESS') return { kind: 'in-progress' };
+      if ('location' in answer) return { kind: 'completed', location: answer.location };
+      return { kind: 'failed', reason: failureText(answer.failureCause) };
+    } catch (error) {
+      if (!isUnknownTrigger(error)) throw error;
+      // Flink forgot the trigger (JobManager restarted): fall through to the history.
+    }
+  }
+  const jobs = await api.listJobs();
+  const job = jobs.find((j) => j.jid === pending.jobId);
+  if (!job) return { kind: 'lost', reason: `job ${pending.jobId} is not known to the JobManager any more` };
+  const statistics = await api.getCheckpoints(pending.jobId);
+  const since = pending.requestedAt - clockSkewToleranceMs;
+  const candidates = [statistics.latest.savepoint, ...statistics.history]
+    .filter((c): c is NonNullable<typeof c> => c !== null && c !== undefined && c.is_savepoint && c.trigger_timestamp >= since)
+    .sort((a, b) => a.trigger_timestamp - b.trigger_timestamp);
+  const completed = candidates.find((c) => c.status === 'COMPLETED' && c.external_path);
+  if (completed?.external_path) return { kind: 'completed', location: completed.external_path };
+  if (candidates.some((c) => c.status === 'IN_PROGRESS')) return { kind: 'in-progress' };
+  const failed = candidates.find((c) => c.status === 'FAILED');
+  if (failed) return { kind: 'failed', reason: failed.failure_message ?? 'savepoint failed' };
+  if (job.state === 'RUNNING') return { kind: 'not-sent' };
+  if (TERMINAL.has(String(job.state))) return { kind: 'lost', reason: `job ${pending.jobId} ended (${job.state}) without the requested savepoint` };
+  return { kind: 'in-progress' };
+}

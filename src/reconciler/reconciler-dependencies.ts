@@ -1,0 +1,98 @@
+/**
+ * What the FlinkDeployment reconciler needs from the rest of the operator, as narrow interfaces,
+ * so that each piece can be replaced by a fake that asserts what was called.
+ */
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { ObjectReader } from '../kube/object-reader.js';
+import type { StateStore } from '../state/state-store.js';
+import type {
+  CancelJobResult,
+  FlinkCheckpointingStatistics,
+  FlinkDashboardConfig,
+  FlinkJobOverview,
+  SavepointFormatType,
+  SavepointStatus,
+} from '../flink/flink-rest-types.js';
+import type { FlinkClusterObjects, ApplyResult } from './flink-cluster-applier.js';
+
+/** The Flink REST calls the reconciler makes for one deployment. */
+export interface FlinkJobApi {
+  getConfig(): Promise<FlinkDashboardConfig>;
+  listJobs(): Promise<FlinkJobOverview[]>;
+  cancelJob(jobId: string): Promise<CancelJobResult>;
+  stopWithSavepoint(jobId: string, options: { targetDirectory?: string; drain?: boolean; formatType?: SavepointFormatType }): Promise<string>;
+  triggerSavepoint(jobId: string, options: { targetDirectory?: string; formatType?: SavepointFormatType }): Promise<string>;
+  getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus>;
+  getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics>;
+}
+
+export interface ClusterRenderInputs {
+  spec: FlinkDeploymentSpec;
+  generation: number;
+  specHash: string;
+  jobId: string;
+  restoreFrom?: string;
+  allowNonRestoredState?: boolean;
+}
+
+/** Kubernetes side effects on the Flink cluster's resources. */
+export interface FlinkClusterOperations {
+  render(deployment: FlinkDeploymentV1, inputs: ClusterRenderInputs): FlinkClusterObjects;
+  apply(objects: FlinkClusterObjects): Promise<ApplyResult>;
+  /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
+  deleteDeployments(namespace: string, names: readonly string[]): Promise<string[]>;
+  deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string): Promise<void>;
+  /** Pods of one component, listed only when the reconciler needs failure reasons. */
+  listPods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
+}
+
+export interface StatusWriter {
+  /** Writes the status if it differs from the last one written (one request), else nothing. */
+  record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Promise<FlinkDeploymentV1>;
+}
+
+/** Adds or removes the operator's finalizer on the FlinkDeployment. */
+export interface FinalizerWriter {
+  add(deployment: FlinkDeploymentV1): Promise<FlinkDeploymentV1>;
+  remove(deployment: FlinkDeploymentV1): Promise<void>;
+}
+
+export type EventType = 'Normal' | 'Warning';
+
+export interface DeploymentEventSink {
+  emit(deployment: FlinkDeploymentV1, type: EventType, reason: string, message: string): void;
+}
+
+export interface ReconcilerLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  warn(fields: Record<string, unknown>, message: string): void;
+  debug(fields: Record<string, unknown>, message: string): void;
+}
+
+export interface ReconcilerTimings {
+  /** Requeue while a transition is in progress. */
+  progressCheckIntervalMs: number;
+  /** Requeue when all is steady. */
+  reconcileIntervalMs: number;
+}
+
+export interface FlinkDeploymentReconcilerDependencies {
+  /** FlinkDeployments as the operator last wrote or saw them (read-your-writes overlay). */
+  deployments: ObjectReader<FlinkDeploymentV1>;
+  /** The owned JobManager/TaskManager Deployments (informer). */
+  clusterDeployments: ObjectReader<V1Deployment>;
+  store: StateStore;
+  status: StatusWriter;
+  finalizers: FinalizerWriter;
+  cluster: FlinkClusterOperations;
+  flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
+  events: DeploymentEventSink;
+  log: ReconcilerLog;
+  timings: ReconcilerTimings;
+  specHash(spec: FlinkDeploymentSpec): string;
+  newJobId(): string;
+  now(): number;
+}
