@@ -1,0 +1,46 @@
+/**
+ * The contract every store of operator-internal state implements: the companion ConfigMap
+ * (configmap-state-store.ts, what the operator uses) and the legacy v1beta1 status layout
+ * (legacy-status-state-store.ts, for migration and the comparison benchmark).
+ *
+ * Guarantees (every implementation):
+ * - `load` never returns a guess: a state it cannot trust is an error (ForeignStateError,
+ *   CorruptStateError), an absent state is `{kind: 'missing'}`.
+ * - `update` applies `fn` to the state it just read and writes it locked on what it read; a
+ *   concurrent write makes it re-read and re-apply `fn` (bounded), never overwrite blindly.
+ * - `update` writes nothing when `fn` returns its argument (===) or a deep-equal state.
+ * - the returned state is exactly what was written (revision bumped, lastWriter stamped, history
+ *   possibly trimmed by the size rules).
+ * Assumptions: `fn` is pure and idempotent (`fn(fn(s))` equals `fn(s)`): it may run more than once,
+ * and after a write whose answer was lost it runs again on its own result.
+ * Caveats: see design/004-sync-protocol.md.
+ */
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { InternalState } from '../api/internal-state.js';
+
+export type LoadResult =
+  | { kind: 'found'; state: InternalState; resourceVersion: string }
+  | { kind: 'missing' };
+
+export type StateUpdateFunction = (current: InternalState) => InternalState;
+
+export interface StateStore {
+  /**
+   * The current state of the deployment. Throws ForeignStateError (the object exists but is not
+   * controlled by this deployment's uid) or CorruptStateError (cannot decode / fails the schema;
+   * the message names the key and says "fix or delete the ConfigMap").
+   */
+  load(deployment: FlinkDeploymentV1): Promise<LoadResult>;
+  /**
+   * Applies `fn` to the current state (emptyInternalState() when missing, then creating the object),
+   * bumps `revision`, stamps `lastWriter`, writes with optimistic locking, re-reads and re-applies on
+   * a conflict or transient failure (bounded). Refuses when not leader (NotLeaderError), fenced out
+   * (StaleLeaderError) or too large (StateTooLargeError). Returns the state as written.
+   */
+  update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState>;
+}
+
+/** The name of a deployment's companion state ConfigMap. */
+export function stateConfigMapName(deploymentName: string): string {
+  return `${deploymentName}-operator-state`;
+}
