@@ -1,0 +1,342 @@
+/**
+ * The operator's client of one Flink cluster's REST API (the calls of the Apache operator's
+ * AbstractFlinkService, see /work/shared/reference/flink-operator.md §5).
+ *
+ * Guarantees:
+ * - Every call has a deadline: `timeouts.requestMs` (default 10 s), `timeouts.cancelMs` for the
+ *   cancel call (default 60 s), as the Apache operator's `flink.client.timeout` / `cancel.timeout`.
+ * - Only GETs are retried (on connection errors, timeouts and 5xx answers, with a short backoff):
+ *   they have no side effect.
+ * - POST and PATCH calls are sent EXACTLY ONCE per method call, never retried here. A savepoint
+ *   trigger whose answer is lost (timeout, reset) may or may not have started a savepoint; a blind
+ *   retry could start a second one (and stop-with-savepoint twice is worse). The error says so.
+ * - Errors are `FlinkRestError`s naming the resource, the call, the URL and what answered; a job
+ *   that is missing or already terminal is a *result* of `cancelJob`, not an error.
+ *
+ * Assumptions:
+ * - The caller records its intent (e.g. "savepoint requested for job J") in the operator state
+ *   before calling a trigger, and the returned trigger id right after, so a crash between the two
+ *   is detectable. To make a retried trigger safe, pass your own `triggerId` (32 hex chars, stored
+ *   before the call): Flink ≥ 1.15 then deduplicates the operation by job id + trigger id and a
+ *   repeated POST returns the same operation instead of starting a new one.
+ *
+ * Caveats:
+ * - Flink's deduplication lives in the JobManager's memory (completed operations are cached for
+ *   `rest.async.store-duration`, 5 min by default): after a JobManager restart, or much later, a
+ *   repeated trigger id starts a new operation, and polling an old trigger id answers 404.
+ * - Through the API server proxy, an unready JobManager looks like a 503 from the API server;
+ *   `FlinkRestError.isUnreachable` covers both that and transport failures.
+ */
+import { STATUS_CODES } from 'node:http';
+import { FlinkRestError, FlinkTransportFailure, parseErrorBody, summarizeMessages } from './flink-rest-error.js';
+import type { FlinkRestTransport, TransportRequest } from './flink-rest-transport.js';
+import type {
+  CancelJobResult,
+  CheckpointStatus,
+  CheckpointType,
+  DisposalStatus,
+  FlinkAsyncOperationResult,
+  FlinkCheckpointingStatistics,
+  FlinkCheckpointOperation,
+  FlinkDashboardConfig,
+  FlinkDisposalOperation,
+  FlinkFailureCause,
+  FlinkJobDetails,
+  FlinkJobExceptions,
+  FlinkJobOverview,
+  FlinkJobsOverview,
+  FlinkSavepointOperation,
+  FlinkTriggerResponse,
+  SavepointFormatType,
+  SavepointStatus,
+} from './flink-rest-types.js';
+
+export interface FlinkRestTimeouts {
+  /** Deadline of every call but cancel, in ms (default 10 000). */
+  readonly requestMs: number;
+  /** Deadline of PATCH /jobs/:id?mode=cancel, in ms (default 60 000). */
+  readonly cancelMs: number;
+}
+
+export interface FlinkRestRetryPolicy {
+  /** Total attempts of a GET (default 3; 1 = no retry). */
+  readonly getAttempts: number;
+  /** Wait before the 2nd, 3rd... attempt; the last value repeats (default [100, 400] ms). */
+  readonly backoffMs: readonly number[];
+}
+
+export const DEFAULT_FLINK_REST_TIMEOUTS: FlinkRestTimeouts = { requestMs: 10_000, cancelMs: 60_000 };
+export const DEFAULT_FLINK_REST_RETRY: FlinkRestRetryPolicy = { getAttempts: 3, backoffMs: [100, 400] };
+
+export interface FlinkRestClientOptions {
+  /** `namespace/name` of the FlinkDeployment, used in error messages. */
+  readonly resource: string;
+  readonly timeouts?: Partial<FlinkRestTimeouts>;
+  readonly retry?: Partial<FlinkRestRetryPolicy>;
+  /** Injected for tests; defaults to setTimeout. */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+export interface StopWithSavepointOptions {
+  /** Target directory; absent = Flink's configured savepoint directory. */
+  readonly targetDirectory?: string;
+  /** `true` = emit MAX_WATERMARK and drain (ends event-time windows); default false. */
+  readonly drain?: boolean;
+  readonly formatType?: SavepointFormatType;
+  /** Client-chosen trigger id (32 hex) for idempotent retries; see the module comment. */
+  readonly triggerId?: string;
+}
+
+export interface TriggerSavepointOptions {
+  readonly targetDirectory?: string;
+  readonly formatType?: SavepointFormatType;
+  readonly triggerId?: string;
+}
+
+const HEX32 = /^[0-9a-fA-F]{32}$/;
+
+function checkId(kind: string, id: string): string {
+  if (!HEX32.test(id)) throw new Error(`invalid Flink ${kind} "${id}": expected 32 hexadecimal characters`);
+  return id;
+}
+
+function statusText(status: number): string {
+  return `${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class FlinkRestClient {
+  private readonly timeouts: FlinkRestTimeouts;
+  private readonly retry: FlinkRestRetryPolicy;
+  private readonly sleep: (ms: number) => Promise<void>;
+  readonly resource: string;
+
+  constructor(
+    private readonly transport: FlinkRestTransport,
+    options: FlinkRestClientOptions,
+  ) {
+    this.resource = options.resource;
+    this.timeouts = { ...DEFAULT_FLINK_REST_TIMEOUTS, ...options.timeouts };
+    this.retry = { ...DEFAULT_FLINK_REST_RETRY, ...options.retry };
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  /** Base URL the client talks to (for logs and messages). */
+  get baseUrl(): string {
+    return this.transport.baseUrl;
+  }
+
+  /** GET /config: Flink version and revision of the running JobManager. */
+  getConfig(): Promise<FlinkDashboardConfig> {
+    return this.getJson<FlinkDashboardConfig>('/config');
+  }
+
+  /** GET /jobs/overview: every job the JobManager knows (running and recently terminated). */
+  async listJobs(): Promise<FlinkJobOverview[]> {
+    const answer = await this.getJson<FlinkJobsOverview>('/jobs/overview');
+    return answer.jobs ?? [];
+  }
+
+  /** GET /jobs/:id; `undefined` when Flink answers 404 (the JobManager does not know the job). */
+  async getJob(jobId: string): Promise<FlinkJobDetails | undefined> {
+    try {
+      return await this.getJson<FlinkJobDetails>(`/jobs/${checkId('job id', jobId)}`);
+    } catch (error) {
+      if (error instanceof FlinkRestError && error.isFlinkNotFound) return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * PATCH /jobs/:id?mode=cancel (deadline `timeouts.cancelMs`). Sent once.
+   * Flink 404 → `job-not-found`; 409 or "already reached another terminal state" → `already-terminal`.
+   */
+  async cancelJob(jobId: string): Promise<CancelJobResult> {
+    const path = `/jobs/${checkId('job id', jobId)}?mode=cancel`;
+    try {
+      await this.call({ method: 'PATCH', path, timeoutMs: this.timeouts.cancelMs });
+      return { outcome: 'cancelling' };
+    } catch (error) {
+      if (!(error instanceof FlinkRestError) || error.source !== 'flink') throw error;
+      const text = (error.serverMessages ?? []).join('\n');
+      if (error.status === 404) return { outcome: 'job-not-found' };
+      if (error.status === 409 || text.includes('already reached another terminal state')) {
+        return { outcome: 'already-terminal', message: summarizeMessages(error.serverMessages ?? []) };
+      }
+      throw error;
+    }
+  }
+
+  /** POST /jobs/:id/stop: stop-with-savepoint. Sent once (never retried); returns the trigger id. */
+  async stopWithSavepoint(jobId: string, options: StopWithSavepointOptions = {}): Promise<string> {
+    const body: Record<string, unknown> = { drain: options.drain ?? false, formatType: options.formatType ?? 'CANONICAL' };
+    if (options.targetDirectory !== undefined) body.targetDirectory = options.targetDirectory;
+    if (options.triggerId !== undefined) body.triggerId = checkId('trigger id', options.triggerId);
+    return this.trigger(`/jobs/${checkId('job id', jobId)}/stop`, body);
+  }
+
+  /** POST /jobs/:id/savepoints with `cancel-job: false`. Sent once (never retried); returns the trigger id. */
+  async triggerSavepoint(jobId: string, options: TriggerSavepointOptions = {}): Promise<string> {
+    const body: Record<string, unknown> = { 'cancel-job': false, formatType: options.formatType ?? 'CANONICAL' };
+    if (options.targetDirectory !== undefined) body['target-directory'] = options.targetDirectory;
+    if (options.triggerId !== undefined) body.triggerId = checkId('trigger id', options.triggerId);
+    return this.trigger(`/jobs/${checkId('job id', jobId)}/savepoints`, body);
+  }
+
+  /** GET /jobs/:id/savepoints/:triggerId (also the status of a stop-with-savepoint). */
+  async getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus> {
+    const answer = await this.getJson<FlinkAsyncOperationResult<FlinkSavepointOperation>>(
+      `/jobs/${checkId('job id', jobId)}/savepoints/${checkId('trigger id', triggerId)}`,
+    );
+    if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
+    const operation = answer.operation ?? {};
+    if ('location' in operation && typeof operation.location === 'string') return { status: 'COMPLETED', location: operation.location };
+    return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };
+  }
+
+  /** POST /jobs/:id/checkpoints (Flink ≥ 1.17). Sent once (never retried); returns the trigger id. */
+  async triggerCheckpoint(jobId: string, checkpointType: CheckpointType = 'CONFIGURED', triggerId?: string): Promise<string> {
+    const body: Record<string, unknown> = { checkpointType };
+    if (triggerId !== undefined) body.triggerId = checkId('trigger id', triggerId);
+    return this.trigger(`/jobs/${checkId('job id', jobId)}/checkpoints`, body);
+  }
+
+  /** GET /jobs/:id/checkpoints/:triggerId. */
+  async getCheckpointStatus(jobId: string, triggerId: string): Promise<CheckpointStatus> {
+    const answer = await this.getJson<FlinkAsyncOperationResult<FlinkCheckpointOperation>>(
+      `/jobs/${checkId('job id', jobId)}/checkpoints/${checkId('trigger id', triggerId)}`,
+    );
+    if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
+    const operation = answer.operation ?? {};
+    if ('checkpointId' in operation && typeof operation.checkpointId === 'number') return { status: 'COMPLETED', checkpointId: operation.checkpointId };
+    return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };
+  }
+
+  /** GET /jobs/:id/checkpoints: counts, latest completed/savepoint/failed/restored, history. */
+  getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics> {
+    return this.getJson<FlinkCheckpointingStatistics>(`/jobs/${checkId('job id', jobId)}/checkpoints`);
+  }
+
+  /** GET /jobs/:id/exceptions. */
+  getExceptions(jobId: string): Promise<FlinkJobExceptions> {
+    return this.getJson<FlinkJobExceptions>(`/jobs/${checkId('job id', jobId)}/exceptions`);
+  }
+
+  /** POST /savepoint-disposal `{savepoint-path}`. Sent once; returns the trigger id. */
+  disposeSavepoint(savepointPath: string): Promise<string> {
+    return this.trigger('/savepoint-disposal', { 'savepoint-path': savepointPath });
+  }
+
+  /** GET /savepoint-disposal/:triggerId. */
+  async getDisposalStatus(triggerId: string): Promise<DisposalStatus> {
+    const answer = await this.getJson<FlinkAsyncOperationResult<FlinkDisposalOperation>>(`/savepoint-disposal/${checkId('trigger id', triggerId)}`);
+    if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
+    const operation = answer.operation ?? {};
+    if ('failure-cause' in operation) return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };
+    return { status: 'COMPLETED' };
+  }
+
+  // ---- plumbing ----
+
+  private async trigger(path: string, body: Record<string, unknown>): Promise<string> {
+    const answer = await this.call({ method: 'POST', path, body: JSON.stringify(body), timeoutMs: this.timeouts.requestMs });
+    const requestId = (parseJson(answer, 'POST', path, this) as Partial<FlinkTriggerResponse>)['request-id'];
+    if (typeof requestId !== 'string' || requestId === '') {
+      throw new FlinkRestError(`Flink REST API of ${this.resource}: POST ${path} answered without a request-id: ${answer.slice(0, 200)}`, {
+        path,
+        method: 'POST',
+        url: this.transport.baseUrl + path,
+        source: 'flink',
+      });
+    }
+    return requestId;
+  }
+
+  private async getJson<T>(path: string): Promise<T> {
+    const text = await this.call({ method: 'GET', path, timeoutMs: this.timeouts.requestMs });
+    return parseJson(text, 'GET', path, this) as T;
+  }
+
+  /** One call; GETs retried per policy. Returns the body of a 2xx answer, throws FlinkRestError otherwise. */
+  private async call(request: TransportRequest): Promise<string> {
+    const attempts = request.method === 'GET' ? Math.max(1, this.retry.getAttempts) : 1;
+    let lastError: FlinkRestError | undefined;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      if (attempt > 1) {
+        const backoff = this.retry.backoffMs;
+        await this.sleep(backoff.length === 0 ? 0 : backoff[Math.min(attempt - 2, backoff.length - 1)]!);
+      }
+      const { error, body } = await this.attempt(request, attempt);
+      if (!error) return body!;
+      lastError = error;
+      const retriable = error.source === 'transport' || (error.status !== undefined && error.status >= 500);
+      if (!retriable) break;
+    }
+    throw lastError!;
+  }
+
+  private async attempt(request: TransportRequest, attempt: number): Promise<{ error?: FlinkRestError; body?: string }> {
+    const url = this.transport.baseUrl + request.path;
+    const details = { path: request.path, method: request.method, url, attempts: attempt };
+    let response;
+    try {
+      response = await this.transport.send(request);
+    } catch (error) {
+      const failure = error instanceof FlinkTransportFailure ? error : new FlinkTransportFailure(String(error), 'EUNKNOWN');
+      const detail = failure.code === 'ETIMEDOUT' ? `ETIMEDOUT (${failure.message})` : failure.code === failure.message ? failure.code : `${failure.code} (${failure.message})`;
+      const sideEffect =
+        request.method === 'GET' ? '' : ` The ${request.method} was not retried: if it reached the JobManager its effect may have happened.`;
+      return {
+        error: new FlinkRestError(
+          `Flink REST API of ${this.resource} unreachable via ${url}: ${detail}; is the JobManager running?${sideEffect}`,
+          { ...details, source: 'transport', code: failure.code },
+        ),
+      };
+    }
+    if (response.status >= 200 && response.status < 300) return { body: response.body };
+    const parsed = parseErrorBody(response.body);
+    const summary = summarizeMessages(parsed.messages);
+    const fromApiServer = parsed.source === 'apiserver' || (this.transport.mode === 'apiserver-proxy' && parsed.source === 'unknown' && response.status >= 500);
+    if (fromApiServer) {
+      const hint =
+        response.status === 401 || response.status === 403
+          ? `the API server refused the proxy request; the operator's credentials need "get" on services/proxy in this namespace`
+          : response.status === 404
+            ? `the Service or its port "rest" does not exist; is the Flink cluster deployed?`
+            : `is the JobManager running?`;
+      const verb = response.status === 502 || response.status === 503 ? 'unreachable' : 'not reachable';
+      return {
+        error: new FlinkRestError(
+          `Flink REST API of ${this.resource} ${verb} via ${url}: the API server answered ${statusText(response.status)}${summary ? `: ${summary}` : ''}; ${hint}`,
+          { ...details, source: 'apiserver', status: response.status, serverMessages: parsed.messages },
+        ),
+      };
+    }
+    return {
+      error: new FlinkRestError(
+        `Flink REST API of ${this.resource}: ${request.method} ${request.path} failed with ${statusText(response.status)}${summary ? `: ${summary}` : ''}`,
+        { ...details, source: 'flink', status: response.status, serverMessages: parsed.messages },
+      ),
+    };
+  }
+}
+
+function parseJson(text: string, method: string, path: string, client: FlinkRestClient): unknown {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new FlinkRestError(`Flink REST API of ${client.resource}: ${method} ${path} answered invalid JSON (${(error as Error).message}): ${text.slice(0, 200)}`, {
+      path,
+      method,
+      url: client.baseUrl + path,
+      source: 'flink',
+    });
+  }
+}
+
+function failureCauseOf(operation: object): FlinkFailureCause {
+  const cause = (operation as { 'failure-cause'?: FlinkFailureCause })['failure-cause'];
+  return cause ?? { class: 'unknown', 'stack-trace': 'Flink reported a completed operation without location or failure cause' };
+}

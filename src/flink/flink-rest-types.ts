@@ -1,0 +1,177 @@
+/**
+ * Response and request shapes of the Flink REST API (Flink 1.20 / 2.x, `flink-runtime`
+ * `org.apache.flink.runtime.rest.messages.*`), only the parts the operator reads.
+ * Field names are Flink's exactly (kebab-case where Flink uses it).
+ */
+
+/** Job states of `JobStatus` (plus the REST-only INITIALIZING). */
+export type FlinkJobState =
+  | 'INITIALIZING'
+  | 'CREATED'
+  | 'RUNNING'
+  | 'FAILING'
+  | 'FAILED'
+  | 'CANCELLING'
+  | 'CANCELED'
+  | 'FINISHED'
+  | 'RESTARTING'
+  | 'SUSPENDED'
+  | 'RECONCILING';
+
+export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
+
+/** GET /config (`DashboardConfiguration`). */
+export interface FlinkDashboardConfig {
+  'refresh-interval': number;
+  'timezone-name'?: string;
+  'timezone-offset'?: number;
+  'flink-version': string;
+  'flink-revision'?: string;
+  features?: Record<string, boolean>;
+}
+
+/** One entry of GET /jobs/overview (`JobDetails`). */
+export interface FlinkJobOverview {
+  jid: string;
+  name: string;
+  state: FlinkJobState | string;
+  'start-time': number;
+  'end-time': number;
+  duration: number;
+  'last-modification': number;
+  tasks?: Record<string, number>;
+}
+
+/** GET /jobs/overview (`MultipleJobsDetails`). */
+export interface FlinkJobsOverview {
+  jobs: FlinkJobOverview[];
+}
+
+/** GET /jobs/:id (`JobDetailsInfo`), the fields the operator reads. */
+export interface FlinkJobDetails {
+  jid: string;
+  name: string;
+  state: FlinkJobState | string;
+  'start-time': number;
+  'end-time': number;
+  duration: number;
+  now?: number;
+  timestamps?: Record<string, number>;
+  vertices?: unknown[];
+  'status-counts'?: Record<string, number>;
+  [key: string]: unknown;
+}
+
+/** `{"request-id": "<hex>"}` answered by asynchronous operations (savepoints, checkpoints, disposal). */
+export interface FlinkTriggerResponse {
+  'request-id': string;
+}
+
+/** `SerializedThrowable` as Flink renders it in an asynchronous operation's failure. */
+export interface FlinkFailureCause {
+  class?: string;
+  'stack-trace'?: string;
+  'serialized-throwable'?: string;
+}
+
+/** GET /jobs/:id/savepoints/:triggerId and GET /savepoint-disposal/:triggerId (`AsynchronousOperationResult`). */
+export interface FlinkAsyncOperationResult<Op> {
+  status: { id: 'IN_PROGRESS' | 'COMPLETED' };
+  operation?: Op | null;
+}
+
+export type FlinkSavepointOperation = { location: string } | { 'failure-cause': FlinkFailureCause };
+export type FlinkCheckpointOperation = { checkpointId: number } | { 'failure-cause': FlinkFailureCause };
+export type FlinkDisposalOperation = Record<string, never> | { 'failure-cause': FlinkFailureCause };
+
+/** One checkpoint of GET /jobs/:id/checkpoints (`CheckpointStatistics`), the fields the operator reads. */
+export interface FlinkCheckpointStatistics {
+  id: number;
+  status: 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | string;
+  is_savepoint: boolean;
+  savepointFormat?: string | null;
+  trigger_timestamp: number;
+  latest_ack_timestamp: number;
+  checkpointed_size?: number;
+  state_size?: number;
+  end_to_end_duration?: number;
+  external_path?: string;
+  discarded?: boolean;
+  checkpoint_type?: string;
+  failure_timestamp?: number;
+  failure_message?: string;
+  [key: string]: unknown;
+}
+
+/** `latest.restored` of GET /jobs/:id/checkpoints (`RestoredCheckpointStatistics`). */
+export interface FlinkRestoredCheckpoint {
+  id: number;
+  restore_timestamp: number;
+  is_savepoint: boolean;
+  external_path?: string;
+  [key: string]: unknown;
+}
+
+/** GET /jobs/:id/checkpoints (`CheckpointingStatistics`). */
+export interface FlinkCheckpointingStatistics {
+  counts: { restored: number; total: number; in_progress: number; completed: number; failed: number };
+  summary: Record<string, unknown>;
+  latest: {
+    completed: FlinkCheckpointStatistics | null;
+    savepoint: FlinkCheckpointStatistics | null;
+    failed: FlinkCheckpointStatistics | null;
+    restored: FlinkRestoredCheckpoint | null;
+  };
+  history: FlinkCheckpointStatistics[];
+}
+
+/** One entry of `exceptionHistory.entries` of GET /jobs/:id/exceptions. */
+export interface FlinkExceptionEntry {
+  exceptionName: string;
+  stacktrace: string;
+  timestamp: number;
+  taskName?: string | null;
+  location?: string | null;
+  endpoint?: string | null;
+  taskManagerId?: string | null;
+  failureLabels?: Record<string, string>;
+  concurrentExceptions?: FlinkExceptionEntry[];
+}
+
+/** GET /jobs/:id/exceptions (`JobExceptionsInfoWithHistory`; the root-* fields are gone in Flink 2.x). */
+export interface FlinkJobExceptions {
+  'root-exception'?: string | null;
+  timestamp?: number | null;
+  'all-exceptions'?: unknown[];
+  truncated?: boolean;
+  exceptionHistory: { entries: FlinkExceptionEntry[]; truncated: boolean };
+}
+
+/** Savepoint format of POST /jobs/:id/stop and /jobs/:id/savepoints. */
+export type SavepointFormatType = 'CANONICAL' | 'NATIVE';
+/** Checkpoint type of POST /jobs/:id/checkpoints (Flink ≥ 1.17). */
+export type CheckpointType = 'CONFIGURED' | 'FULL' | 'INCREMENTAL';
+
+// ---- What the client returns (operator-facing, not Flink's shapes) ----
+
+/** Outcome of PATCH /jobs/:id?mode=cancel. Job missing/terminal are answers, not errors. */
+export type CancelJobResult =
+  | { outcome: 'cancelling' }
+  | { outcome: 'job-not-found' }
+  | { outcome: 'already-terminal'; message: string };
+
+/** A savepoint (or stop-with-savepoint) operation as polled. */
+export type SavepointStatus =
+  | { status: 'IN_PROGRESS' }
+  | { status: 'COMPLETED'; location: string }
+  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
+
+export type CheckpointStatus =
+  | { status: 'IN_PROGRESS' }
+  | { status: 'COMPLETED'; checkpointId: number }
+  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
+
+export type DisposalStatus =
+  | { status: 'IN_PROGRESS' }
+  | { status: 'COMPLETED' }
+  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };

@@ -1,0 +1,64 @@
+/**
+ * The two Services of a standalone Flink cluster (Flink's InternalServiceDecorator and
+ * ExternalServiceDecorator, standalone flavour):
+ * - `<name>-rest`: ClusterIP, port `rest` (rest.port, default 8081) → the JobManager's REST API;
+ *   the operator reaches Flink through it (directly or via the API server's service proxy);
+ * - `<name>`: headless (clusterIP None), ports `jobmanager-rpc` 6123 and `blobserver` 6124;
+ *   TaskManagers find the JobManager through it (`jobmanager.rpc.address: <name>.<ns>`).
+ * Both select `app=<name>, component=jobmanager`, carry the cluster labels and are owned by the
+ * FlinkDeployment.
+ */
+import type { V1Service } from '@kubernetes/client-node';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import {
+  clusterLabels,
+  componentSelector,
+  deploymentKey,
+  FLINK_PORTS,
+  internalServiceName,
+  ownerReferenceTo,
+  restServiceName,
+} from './flink-resource-naming.js';
+
+/** Service `<name>-rest` exposing the REST port (`restPort`, default 8081) under the port name `rest`. */
+export function buildRestService(deployment: FlinkDeploymentV1, restPort: number = FLINK_PORTS.rest.port): V1Service {
+  const { namespace, name } = deploymentKey(deployment);
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: restServiceName(name),
+      namespace,
+      labels: clusterLabels(name),
+      ownerReferences: [ownerReferenceTo(deployment)],
+    },
+    spec: {
+      type: 'ClusterIP',
+      selector: componentSelector(name, 'jobmanager'),
+      ports: [{ name: FLINK_PORTS.rest.name, port: restPort, targetPort: restPort, protocol: 'TCP' }],
+    },
+  };
+}
+
+/** Headless Service `<name>` with the JobManager RPC and blob server ports. */
+export function buildInternalService(deployment: FlinkDeploymentV1): V1Service {
+  const { namespace, name } = deploymentKey(deployment);
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: internalServiceName(name),
+      namespace,
+      labels: clusterLabels(name),
+      ownerReferences: [ownerReferenceTo(deployment)],
+    },
+    spec: {
+      clusterIP: 'None',
+      selector: componentSelector(name, 'jobmanager'),
+      ports: [
+        { name: FLINK_PORTS.jobManagerRpc.name, port: FLINK_PORTS.jobManagerRpc.port, targetPort: FLINK_PORTS.jobManagerRpc.port, protocol: 'TCP' },
+        { name: FLINK_PORTS.blobServer.name, port: FLINK_PORTS.blobServer.port, targetPort: FLINK_PORTS.blobServer.port, protocol: 'TCP' },
+      ],
+    },
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * JobManager Deployment `<name>` of a standalone application cluster.
+ *
+ * - container args: `standalone-job [--job-classname C] [--fromSavepoint P] [--allowNonRestoredState]
+ *   [-D jobmanager.rpc.address=$(_POD_IP_ADDRESS) (HA only)] <job args...>` (Flink's
+ *   StandaloneApplicationClusterEntryPoint grammar: options first, program args after the first
+ *   non-option);
+ * - replicas `jobManager.replicas` (default 1), strategy Recreate (two JobManagers of one job must
+ *   never run side by side without HA);
+ * - annotations `flinkdeployment.flink.apache.org/generation` and `flink-operator.io/spec-hash`.
+ *
+ * Guarantees (crash safety): the generation and spec-hash annotations let a restarted operator
+ * tell whether THIS rendering already reached the API server (the Apache operator's observer uses
+ * the generation annotation the same way), so it neither deploys twice nor forgets a deploy.
+ * Assumption: the caller passes the hash of exactly the spec it renders (src/state computes it).
+ */
+import type { V1Deployment } from '@kubernetes/client-node';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import { componentResources } from './flink-container-resources.js';
+import { buildFlinkPodTemplate, jobManagerStartupProbe, POD_IP_ENV } from './flink-pod-template.js';
+import {
+  componentLabels,
+  componentSelector,
+  deploymentKey,
+  FLINK_PORTS,
+  GENERATION_ANNOTATION,
+  jobManagerDeploymentName,
+  ownerReferenceTo,
+  SPEC_HASH_ANNOTATION,
+} from './flink-resource-naming.js';
+
+export interface JobManagerArgsInputs {
+  readonly spec: FlinkDeploymentSpec;
+  readonly restoreFrom?: string;
+  readonly allowNonRestoredState?: boolean;
+  /** Flink HA configured: the JobManager then advertises its pod IP as RPC address. */
+  readonly highAvailability?: boolean;
+}
+
+/** The JobManager container args (see the module comment for the grammar). */
+export function jobManagerArgs(inputs: JobManagerArgsInputs): string[] {
+  const args = ['standalone-job'];
+  const entryClass = inputs.spec.job?.entryClass;
+  if (entryClass) args.push('--job-classname', entryClass);
+  if (inputs.restoreFrom !== undefined) {
+    args.push('--fromSavepoint', inputs.restoreFrom);
+    if (inputs.allowNonRestoredState) args.push('--allowNonRestoredState');
+  }
+  if (inputs.highAvailability) args.push('-D', `jobmanager.rpc.address=$(${POD_IP_ENV})`);
+  args.push(...(inputs.spec.job?.args ?? []));
+  return args;
+}
+
+export interface JobManagerDeploymentInputs extends JobManagerArgsInputs {
+  readonly generation: number;
+  readonly specHash: string;
+  /** REST port (rest.port), default 8081. */
+  readonly restPort?: number;
+}
+
+/** The JobManager Deployment for `deployment`, rendering `inputs.spec`. */
+export function buildJobManagerDeployment(deployment: FlinkDeploymentV1, inputs: JobManagerDeploymentInputs): V1Deployment {
+  const { namespace, name } = deploymentKey(deployment);
+  const { requirements } = componentResources(inputs.spec.jobManager, 'spec.jobManager');
+  const template = buildFlinkPodTemplate({
+    name,
+    spec: inputs.spec,
+    component: 'jobmanager',
+    args: jobManagerArgs(inputs),
+    ports: [
+      { name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port },
+      FLINK_PORTS.jobManagerRpc,
+      FLINK_PORTS.blobServer,
+    ],
+    ...(requirements !== undefined ? { resources: requirements } : {}),
+    startupProbe: jobManagerStartupProbe(),
+  });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: {
+      name: jobManagerDeploymentName(name),
+      namespace,
+      labels: componentLabels(name, 'jobmanager'),
+      annotations: {
+        [GENERATION_ANNOTATION]: String(inputs.generation),
+        [SPEC_HASH_ANNOTATION]: inputs.specHash,
+      },
+      ownerReferences: [ownerReferenceTo(deployment)],
+    },
+    spec: {
+      replicas: inputs.spec.jobManager?.replicas ?? 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: componentSelector(name, 'jobmanager') },
+      template,
+    },
+  };
+}
