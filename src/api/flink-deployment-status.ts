@@ -12,7 +12,7 @@
  * every field either layout writes must be declared there.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { Int64, StringEnum, StringMap } from './schema-builders.js';
+import { Int64, LenientStringEnum, StringEnum, StringMap } from './schema-builders.js';
 
 export const LIFECYCLE_STATES = [
   'CREATED', 'SUSPENDED', 'UPGRADING', 'DEPLOYED', 'STABLE', 'ROLLING_BACK', 'ROLLED_BACK', 'FAILED', 'DELETING', 'DELETED',
@@ -109,45 +109,50 @@ export const FlinkDeploymentStatusV1Schema = Type.Object(
 export type FlinkDeploymentStatusV1 = Static<typeof FlinkDeploymentStatusV1Schema>;
 
 // ---- v1beta1: the Apache operator's layout ----
+// Trigger and format types here are lenient (any string, typed as the known union): these fields
+// were written by some Apache operator version, and one unexpected value must not make every status
+// write of an unmigrated resource fail validation. legacy-status-codec.ts normalises unknown values.
 
 export const LegacySavepointSchema = Type.Object({
-  timeStamp: Type.Optional(Int64()),
-  location: Type.Optional(Type.String()),
-  triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES)),
-  formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
-  triggerNonce: Type.Optional(Int64()),
+  timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
+  location: Type.Optional(Type.String({ description: 'Where the savepoint was written.' })),
+  triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+  formatType: Type.Optional(LenientStringEnum(SAVEPOINT_FORMAT_TYPES)),
+  triggerNonce: Type.Optional(Int64({ description: 'The savepointTriggerNonce a manual savepoint answered.' })),
 });
 export type LegacySavepoint = Static<typeof LegacySavepointSchema>;
 
 export const LegacySavepointInfoSchema = Type.Object(
   {
     lastSavepoint: Type.Optional(LegacySavepointSchema),
-    triggerId: Type.Optional(Type.String()),
-    triggerTimestamp: Type.Optional(Int64()),
-    triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES)),
-    formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
-    savepointHistory: Type.Optional(Type.Array(LegacySavepointSchema)),
-    lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
+    triggerId: Type.Optional(Type.String({ description: 'Flink trigger id of the pending savepoint.' })),
+    triggerTimestamp: Type.Optional(Int64({ description: 'When the pending savepoint was triggered, epoch milliseconds.' })),
+    triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+    formatType: Type.Optional(LenientStringEnum(SAVEPOINT_FORMAT_TYPES)),
+    savepointHistory: Type.Optional(Type.Array(LegacySavepointSchema, { description: 'Completed savepoints, oldest first.' })),
+    lastPeriodicSavepointTimestamp: Type.Optional(Int64({ description: 'When the last periodic savepoint was triggered, epoch milliseconds.' })),
   },
   { description: 'Legacy (Apache operator) savepoint bookkeeping; moved to the state ConfigMap by migration.' },
 );
 export type LegacySavepointInfo = Static<typeof LegacySavepointInfoSchema>;
 
+/** The Apache operator's CRD declares formatType (FULL/INCREMENTAL) and triggerType here; older code wrote checkpointType. */
 export const LegacyCheckpointSchema = Type.Object({
-  timeStamp: Type.Optional(Int64()),
-  checkpointType: Type.Optional(StringEnum(CHECKPOINT_TYPES)),
-  formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
-  triggerNonce: Type.Optional(Int64()),
+  timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
+  checkpointType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
+  formatType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
+  triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+  triggerNonce: Type.Optional(Int64({ description: 'The checkpointTriggerNonce a manual checkpoint answered.' })),
 });
 
 export const LegacyCheckpointInfoSchema = Type.Object(
   {
     lastCheckpoint: Type.Optional(LegacyCheckpointSchema),
-    triggerId: Type.Optional(Type.String()),
-    triggerTimestamp: Type.Optional(Int64()),
-    triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES)),
-    formatType: Type.Optional(StringEnum(CHECKPOINT_TYPES)),
-    lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
+    triggerId: Type.Optional(Type.String({ description: 'Flink trigger id of the pending checkpoint.' })),
+    triggerTimestamp: Type.Optional(Int64({ description: 'When the pending checkpoint was triggered, epoch milliseconds.' })),
+    triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+    formatType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
+    lastPeriodicCheckpointTimestamp: Type.Optional(Int64({ description: 'When the last periodic checkpoint was triggered, epoch milliseconds.' })),
   },
   { description: 'Legacy (Apache operator) checkpoint bookkeeping; moved to the state ConfigMap by migration.' },
 );

@@ -39,16 +39,20 @@
  *   snapshot that has no triggerId yet (an intent: the Apache layout cannot express one).
  */
 import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
-import type {
-  FlinkDeploymentStatusV1,
-  FlinkDeploymentStatusV1beta1,
-  JobStatusV1,
-  JobStatusV1beta1,
-  LastSavepoint,
-  LegacyCheckpointInfo,
-  LegacySavepoint,
-  LegacySavepointInfo,
-  LegacyReconciliationStatus,
+import {
+  CHECKPOINT_TYPES,
+  RECONCILIATION_STATES,
+  SAVEPOINT_FORMAT_TYPES,
+  SNAPSHOT_TRIGGER_TYPES,
+  type FlinkDeploymentStatusV1,
+  type FlinkDeploymentStatusV1beta1,
+  type JobStatusV1,
+  type JobStatusV1beta1,
+  type LastSavepoint,
+  type LegacyCheckpointInfo,
+  type LegacySavepoint,
+  type LegacySavepointInfo,
+  type LegacyReconciliationStatus,
 } from './flink-deployment-status.js';
 import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from './internal-state.js';
 import { FLINK_GROUP, API_VERSION_V1BETA1 } from './flink-deployment.js';
@@ -197,9 +201,16 @@ function epochMillisToRfc3339(ms: number, field: string, resource: string): stri
   return date.toISOString();
 }
 
+/** A legacy enum value if it is one this model knows, else UNKNOWN (the legacy schema is lenient, the state schema is not). */
+function known<const T extends readonly string[]>(values: T, value: string | undefined): T[number] | undefined {
+  if (value === undefined || value === null) return undefined;
+  return (values as readonly string[]).includes(value) ? (value as T[number]) : 'UNKNOWN';
+}
+
 function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
-  const record: SavepointRecord = { location: sp.location ?? '', timeStamp: sp.timeStamp ?? 0, triggerType: sp.triggerType ?? 'UNKNOWN' };
-  if (sp.formatType !== undefined) record.formatType = sp.formatType;
+  const record: SavepointRecord = { location: sp.location ?? '', timeStamp: sp.timeStamp ?? 0, triggerType: known(SNAPSHOT_TRIGGER_TYPES, sp.triggerType) ?? 'UNKNOWN' };
+  const formatType = known(SAVEPOINT_FORMAT_TYPES, sp.formatType);
+  if (formatType !== undefined) record.formatType = formatType;
   if (sp.triggerNonce !== undefined && sp.triggerNonce !== null) record.triggerNonce = sp.triggerNonce;
   return record;
 }
@@ -207,8 +218,10 @@ function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
 function lastSavepointFromLegacy(sp: LegacySavepoint | undefined): LastSavepoint | undefined {
   if (!sp || sp.location === undefined || sp.location === null) return undefined;
   const out: LastSavepoint = { location: sp.location, timeStamp: sp.timeStamp ?? 0 };
-  if (sp.triggerType !== undefined) out.triggerType = sp.triggerType;
-  if (sp.formatType !== undefined) out.formatType = sp.formatType;
+  const triggerType = known(SNAPSHOT_TRIGGER_TYPES, sp.triggerType);
+  if (triggerType !== undefined) out.triggerType = triggerType;
+  const formatType = known(SAVEPOINT_FORMAT_TYPES, sp.formatType);
+  if (formatType !== undefined) out.formatType = formatType;
   return out;
 }
 
@@ -227,7 +240,7 @@ function pendingFrom(
       `${field}.triggerId`,
     );
   }
-  const triggerType = info.triggerType ?? 'UNKNOWN';
+  const triggerType = known(SNAPSHOT_TRIGGER_TYPES, info.triggerType) ?? 'UNKNOWN';
   const pending: PendingSnapshot = {
     kind,
     triggerType,
@@ -236,8 +249,13 @@ function pendingFrom(
     requestedAt: info.triggerTimestamp ?? 0,
     triggerId: info.triggerId,
   };
-  if (kind === 'savepoint' && info.formatType !== undefined) pending.formatType = (info as LegacySavepointInfo).formatType!;
-  if (kind === 'checkpoint' && info.formatType !== undefined) pending.checkpointType = (info as LegacyCheckpointInfo).formatType!;
+  if (kind === 'savepoint') {
+    const formatType = known(SAVEPOINT_FORMAT_TYPES, info.formatType);
+    if (formatType !== undefined) pending.formatType = formatType;
+  } else {
+    const checkpointType = known(CHECKPOINT_TYPES, info.formatType);
+    if (checkpointType !== undefined) pending.checkpointType = checkpointType;
+  }
   return pending;
 }
 
@@ -269,7 +287,15 @@ function copyKeys<T extends object>(from: T | undefined, keys: readonly (keyof T
 export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resource: string, configMapName: string): DecodedLegacyStatus {
   const state: InternalState = { ...emptyInternalState(), revision: MIGRATED_STATE_REVISION };
   const rs: LegacyReconciliationStatus = status.reconciliationStatus ?? {};
-  if (rs.state !== undefined) state.reconciliationState = rs.state;
+  if (rs.state !== undefined) {
+    if (!(RECONCILIATION_STATES as readonly string[]).includes(rs.state)) {
+      throw new LegacyStatusError(
+        `${resource}: status.reconciliationStatus.state is ${JSON.stringify(rs.state)}, not one of ${RECONCILIATION_STATES.join(', ')}; set it to the state the last reconcile reached (UPGRADING when unsure)`,
+        'status.reconciliationStatus.state',
+      );
+    }
+    state.reconciliationState = rs.state;
+  }
   if (rs.reconciliationTimestamp !== undefined && rs.reconciliationTimestamp !== null) {
     state.reconciliationTimestamp = epochMillisToRfc3339(rs.reconciliationTimestamp, 'status.reconciliationStatus.reconciliationTimestamp', resource);
   }

@@ -14,6 +14,17 @@ export function StringEnum<const T extends readonly string[]>(values: T, options
   return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
 }
 
+/**
+ * A string typed as the union of `values` in TypeScript, but *not* restricted in the schema (the
+ * description lists the values). For fields written by other programs (the Apache operator's
+ * legacy status): a value a newer or older writer used must not make the whole status fail
+ * validation. Readers normalise unknown values.
+ */
+export function LenientStringEnum<const T extends readonly string[]>(values: T, options: SchemaOptions = {}): TUnsafe<T[number]> {
+  const known = `Known values: ${values.join(', ')}.`;
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', description: options.description ? `${options.description} ${known}` : known });
+}
+
 /** A free-form object whose contents Kubernetes keeps as they are (x-kubernetes-preserve-unknown-fields). */
 export function FreeFormObject(options: SchemaOptions = {}): TUnsafe<Record<string, unknown>> {
   return Type.Unsafe<Record<string, unknown>>({ ...options, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });

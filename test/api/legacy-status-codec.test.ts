@@ -208,3 +208,13 @@ test('hasLegacyFields is true only while operator-internal fields are present', 
   assert.equal(hasLegacyFields({ jobStatus: { checkpointInfo: {} } }), true);
   for (const fx of withStatus) assert.equal(hasLegacyFields(fx.status), true, fx.file);
 });
+
+test('trigger and format types an Apache version wrote but this model does not know read as UNKNOWN', () => {
+  const odd = { jobStatus: { jobId: 'j', savepointInfo: { triggerId: 't', triggerType: 'SCHEDULED', formatType: 'FANCY', savepointHistory: [{ location: 's3://x', timeStamp: 1, triggerType: 'NEW' }] } } } as unknown as FlinkDeploymentStatusV1beta1;
+  const { state } = decodeLegacyStatus(odd, 'ns/x', 'cm');
+  assert.equal(state.pendingSavepoint?.triggerType, 'UNKNOWN');
+  assert.equal(state.pendingSavepoint?.formatType, 'UNKNOWN');
+  assert.equal(state.savepointHistory[0]?.triggerType, 'UNKNOWN');
+  assert.throws(() => decodeLegacyStatus({ reconciliationStatus: { state: 'WEIRD' } } as unknown as FlinkDeploymentStatusV1beta1, 'ns/x', 'cm'),
+    (e: unknown) => e instanceof LegacyStatusError && e.field === 'status.reconciliationStatus.state');
+});
