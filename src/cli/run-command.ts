@@ -1,0 +1,103 @@
+import { readFileSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Command } from 'commander';
+import { Manager, type ReconcilerFactory } from '../runtime/manager.js';
+import { OPERATOR_KNOBS, OperatorConfigError, resolveOperatorConfig, type OperatorConfig } from '../runtime/operator-config.js';
+import { createLogger } from '../runtime/logger.js';
+
+/**
+ * `flink-operator run`: runs the operator until SIGTERM/SIGINT.
+ *
+ * Every knob of operator-config.ts is a flag here (`--namespace` may repeat); `--config FILE` (or
+ * FLINK_OPERATOR_CONFIG) names an optional YAML/JSON file. Precedence: flag > env > file > default.
+ * On the first SIGTERM/SIGINT the manager shuts down gracefully (bounded by --shutdown-timeout);
+ * a second signal exits at once with status 1.
+ */
+export function registerRunCommand(program: Command, makeReconciler: ReconcilerFactory): void {
+  const command = program.command('run').description('run the operator against a Kubernetes cluster');
+  command.option('--config <file>', 'YAML or JSON file with settings (keys as in the README; env FLINK_OPERATOR_CONFIG)');
+  for (const knob of OPERATOR_KNOBS) {
+    const help = `${knob.description} (env ${knob.env}; default ${knob.defaultText})`;
+    if (knob.type === 'bool') command.option(`--${knob.flag}`, help);
+    else if (knob.type === 'list') command.option(`--${knob.flag} <value>`, help, (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',')]);
+    else command.option(`--${knob.flag} <value>`, help);
+  }
+  command.action(async (opts: Record<string, unknown>) => {
+    let config: OperatorConfig;
+    try {
+      config = configFromCommandLine(opts, process.env);
+    } catch (error) {
+      if (error instanceof OperatorConfigError) command.error(`flink-operator run: ${error.message}`, { exitCode: 2 });
+      throw error;
+    }
+    const handle = await startOperator(config, makeReconciler);
+    await handle.stopped;
+  });
+}
+
+/** Resolves the configuration from commander's parsed options, the environment and the config file. */
+export function configFromCommandLine(opts: Record<string, unknown>, env: NodeJS.ProcessEnv): OperatorConfig {
+  const flags: Partial<Record<keyof OperatorConfig, unknown>> = {};
+  for (const knob of OPERATOR_KNOBS) flags[knob.key] = opts[camelCase(knob.flag)];
+  const configPath = (opts.config as string | undefined) ?? (env.FLINK_OPERATOR_CONFIG || undefined);
+  let file: { name: string; text: string } | undefined;
+  if (configPath) {
+    try {
+      file = { name: configPath, text: readFileSync(configPath, 'utf8') };
+    } catch (error) {
+      throw new OperatorConfigError(`cannot read the config file ${configPath}: ${(error as Error).message}`);
+    }
+  }
+  return resolveOperatorConfig({ flags, env, file });
+}
+
+export interface OperatorHandle {
+  readonly manager: Manager;
+  /** Resolves when the operator has shut down after a signal (or `shutdown()`). */
+  readonly stopped: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** Starts a Manager with signal handling; used by `run` and by tests that spawn an operator process. */
+export async function startOperator(config: OperatorConfig, makeReconciler: ReconcilerFactory, kubeConfig?: KubeConfig): Promise<OperatorHandle> {
+  const logger = createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
+  const kc = kubeConfig ?? loadKubeConfig(config.kubeconfig);
+  const manager = new Manager({ config, kubeConfig: kc, makeReconciler, logger });
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | undefined;
+  const shutdown = () => {
+    stopping ??= manager.stop().finally(() => {
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolveStopped();
+    });
+    return stopping;
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    logger.info({ signal }, 'shutting down');
+    void shutdown();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  await manager.start();
+  logger.info({ namespaces: config.namespaces.length ? config.namespaces : 'all', leaderElect: config.leaderElect, identity: config.identity }, 'operator started');
+  return { manager, stopped, shutdown };
+}
+
+function loadKubeConfig(path: string | undefined): KubeConfig {
+  const kc = new KubeConfig();
+  if (path && !path.includes(delimiter)) kc.loadFromFile(path);
+  // a KUBECONFIG list (a:b) is merged by loadFromDefault
+  else kc.loadFromDefault();
+  return kc;
+}
+
+function camelCase(flag: string): string {
+  return flag.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+}

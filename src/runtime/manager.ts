@@ -1,0 +1,285 @@
+import { CoordinationV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ObservableObjectReader } from '../kube/object-reader.js';
+import { ApiClientFactory } from './api-client-factory.js';
+import { Controller } from './controller.js';
+import { routeEvent } from './event-mapping.js';
+import { KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
+import type { FencingToken } from './fencing-token.js';
+import { HealthServer } from './health-server.js';
+import { Informer } from './informer.js';
+import { LeaderElector, StaticLeadership, type Leadership } from './leader-election.js';
+import { createLogger } from './logger.js';
+import { OperatorMetrics } from './metrics.js';
+import type { OperatorConfig } from './operator-config.js';
+import { OwnWriteTracker, type WriteTracker } from './own-write-tracker.js';
+import type { Reconciler } from './reconcile.js';
+import { configMaps, deployments, flinkDeployments, services, type FlinkDeploymentObject, type WatchedResource } from './watched-resources.js';
+
+/**
+ * The manager: wires the runtime together and owns its lifecycle.
+ *
+ * start(): HTTP port → informers (every replica runs them, so a standby is warm) → leadership
+ * (a Lease with --leader-elect, else always leader). Each leadership term gets a fresh controller,
+ * started once every cache has synced, seeded with every known FlinkDeployment.
+ * Losing leadership stops that controller at once (in-flight reconciles are aborted).
+ * stop() (SIGTERM): stop handing out work, let in-flight reconciles finish for up to
+ * `shutdownTimeoutMs`, release the Lease, stop the informers, flush Events, close the port.
+ *
+ * Readiness (/readyz): every informer synced and — without election — the controller running, or
+ * — with election — leading, or a standby that has reached the Lease within the lease duration.
+ */
+export interface OperatorReaders {
+  readonly flinkDeployments: ObservableObjectReader<FlinkDeploymentObject>;
+  readonly stateConfigMaps: ObservableObjectReader<V1ConfigMap>;
+  readonly deployments: ObservableObjectReader<V1Deployment>;
+  readonly services: ObservableObjectReader<V1Service>;
+}
+
+/** What the runtime gives the reconciler (see reconcile.ts for the contract itself). */
+export interface OperatorDependencies {
+  readonly kubeConfig: KubeConfig;
+  /** API clients whose requests are counted in the metrics; prefer them to kubeConfig.makeApiClient. */
+  readonly apiClients: ApiClientFactory;
+  /** Informer caches (read-only; wrap them with the read-your-writes overlay). */
+  readonly readers: OperatorReaders;
+  /** Record every write we make so its watch echo does not trigger a reconcile. */
+  readonly writeTracker: WriteTracker;
+  readonly events: EventRecorder;
+  /** Lines logged during a reconcile carry namespace, name and reconcileId automatically. */
+  readonly logger: Logger;
+  readonly metrics: OperatorMetrics;
+  /** The fencing token for state writes; undefined = not the leader (do not write). */
+  fencingToken(): FencingToken | undefined;
+  readonly leadership: Pick<Leadership, 'isLeader' | 'currentToken' | 'onStoppedLeading'>;
+  readonly config: OperatorConfig;
+  /** Asks for a reconcile of `namespace/name` (no-op while not leading). */
+  enqueue(key: string): void;
+}
+
+export type ReconcilerFactory = (deps: OperatorDependencies) => Reconciler;
+
+export interface ManagerOptions {
+  readonly config: OperatorConfig;
+  readonly kubeConfig: KubeConfig;
+  readonly makeReconciler: ReconcilerFactory;
+  readonly logger?: Logger;
+  /** Serve the HTTP port (default true). */
+  readonly serveHttp?: boolean;
+}
+
+export class Manager {
+  readonly dependencies: OperatorDependencies;
+  readonly metrics: OperatorMetrics;
+  readonly logger: Logger;
+  private readonly config: OperatorConfig;
+  private readonly informers: Informer<KubernetesObject>[];
+  private readonly flinkInformer: Informer<FlinkDeploymentObject>;
+  private readonly leadership: Leadership;
+  private readonly elector: LeaderElector | undefined;
+  private readonly tracker = new OwnWriteTracker();
+  private readonly recorder: KubernetesEventRecorder;
+  private readonly health: HealthServer | undefined;
+  private readonly reconciler: Reconciler;
+  private controller: Controller | undefined;
+  private term = 0;
+  private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
+  private readonly unsubscribers: Array<() => void> = [];
+
+  constructor(options: ManagerOptions) {
+    const config = (this.config = options.config);
+    this.logger = options.logger ?? createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
+    const metrics = (this.metrics = new OperatorMetrics());
+    const clients = new ApiClientFactory(options.kubeConfig, (verb, code) => metrics.apiRequests.inc({ verb, code }));
+    const informerFor = <T extends KubernetesObject>(resource: WatchedResource<T>, labelSelector?: string) =>
+      new Informer<T>({
+        kubeConfig: options.kubeConfig,
+        resource,
+        namespaces: config.namespaces,
+        labelSelector: labelSelector || undefined,
+        logger: this.logger.child({ informer: resource.resource }),
+        minDelayMs: config.watchRestartMinDelayMs,
+        maxDelayMs: config.watchRestartMaxDelayMs,
+        onRestart: (reason) => metrics.informerRestarts.inc({ resource: resource.resource, reason }),
+        onRequest: (verb, code) => metrics.apiRequests.inc({ verb, code }),
+      });
+    this.flinkInformer = informerFor(flinkDeployments(clients));
+    const stateInformer = informerFor(configMaps(clients), config.stateConfigMapSelector);
+    const deploymentInformer = informerFor(deployments(clients), config.ownedResourceSelector);
+    const serviceInformer = informerFor(services(clients), config.ownedResourceSelector);
+    this.informers = [this.flinkInformer, stateInformer, deploymentInformer, serviceInformer] as Informer<KubernetesObject>[];
+
+    if (config.leaderElect) {
+      this.elector = new LeaderElector({
+        api: clients.make(CoordinationV1Api),
+        namespace: config.leaseNamespace,
+        leaseName: config.leaseName,
+        identity: config.identity,
+        leaseDurationMs: config.leaseDurationMs,
+        renewDeadlineMs: config.renewDeadlineMs,
+        retryPeriodMs: config.retryPeriodMs,
+        logger: this.logger.child({ component: 'leader-election' }),
+        metrics,
+      });
+      this.leadership = this.elector;
+    } else {
+      this.leadership = new StaticLeadership(config.identity);
+    }
+    this.recorder = new KubernetesEventRecorder({
+      api: clients.make(CoreV1Api),
+      instance: config.identity,
+      burst: config.eventBurst,
+      refillIntervalMs: config.eventRefillIntervalMs,
+      logger: this.logger.child({ component: 'events' }),
+      metrics,
+    });
+    const leadership = this.leadership;
+    this.dependencies = {
+      kubeConfig: options.kubeConfig,
+      apiClients: clients,
+      readers: {
+        flinkDeployments: this.flinkInformer,
+        stateConfigMaps: stateInformer as unknown as ObservableObjectReader<V1ConfigMap>,
+        deployments: deploymentInformer as unknown as ObservableObjectReader<V1Deployment>,
+        services: serviceInformer as unknown as ObservableObjectReader<V1Service>,
+      },
+      writeTracker: this.tracker,
+      events: this.recorder,
+      logger: this.logger,
+      metrics,
+      fencingToken: () => leadership.currentToken(),
+      leadership,
+      config,
+      enqueue: (key) => this.controller?.enqueue(key),
+    };
+    this.reconciler = options.makeReconciler(this.dependencies);
+    if (options.serveHttp ?? true) {
+      this.health = new HealthServer({
+        port: config.httpPort,
+        host: config.httpHost,
+        metrics,
+        checks: { live: () => this.liveReasons(), ready: () => this.readyReasons() },
+      });
+    }
+  }
+
+  /** Starts everything (see the class comment). Resolves once the HTTP port is open and informers started. */
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error(`cannot start a manager that is ${this.state}`);
+    this.state = 'running';
+    const port = await this.health?.start();
+    if (port !== undefined) this.logger.info({ port }, 'serving /metrics, /healthz, /readyz');
+    for (const [informer, kind] of [
+      [this.informers[0], 'FlinkDeployment'],
+      [this.informers[1], 'ConfigMap'],
+      [this.informers[2], 'Deployment'],
+      [this.informers[3], 'Service'],
+    ] as const) {
+      this.unsubscribers.push(
+        informer!.subscribe((event) => {
+          const decision = routeEvent(kind, event, this.tracker);
+          if (decision.echo) this.metrics.echoSkipped.inc({ kind });
+          for (const key of decision.keys) this.controller?.enqueue(key);
+        }),
+      );
+      informer!.start();
+    }
+    this.unsubscribers.push(this.leadership.onStartedLeading((token) => void this.beginTerm(token)));
+    this.unsubscribers.push(this.leadership.onStoppedLeading((reason) => this.endTerm(reason)));
+    this.leadership.start();
+    void this.waitForSync();
+  }
+
+  /** Graceful shutdown (see the class comment). Idempotent. */
+  async stop(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') return;
+    this.state = 'stopping';
+    this.term++;
+    const controller = this.controller;
+    this.controller = undefined;
+    if (controller) {
+      this.logger.info({ inFlight: controller.inFlightKeys().length, graceMs: this.config.shutdownTimeoutMs }, 'shutting down: finishing in-flight reconciles');
+      await controller.stop(this.config.shutdownTimeoutMs);
+    }
+    await this.leadership.stop();
+    for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    await Promise.all(this.informers.map((i) => i.stop()));
+    await Promise.race([this.recorder.flush(), new Promise((r) => setTimeout(r, 2_000).unref())]);
+    await this.health?.stop();
+    this.metrics.leader.set(0);
+    this.state = 'stopped';
+    this.logger.info('stopped');
+  }
+
+  httpPort(): number | undefined {
+    return this.health?.port();
+  }
+
+  isReconciling(): boolean {
+    return this.controller !== undefined;
+  }
+
+  liveReasons(): string[] {
+    return this.state === 'stopped' ? ['stopped'] : [];
+  }
+
+  readyReasons(): string[] {
+    const reasons: string[] = [];
+    if (this.state !== 'running') reasons.push(`manager is ${this.state}`);
+    for (const informer of this.informers) if (!informer.hasSynced()) reasons.push(`informer ${informer.resource} not synced`);
+    if (this.elector) {
+      const standbyHealthy = Date.now() - this.elector.lastContactAt() <= this.config.leaseDurationMs;
+      if (!this.elector.isLeader() && !standbyHealthy) reasons.push('not leading and the lease has not been reached recently');
+    } else if (reasons.length === 0 && !this.controller) {
+      reasons.push('controller not started');
+    }
+    return reasons;
+  }
+
+  private async waitForSync(): Promise<void> {
+    for (const informer of this.informers) {
+      while (this.state === 'running' && !(await informer.waitForSync(60_000))) {
+        this.logger.warn({ resource: informer.resource }, 'informer not synced yet');
+      }
+      if (this.state === 'running') this.metrics.informerSynced.set({ resource: informer.resource }, 1);
+    }
+  }
+
+  private async beginTerm(token: FencingToken): Promise<void> {
+    const term = ++this.term;
+    for (const informer of this.informers) {
+      while (term === this.term && this.state === 'running' && !(await informer.waitForSync(1_000))) {
+        /* keep waiting while still leading */
+      }
+    }
+    if (term !== this.term || this.state !== 'running' || !this.leadership.isLeader()) return;
+    const controller = new Controller({
+      reconciler: this.reconciler,
+      parallelism: this.config.parallelism,
+      reconcileIntervalMs: this.config.reconcileIntervalMs,
+      requeueJitter: this.config.requeueJitter,
+      retryBaseDelayMs: this.config.retryBaseDelayMs,
+      retryMaxDelayMs: this.config.retryMaxDelayMs,
+      logger: this.logger,
+      metrics: this.metrics,
+      exists: (key) => {
+        const slash = key.indexOf('/');
+        return this.flinkInformer.get(key.slice(0, slash), key.slice(slash + 1)) !== undefined;
+      },
+    });
+    this.controller = controller;
+    controller.start();
+    for (const object of this.flinkInformer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
+    this.logger.info({ token, deployments: this.flinkInformer.list().length }, 'reconciling');
+  }
+
+  private endTerm(reason: string): void {
+    this.term++;
+    const controller = this.controller;
+    this.controller = undefined;
+    if (controller) {
+      this.logger.warn({ reason, aborted: controller.inFlightKeys() }, 'stopped reconciling');
+      void controller.stop(0);
+    }
+  }
+}
