@@ -1,0 +1,469 @@
+/**
+ * The registry logic of the emulated API server: get, list, create, update, patch and delete of
+ * any served resource type, with the semantics of apiserver's generic registry store
+ * (registry/generic/registry/store.go) and the kind strategies.
+ *
+ * Guarantees (each tested in test/integration/devcluster):
+ * - optimistic concurrency: a stale metadata.resourceVersion on PUT or in a PATCH body → 409
+ *   Conflict; PUT of a custom resource without resourceVersion → 422; duplicates → 409
+ *   AlreadyExists; missing objects → 404 with the real messages;
+ * - uid, creationTimestamp, generation (1 on create; +1 on any change outside metadata, and outside
+ *   status when the status subresource is on); server-owned metadata cannot be overwritten;
+ * - status subresource: create drops status, main writes keep the old status, /status writes only
+ *   change status; scale subresource reads/writes specReplicasPath;
+ * - an update that changes nothing is not written (no new resourceVersion, no watch event), as
+ *   the real storage layer skips identical writes;
+ * - once deletionTimestamp is set no finalizer may be added, and a write that empties the
+ *   finalizers removes the object (watchers see DELETED);
+ * - dryRun=All runs every check and returns the result without storing it.
+ * Caveats: managedFields are not maintained; server-side apply is a merge (see patches.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import YAML from 'yaml';
+import {
+  ApiError,
+  alreadyExists,
+  badRequest,
+  conflict,
+  forbidden,
+  invalid,
+  methodNotAllowed,
+  notFound,
+  unsupportedMediaType,
+  type FieldError,
+  type JsonObject,
+} from './errors.js';
+import { crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
+import { nameRuleFor, prepareBuiltin } from './builtin-strategies.js';
+import { validateFinalizersWhileDeleting, validateObjectMeta } from './object-meta-validation.js';
+import { ObjectStore, cachedJson } from './object-store.js';
+import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patches.js';
+import { ResourceRegistry } from './resource-registry.js';
+import { apiVersionOf, groupResourceKey, type ResourceType } from './resource-types.js';
+import { exactNameOf, labelSelectorToString, matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
+
+export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
+const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
+const NAMESPACES_GR = '/namespaces';
+
+export interface Scope {
+  type: ResourceType;
+  groupResource: string;
+  /** '' for cluster-scoped resources */
+  namespace: string;
+}
+
+export type FieldValidation = 'Strict' | 'Warn' | 'Ignore';
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldValidation?: FieldValidation;
+  fieldManager?: string;
+  force?: boolean;
+}
+
+export interface WriteResult {
+  code: number;
+  body: JsonObject;
+  warnings: string[];
+}
+
+/** Hooks the deletion/garbage-collection machinery registers. */
+export interface CommitListener {
+  afterPut(groupResource: string, obj: JsonObject, prev: JsonObject | undefined): void;
+  afterRemove(groupResource: string, obj: JsonObject): void;
+}
+
+export function scopeFor(type: ResourceType, namespace: string): Scope {
+  return { type, groupResource: groupResourceKey(type.group, type.plural), namespace: type.namespaced ? namespace : '' };
+}
+
+function nowRfc3339(): string {
+  return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+const GENERATE_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+function generateSuffix(): string {
+  let s = '';
+  for (let i = 0; i < 5; i++) s += GENERATE_CHARS[Math.floor(Math.random() * GENERATE_CHARS.length)];
+  return s;
+}
+
+function isPlainObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** JSON of everything but metadata (and status if `withoutStatus`). */
+function contentOutsideMetadata(obj: JsonObject, withoutStatus: boolean): string {
+  const { metadata: _m, status: _s, ...rest } = obj;
+  return JSON.stringify(withoutStatus ? rest : { ...rest, status: _s });
+}
+
+function sameIgnoringRv(a: JsonObject, b: JsonObject): boolean {
+  const strip = (o: JsonObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+}
+
+function getPath(obj: JsonObject, path: string): unknown {
+  let cur: any = obj;
+  for (const p of path.replace(/^\./, '').split('.')) {
+    if (cur === null || cur === undefined) return undefined;
+    cur = cur[p];
+  }
+  return cur;
+}
+
+function setPath(obj: JsonObject, path: string, value: unknown): void {
+  const parts = path.replace(/^\./, '').split('.');
+  let cur: any = obj;
+  for (const p of parts.slice(0, -1)) {
+    if (!isPlainObject(cur[p])) cur[p] = {};
+    cur = cur[p];
+  }
+  cur[parts[parts.length - 1]] = value;
+}
+
+export class ApiOperations {
+  private listeners: CommitListener[] = [];
+
+  constructor(
+    readonly store: ObjectStore,
+    readonly registry: ResourceRegistry,
+  ) {}
+
+  addListener(l: CommitListener): void {
+    this.listeners.push(l);
+  }
+
+  // ---------------------------------------------------------------- reads
+
+  /** The stored object as the client sees it through `type` (CR: schema-coerced; a new object). */
+  encode(type: ResourceType, stored: JsonObject): JsonObject {
+    if (!type.crd) return stored;
+    return this.registry.crds.encodeForRead(type, stored);
+  }
+
+  /** JSON text of `encode()`, cached per stored object, version and CRD revision. */
+  encodeJson(type: ResourceType, stored: JsonObject, asListItem = false): string {
+    if (!type.crd) {
+      if (!asListItem) return cachedJson(stored, 'obj', () => JSON.stringify(stored));
+      return cachedJson(stored, 'item', () => {
+        const { kind: _k, apiVersion: _a, ...rest } = stored;
+        return JSON.stringify(rest);
+      });
+    }
+    return cachedJson(stored, `${type.version}|${type.crd.revision}`, () => JSON.stringify(this.encode(type, stored)));
+  }
+
+  getStored(scope: Scope, name: string): JsonObject {
+    const obj = this.store.get(scope.groupResource, scope.namespace, name);
+    if (!obj) throw notFound(scope.type.group, scope.type.plural, name);
+    return obj;
+  }
+
+  /** Stored objects matching the selectors; namespace '' on a namespaced type means all. */
+  listStored(scope: Scope, labels: LabelSelector, fields: FieldSelector, allNamespaces: boolean): JsonObject[] {
+    const ns = scope.type.namespaced && allNamespaces ? undefined : scope.namespace;
+    const name = exactNameOf(fields);
+    let candidates: Iterable<JsonObject>;
+    if (name !== undefined && ns !== undefined) {
+      const one = this.store.get(scope.groupResource, ns, name);
+      candidates = one ? [one] : [];
+    } else candidates = this.store.list(scope.groupResource, ns);
+    const out: JsonObject[] = [];
+    for (const o of candidates) {
+      if (labels.length && !matchesLabels(labels, o.metadata.labels)) continue;
+      if (fields.length && !matchesFields(fields, o)) continue;
+      out.push(o);
+    }
+    out.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+    return out;
+  }
+
+  scaleOf(scope: Scope, stored: JsonObject): JsonObject {
+    const obj = this.encode(scope.type, stored);
+    const spec = scope.type.scale!;
+    const selectorValue = spec.labelSelectorPath ? getPath(obj, spec.labelSelectorPath) : undefined;
+    let selector: string | undefined;
+    if (typeof selectorValue === 'string') selector = selectorValue;
+    else if (!scope.type.crd && isPlainObject(obj.spec?.selector)) selector = labelSelectorToString(obj.spec.selector);
+    const status: JsonObject = { replicas: Number(getPath(obj, spec.statusReplicasPath) ?? 0) };
+    if (selector) status.selector = selector;
+    const meta: JsonObject = { name: obj.metadata.name, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion, creationTimestamp: obj.metadata.creationTimestamp };
+    if (obj.metadata.namespace) meta.namespace = obj.metadata.namespace;
+    return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: Number(getPath(obj, spec.specReplicasPath) ?? 0) }, status };
+  }
+
+  // ---------------------------------------------------------------- create
+
+  create(scope: Scope, body: unknown, opts: WriteOptions): WriteResult {
+    const { type } = scope;
+    if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    const obj = structuredClone(body);
+    this.checkTypeMeta(type, obj);
+    obj.apiVersion = apiVersionOf(type);
+    obj.kind = type.kind;
+    const meta: JsonObject = isPlainObject(obj.metadata) ? obj.metadata : {};
+    obj.metadata = meta;
+    if (type.namespaced) {
+      if (meta.namespace && meta.namespace !== scope.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = scope.namespace;
+    } else delete meta.namespace;
+    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generateSuffix()}`;
+    if (type.namespaced) this.checkNamespaceWritable(scope, meta.name ?? '');
+    if (type.crd?.terminating) throw methodNotAllowed('create', type.kind);
+
+    const warnings: string[] = [];
+    let toStore = obj;
+    if (type.crd) {
+      this.handleUnknownFields(type, this.registry.crds.decode(type, obj), opts, warnings);
+      if (type.statusSubresource) delete obj.status;
+      const errors = this.registry.crds.validateForVersion(type, obj);
+      if (errors.length) throw invalid(type.group, type.kind, meta.name ?? '', errors);
+      toStore = this.registry.crds.toStorage(type, obj);
+    }
+    const m = toStore.metadata;
+    for (const k of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields']) delete m[k];
+    m.uid = randomUUID();
+    m.creationTimestamp = nowRfc3339();
+    if (type.tracksGeneration) m.generation = 1;
+    else delete m.generation;
+    if (scope.groupResource === CRD_GR) {
+      validateAndDefaultCrd(toStore);
+      m.finalizers = [...new Set([...(m.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+      toStore.status = crdServerStatus(toStore, undefined, m.creationTimestamp);
+    }
+    const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
+    if (metaErrors.length) throw invalid(type.crd ? type.group : type.group, type.kind, m.name ?? '', metaErrors);
+    if (!type.crd && scope.groupResource !== CRD_GR) prepareBuiltin(scope.groupResource, toStore, undefined);
+    if (this.store.get(scope.groupResource, scope.namespace, m.name)) throw alreadyExists(type.group, type.plural, m.name);
+    if (opts.dryRun) {
+      toStore.metadata.resourceVersion = undefined;
+      return { code: 201, body: this.encode(type, toStore), warnings };
+    }
+    const stored = this.commitPut(scope.groupResource, toStore, undefined);
+    return { code: 201, body: this.encode(type, stored), warnings };
+  }
+
+  private checkTypeMeta(type: ResourceType, obj: JsonObject): void {
+    const expected = apiVersionOf(type);
+    if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
+      throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
+    }
+    if (obj.kind !== undefined && obj.kind !== type.kind) {
+      throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${type.kind})`);
+    }
+  }
+
+  private checkNamespaceWritable(scope: Scope, name: string): void {
+    const ns = this.store.get(NAMESPACES_GR, '', scope.namespace);
+    if (!ns) throw notFound('', 'namespaces', scope.namespace);
+    if (ns.metadata.deletionTimestamp) {
+      throw forbidden(scope.type.group, scope.type.plural, name, `unable to create new content in namespace ${scope.namespace} because it is being terminated`);
+    }
+  }
+
+  private handleUnknownFields(type: ResourceType, unknown: string[], opts: WriteOptions, warnings: string[]): void {
+    if (unknown.length === 0) return;
+    const mode = opts.fieldValidation ?? 'Warn';
+    if (mode === 'Strict') {
+      throw badRequest(
+        `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`,
+      );
+    }
+    if (mode === 'Warn') for (const f of unknown) warnings.push(`unknown field "${f}"`);
+  }
+
+  // ---------------------------------------------------------------- update
+
+  /**
+   * PUT (and the tail of PATCH). `subresource` '' | 'status'. `body` is the full object as the
+   * client sees it; `fromPatch` skips the "resourceVersion required" rule of custom resources.
+   */
+  update(scope: Scope, name: string, body: unknown, opts: WriteOptions, subresource: '' | 'status', fromPatch = false): WriteResult {
+    const { type } = scope;
+    if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    const old = this.getStored(scope, name);
+    const obj = structuredClone(body);
+    this.checkTypeMeta(type, obj);
+    obj.apiVersion = apiVersionOf(type);
+    obj.kind = type.kind;
+    if (!isPlainObject(obj.metadata)) obj.metadata = {};
+    const meta = obj.metadata;
+    if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    meta.name = name;
+    if (type.namespaced) {
+      if (meta.namespace && meta.namespace !== scope.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      meta.namespace = scope.namespace;
+    }
+    const rv = meta.resourceVersion;
+    if (rv === undefined || rv === '' || rv === null) {
+      if (type.crd && !fromPatch) {
+        throw invalid(type.group, type.kind, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', text: 'Invalid value: 0x0: must be specified for an update' }]);
+      }
+    } else if (String(rv) !== old.metadata.resourceVersion) {
+      throw conflict(type.group, type.plural, name);
+    }
+
+    const warnings: string[] = [];
+    let next = obj;
+    if (type.crd) this.handleUnknownFields(type, this.registry.crds.decode(type, obj), opts, warnings);
+    if (subresource === 'status') {
+      const merged = structuredClone(old);
+      merged.apiVersion = next.apiVersion;
+      if (next.status === undefined) delete merged.status;
+      else merged.status = next.status;
+      next = merged;
+    } else {
+      // server-owned metadata comes from the stored object
+      const m = next.metadata;
+      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
+        if (old.metadata[k] === undefined) delete m[k];
+        else m[k] = old.metadata[k];
+      }
+      delete m.managedFields;
+      if (type.statusSubresource) {
+        if (old.status === undefined) delete next.status;
+        else next.status = old.status;
+      }
+      const finalizerErrors = validateFinalizersWhileDeleting(old.metadata, m);
+      if (finalizerErrors.length) throw invalid(type.group, type.kind, name, finalizerErrors);
+      const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
+      if (metaErrors.length) throw invalid(type.group, type.kind, name, metaErrors);
+      if (scope.groupResource === CRD_GR) {
+        validateAndDefaultCrd(next);
+        if (!m.deletionTimestamp) m.finalizers = [...new Set([...(m.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+      } else if (!type.crd) prepareBuiltin(scope.groupResource, next, old);
+    }
+    if (type.crd) {
+      const errors = this.registry.crds.validateForVersion(type, next);
+      if (errors.length) throw invalid(type.group, type.kind, name, errors);
+      next = this.registry.crds.toStorage(type, next);
+    }
+    if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, old.status, nowRfc3339());
+    if (type.tracksGeneration && subresource !== 'status') {
+      const bump = contentOutsideMetadata(next, type.statusSubresource) !== contentOutsideMetadata(old, type.statusSubresource);
+      next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
+    }
+    next.metadata.resourceVersion = old.metadata.resourceVersion;
+    if (sameIgnoringRv(next, old)) return { code: 200, body: this.encode(type, old), warnings };
+    if (opts.dryRun) return { code: 200, body: this.encode(type, next), warnings };
+    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+      const removed = this.commitRemove(scope.groupResource, scope.namespace, name, next);
+      return { code: 200, body: this.encode(type, removed ?? next), warnings };
+    }
+    const stored = this.commitPut(scope.groupResource, next, old);
+    return { code: 200, body: this.encode(type, stored), warnings };
+  }
+
+  /** PUT on /scale: body is an autoscaling/v1 Scale. */
+  updateScale(scope: Scope, name: string, scale: unknown, opts: WriteOptions): WriteResult {
+    if (!isPlainObject(scale)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    const stored = this.getStored(scope, name);
+    const rv = scale.metadata?.resourceVersion;
+    if (rv && String(rv) !== stored.metadata.resourceVersion) throw conflict(scope.type.group, scope.type.plural, name);
+    const replicas = scale.spec?.replicas;
+    if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
+      throw invalid('autoscaling', 'Scale', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${replicas}: must be greater than or equal to 0` }]);
+    }
+    const current = structuredClone(this.encode(scope.type, stored));
+    setPath(current, scope.type.scale!.specReplicasPath, replicas);
+    const result = this.update(scope, name, current, opts, '', true);
+    const after = this.store.get(scope.groupResource, scope.namespace, name) ?? stored;
+    return { code: result.code, body: this.scaleOf(scope, opts.dryRun ? result.body : after), warnings: result.warnings };
+  }
+
+  // ---------------------------------------------------------------- patch
+
+  patch(scope: Scope, name: string, patchType: PatchType, rawBody: string, opts: WriteOptions, subresource: '' | 'status' | 'scale'): WriteResult {
+    const { type } = scope;
+    if (opts.force !== undefined && patchType !== 'apply') {
+      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch', {
+        group: 'meta.k8s.io',
+        kind: 'PatchOptions',
+        causes: [{ reason: 'FieldValueForbidden', message: 'Forbidden: may not be specified for non-apply patch', field: 'force' }],
+      });
+    }
+    if (patchType === 'apply' && !opts.fieldManager) {
+      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+        group: 'meta.k8s.io',
+        kind: 'PatchOptions',
+        causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
+      });
+    }
+    if (patchType === 'strategic' && (type.crd || subresource === 'scale' && false)) {
+      throw unsupportedMediaType(
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
+    }
+    let patchBody: unknown;
+    try {
+      patchBody = patchType === 'apply' ? YAML.parse(rawBody) : JSON.parse(rawBody);
+    } catch (e) {
+      throw badRequest(`error decoding patch: ${(e as Error).message}`);
+    }
+    const stored = this.store.get(scope.groupResource, scope.namespace, name);
+    if (!stored) {
+      if (patchType === 'apply' && subresource === '') {
+        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
+        const body = structuredClone(patchBody);
+        body.metadata = { ...(body.metadata ?? {}), name };
+        return this.create(scope, body, opts);
+      }
+      throw notFound(type.group, type.plural, name);
+    }
+    if (subresource === 'scale') {
+      const current = this.scaleOf(scope, stored);
+      const patched = this.applyPatchOf(patchType, current, patchBody, false);
+      return this.updateScale(scope, name, patched, opts);
+    }
+    const current = this.encode(type, stored);
+    const patched = this.applyPatchOf(patchType, current, patchBody, !type.crd);
+    const prv = patched.metadata?.resourceVersion;
+    if (prv !== undefined && prv !== null && String(prv) !== stored.metadata.resourceVersion) throw conflict(type.group, type.plural, name);
+    if (isPlainObject(patched.metadata)) patched.metadata.resourceVersion = stored.metadata.resourceVersion;
+    return this.update(scope, name, patched, opts, subresource, true);
+  }
+
+  private applyPatchOf(patchType: PatchType, current: JsonObject, patchBody: unknown, builtin: boolean): JsonObject {
+    let out: unknown;
+    switch (patchType) {
+      case 'json':
+        out = applyJsonPatch(current, patchBody);
+        break;
+      case 'merge':
+        out = applyMergePatch(current, patchBody);
+        break;
+      case 'strategic':
+        out = applyStrategicMergePatch(current, patchBody);
+        break;
+      case 'apply':
+        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
+        out = builtin ? applyStrategicMergePatch(current, patchBody, false) : applyDeepMerge(current, patchBody);
+        break;
+    }
+    if (!isPlainObject(out)) throw badRequest('the patched object is not an object');
+    return out;
+  }
+
+  // ---------------------------------------------------------------- commits
+
+  /** Stores `obj` (a new object), returns the stored object, and notifies listeners. */
+  commitPut(groupResource: string, obj: JsonObject, prev: JsonObject | undefined): JsonObject {
+    const stored = this.store.put(groupResource, obj);
+    if (groupResource === CRD_GR) this.registry.crdChanged(stored);
+    for (const l of this.listeners) l.afterPut(groupResource, stored, prev);
+    return stored;
+  }
+
+  commitRemove(groupResource: string, namespace: string, name: string, finalState?: JsonObject): JsonObject | undefined {
+    const removed = this.store.remove(groupResource, namespace, name, finalState);
+    if (!removed) return undefined;
+    if (groupResource === CRD_GR) {
+      this.registry.crdRemoved(removed.metadata.name);
+      this.store.dropGroupResource(groupResourceKey(removed.spec.group, removed.spec.names.plural));
+    }
+    for (const l of this.listeners) l.afterRemove(groupResource, removed);
+    return removed;
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Kubernetes `Status` error bodies, worded as apimachinery's `pkg/api/errors/errors.go` words them.
+ *
+ * Every failure the emulated API server answers is an {@link ApiError}: the HTTP layer turns it into
+ * `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",message,reason,details?,code}`.
+ * Guarantees: the `code`, `reason` and `message` match the real server's for the cases built here
+ * (see /work/shared/reference/kube-api.md §2 "Status errors"); `details.kind` is the plural resource
+ * for NotFound/AlreadyExists/Conflict and the Kind for Invalid, as on the real server.
+ */
+
+export type JsonObject = Record<string, any>;
+
+export interface StatusCause {
+  reason: string;
+  message: string;
+  field?: string;
+}
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  uid?: string;
+  causes?: StatusCause[];
+  retryAfterSeconds?: number;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly reason: string,
+    message: string,
+    readonly details?: StatusDetails,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+
+  toStatus(): JsonObject {
+    const status: JsonObject = {
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: this.message,
+      reason: this.reason,
+    };
+    if (this.details) status.details = this.details;
+    status.code = this.code;
+    return status;
+  }
+}
+
+/** `configmaps` or `widgets.example.com`: how the real server qualifies a resource in messages. */
+export function qualifiedResource(group: string, plural: string): string {
+  return group ? `${plural}.${group}` : plural;
+}
+
+function groupDetails(group: string, plural: string, name: string): StatusDetails {
+  const d: StatusDetails = { name };
+  if (group) d.group = group;
+  d.kind = plural;
+  return d;
+}
+
+export function notFound(group: string, plural: string, name: string): ApiError {
+  return new ApiError(404, 'NotFound', `${qualifiedResource(group, plural)} "${name}" not found`, groupDetails(group, plural, name));
+}
+
+export function pathNotFound(): ApiError {
+  return new ApiError(404, 'NotFound', 'the server could not find the requested resource', {});
+}
+
+export function alreadyExists(group: string, plural: string, name: string): ApiError {
+  return new ApiError(409, 'AlreadyExists', `${qualifiedResource(group, plural)} "${name}" already exists`, groupDetails(group, plural, name));
+}
+
+export function conflict(group: string, plural: string, name: string): ApiError {
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(group, plural)} "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+    groupDetails(group, plural, name),
+  );
+}
+
+export function conflictWithMessage(group: string, plural: string, name: string, detail: string): ApiError {
+  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, plural)} "${name}": ${detail}`, groupDetails(group, plural, name));
+}
+
+/** One field error, as `field.Error` renders it: `spec.x: Invalid value: 3: must be ...`. */
+export interface FieldError {
+  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueForbidden' | 'FieldValueTypeInvalid' | 'FieldValueDuplicate' | 'FieldValueTooMany';
+  field: string;
+  /** the already rendered text after `field: ` (e.g. `Invalid value: 3: must be ...`) */
+  text: string;
+}
+
+const TYPE_WORDS: Record<FieldError['type'], string> = {
+  FieldValueInvalid: 'Invalid value',
+  FieldValueRequired: 'Required value',
+  FieldValueNotSupported: 'Unsupported value',
+  FieldValueTooLong: 'Too long',
+  FieldValueForbidden: 'Forbidden',
+  FieldValueTypeInvalid: 'Invalid value',
+  FieldValueDuplicate: 'Duplicate value',
+  FieldValueTooMany: 'Too many',
+};
+
+/** Renders a Go `%#v`-ish value as field errors show it (strings quoted, numbers bare). */
+export function renderValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined) return 'null';
+  if (typeof value === 'object') return `"${Array.isArray(value) ? 'array' : 'object'}"`;
+  return String(value);
+}
+
+export function invalidValue(field: string, value: unknown, detail: string): FieldError {
+  return { type: 'FieldValueInvalid', field, text: `Invalid value: ${renderValue(value)}: ${detail}` };
+}
+export function requiredValue(field: string, detail = ''): FieldError {
+  return { type: 'FieldValueRequired', field, text: detail ? `Required value: ${detail}` : 'Required value' };
+}
+export function forbiddenValue(field: string, detail: string): FieldError {
+  return { type: 'FieldValueForbidden', field, text: `Forbidden: ${detail}` };
+}
+export function tooLong(field: string, max: number, unit = 'bytes'): FieldError {
+  return { type: 'FieldValueTooLong', field, text: `Too long: must have at most ${max} ${unit}` };
+}
+export function notSupported(field: string, value: unknown, supported: unknown[]): FieldError {
+  return {
+    type: 'FieldValueNotSupported',
+    field,
+    text: `Unsupported value: ${renderValue(value)}: supported values: ${supported.map((s) => renderValue(s)).join(', ')}`,
+  };
+}
+
+function renderFieldError(e: FieldError): string {
+  return `${e.field}: ${e.text}`;
+}
+
+/**
+ * 422 Invalid: `ConfigMap "x" is invalid: []: Too long: ...` (kind qualified with the group for
+ * non-core kinds, e.g. `Widget.example.com "w" is invalid: ...`). Several errors are joined as
+ * `[a, b]` like `utilerrors.NewAggregate`.
+ */
+export function invalid(group: string, kind: string, name: string, errors: FieldError[]): ApiError {
+  const qualifiedKind = group ? `${kind}.${group}` : kind;
+  const rendered = errors.map(renderFieldError);
+  const joined = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
+  const details: StatusDetails = { name };
+  if (group) details.group = group;
+  details.kind = kind;
+  details.causes = errors.map((e) => ({ reason: e.type === 'FieldValueTypeInvalid' ? 'FieldValueTypeInvalid' : e.type, message: e.text, field: e.field }));
+  return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, details);
+}
+
+export function badRequest(message: string): ApiError {
+  return new ApiError(400, 'BadRequest', message);
+}
+
+export function methodNotAllowed(verb: string, kind: string): ApiError {
+  return new ApiError(405, 'MethodNotAllowed', `${verb} is not supported on resources of kind "${kind}"`, {});
+}
+
+export function unsupportedMediaType(message: string): ApiError {
+  return new ApiError(415, 'UnsupportedMediaType', message, {});
+}
+
+export function gone(message: string): ApiError {
+  return new ApiError(410, 'Expired', message, {});
+}
+
+export function forbidden(group: string, plural: string, name: string, detail: string): ApiError {
+  const prefix = name ? `${qualifiedResource(group, plural)} "${name}" is forbidden` : `${qualifiedResource(group, plural)} is forbidden`;
+  return new ApiError(403, 'Forbidden', `${prefix}: ${detail}`, groupDetails(group, plural, name));
+}
+
+export function internalError(message: string): ApiError {
+  return new ApiError(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ reason: '', message }] });
+}
+
+export function tooManyRequests(retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    429,
+    'TooManyRequests',
+    'the server has received too many requests and has asked us to try again later',
+    { retryAfterSeconds },
+    { 'Retry-After': String(retryAfterSeconds) },
+  );
+}
+
+export function serviceUnavailable(message: string): ApiError {
+  return new ApiError(503, 'ServiceUnavailable', message, {});
+}
+
+/** A Success Status, as DELETE without finalizers answers it. */
+export function successStatus(details: StatusDetails): JsonObject {
+  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details };
+}

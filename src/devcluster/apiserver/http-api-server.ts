@@ -1,0 +1,516 @@
+/**
+ * The HTTP face of the emulated API server: routing of Kubernetes REST paths to
+ * {@link ApiOperations}, discovery, OpenAPI, watches, tables, the service proxy hook, fault
+ * injection, the request log, and the optional admin endpoint.
+ *
+ * Guarantees: every error is a `Status` body with the real code/reason/message; every request
+ * (including failed and fault-injected ones) lands in the request log with its audit verb;
+ * protobuf request bodies are refused with 415 and a message pointing at the JSON workaround.
+ * Caveats: no authentication/authorization; list `limit`/`continue` are ignored (every list is one
+ * page, which the API allows); list `resourceVersion` is always served as "latest".
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import YAML from 'yaml';
+import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
+import { ApiError, badRequest, conflict, internalError, methodNotAllowed, pathNotFound, serviceUnavailable, tooManyRequests, unsupportedMediaType, type JsonObject } from './errors.js';
+import { FaultInjector, type FaultFailure } from './faults.js';
+import { GarbageCollector, type DeleteOptions } from './garbage-collector.js';
+import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
+import { patchTypeOf } from './patches.js';
+import type { ResourceRegistry } from './resource-registry.js';
+import { apiVersionOf, type ResourceType } from './resource-types.js';
+import { RequestLog, type RequestLogEntry } from './request-log.js';
+import { parseFieldSelector, parseLabelSelector } from './selectors.js';
+import { tableOf, wantsTable } from './tables.js';
+import { startWatch } from './watch-stream.js';
+
+export interface ServiceProxyTarget {
+  namespace: string;
+  service: string;
+  port: string;
+  path: string;
+}
+export type ServiceProxyHandler = (req: IncomingMessage, res: ServerResponse, target: ServiceProxyTarget) => void;
+
+export interface HttpApiServerOptions {
+  ops: ApiOperations;
+  gc: GarbageCollector;
+  registry: ResourceRegistry;
+  faults: FaultInjector;
+  requestLog: RequestLog;
+  adminEndpoint: boolean;
+  bookmarkIntervalMs: number;
+  logger?: Logger;
+  serviceProxy?: ServiceProxyHandler;
+}
+
+const VERSION_INFO = {
+  major: '1',
+  minor: '32',
+  gitVersion: 'v1.32.0',
+  gitCommit: '0000000000000000000000000000000000000000',
+  gitTreeState: 'clean',
+  buildDate: '2024-12-11T00:00:00Z',
+  goVersion: 'go1.23.4',
+  compiler: 'gc',
+  platform: 'linux/amd64',
+};
+
+const MAX_BODY_BYTES = 3 * 1024 * 1024;
+
+interface ParsedResourcePath {
+  type: ResourceType;
+  namespace: string;
+  /** path had /namespaces/NS/ (or the type is cluster-scoped) */
+  namespaced: boolean;
+  name: string;
+  subresource: string;
+  rest: string;
+}
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728', {}));
+        req.destroy();
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function auditVerb(method: string, hasName: boolean, watch: boolean): string {
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+      return hasName ? 'get' : watch ? 'watch' : 'list';
+    case 'POST':
+      return 'create';
+    case 'PUT':
+      return 'update';
+    case 'PATCH':
+      return 'patch';
+    case 'DELETE':
+      return hasName ? 'delete' : 'deletecollection';
+    default:
+      return method.toLowerCase();
+  }
+}
+
+function isTrue(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}
+
+export class HttpApiServer {
+  readonly server: http.Server;
+  private readonly openapi: OpenApiDocuments;
+  private serviceProxy: ServiceProxyHandler | undefined;
+  private serverAddress = '127.0.0.1:0';
+
+  constructor(private readonly o: HttpApiServerOptions) {
+    this.openapi = new OpenApiDocuments(o.registry);
+    this.serviceProxy = o.serviceProxy;
+    this.server = http.createServer((req, res) => this.handle(req, res));
+    this.server.keepAliveTimeout = 30_000;
+  }
+
+  setServiceProxy(h: ServiceProxyHandler | undefined): void {
+    this.serviceProxy = h;
+  }
+
+  setServerAddress(addr: string): void {
+    this.serverAddress = addr;
+  }
+
+  // ---------------------------------------------------------------- entry
+
+  private handle(req: IncomingMessage, res: ServerResponse): void {
+    const started = Date.now();
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const entry: RequestLogEntry = {
+      time: started,
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      verb: (req.method ?? 'GET').toLowerCase(),
+      apiGroup: '',
+      version: '',
+      resource: '',
+      subresource: '',
+      namespace: '',
+      name: '',
+      code: 0,
+      requestBytes: Number(req.headers['content-length'] ?? 0) || 0,
+      responseBytes: 0,
+      userAgent: String(req.headers['user-agent'] ?? ''),
+      durationMs: 0,
+    };
+    let logged = false;
+    const origWrite = res.write.bind(res) as (...a: any[]) => boolean;
+    const origEnd = res.end.bind(res) as (...a: any[]) => ServerResponse;
+    const count = (chunk: unknown) => {
+      if (typeof chunk === 'string') entry.responseBytes += Buffer.byteLength(chunk);
+      else if (chunk instanceof Uint8Array) entry.responseBytes += chunk.length;
+    };
+    (res as any).write = (chunk: unknown, ...rest: unknown[]) => {
+      count(chunk);
+      return origWrite(chunk, ...rest);
+    };
+    (res as any).end = (chunk?: unknown, ...rest: unknown[]) => {
+      if (chunk !== undefined && typeof chunk !== 'function') count(chunk);
+      return origEnd(chunk, ...rest);
+    };
+    const log = () => {
+      if (logged) return;
+      logged = true;
+      entry.code = entry.code || res.statusCode;
+      entry.durationMs = Date.now() - started;
+      if (entry.verb !== 'watch') this.o.requestLog.record(entry);
+    };
+    res.on('finish', log);
+    res.on('close', () => {
+      if (entry.verb === 'watch') entry.durationMs = Date.now() - started;
+      log();
+    });
+    this.route(req, res, url, entry).catch((e) => this.sendError(res, e));
+  }
+
+  private sendJson(res: ServerResponse, code: number, body: string | object, headers: Record<string, string> = {}): void {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(code, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', ...headers });
+    res.end(text);
+  }
+
+  private sendError(res: ServerResponse, e: unknown): void {
+    const err = e instanceof ApiError ? e : internalError(e instanceof Error ? e.message : String(e));
+    if (!(e instanceof ApiError)) this.o.logger?.error({ err: e }, 'dev-cluster internal error');
+    this.sendJson(res, err.code, err.toStatus(), err.headers);
+  }
+
+  // ---------------------------------------------------------------- routing
+
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, entry: RequestLogEntry): Promise<void> {
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const segs = path.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
+    const method = req.method ?? 'GET';
+
+    if (segs[0] === '__devcluster') {
+      if (!this.o.adminEndpoint) throw pathNotFound();
+      return this.admin(req, res, url, segs.slice(1));
+    }
+    if (segs[0] === 'version') return this.sendJson(res, 200, VERSION_INFO);
+    if (['healthz', 'livez', 'readyz'].includes(segs[0] ?? '')) {
+      res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
+      res.end('ok');
+      return;
+    }
+    if (segs[0] === 'openapi') return this.openapiRoute(res, segs);
+
+    let group: string;
+    let version: string | undefined;
+    let rest: string[];
+    if (segs[0] === 'api') {
+      if (segs.length === 1) return this.sendJson(res, 200, this.o.registry.apiVersionsDoc(this.serverAddress));
+      group = '';
+      version = segs[1];
+      rest = segs.slice(2);
+    } else if (segs[0] === 'apis') {
+      if (segs.length === 1) return this.sendJson(res, 200, this.o.registry.apiGroupListDoc());
+      group = segs[1];
+      if (segs.length === 2) {
+        const g = this.o.registry.groups().find((x) => x.name === group);
+        if (!g) throw pathNotFound();
+        return this.sendJson(res, 200, this.o.registry.apiGroupDoc(g));
+      }
+      version = segs[2];
+      rest = segs.slice(3);
+    } else throw pathNotFound();
+
+    if (rest.length === 0) {
+      const doc = this.o.registry.apiResourceListDoc(group, version);
+      if (!doc) throw pathNotFound();
+      return this.sendJson(res, 200, doc);
+    }
+    const parsed = this.parseResourcePath(group, version, rest);
+    if (!parsed) throw pathNotFound();
+    const watch = isTrue(url.searchParams.get('watch'));
+    entry.apiGroup = group;
+    entry.version = version;
+    entry.resource = parsed.type.plural;
+    entry.subresource = parsed.subresource;
+    entry.namespace = parsed.namespace;
+    entry.name = parsed.name;
+    entry.verb = parsed.subresource === 'proxy' ? method.toLowerCase() : auditVerb(method, parsed.name !== '', watch);
+
+    const fault = this.o.faults.take({
+      verb: entry.verb,
+      path,
+      query: url.search.replace(/^\?/, ''),
+      resource: entry.resource,
+      subresource: entry.subresource,
+      namespace: entry.namespace,
+      name: entry.name,
+    });
+    if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
+    if (fault.failure) return this.fail(req, res, fault.failure, parsed);
+    if (entry.verb === 'watch') {
+      // watches are logged when they start, bytes are added as events flow
+      entry.code = 200;
+      this.o.requestLog.record(entry);
+    }
+
+    if (parsed.subresource === 'proxy') return this.proxy(req, res, parsed);
+    return this.resourceRequest(req, res, url, parsed, entry, fault.expireWatch);
+  }
+
+  private fail(req: IncomingMessage, res: ServerResponse, failure: FaultFailure, p: ParsedResourcePath): void {
+    if (failure === 'reset') {
+      req.socket.destroy();
+      return;
+    }
+    let err: ApiError;
+    if (failure.code === 409) err = conflict(p.type.group, p.type.plural, p.name || 'unknown');
+    else if (failure.code === 429) err = tooManyRequests(failure.retryAfterSeconds ?? 1);
+    else if (failure.code === 500) err = internalError(failure.message ?? 'injected fault');
+    else if (failure.code === 503) err = serviceUnavailable(failure.message ?? 'injected fault');
+    else err = new ApiError(failure.code, 'Unknown', failure.message ?? 'injected fault', {});
+    if (failure.message && failure.code !== 500) (err as { message: string }).message = failure.message;
+    this.sendError(res, err);
+  }
+
+  private parseResourcePath(group: string, version: string, rest: string[]): ParsedResourcePath | undefined {
+    const reg = this.o.registry;
+    let namespace = '';
+    let r = rest;
+    let namespacedPath = false;
+    if (rest[0] === 'namespaces' && rest.length >= 3 && reg.resolve(group, version, rest[2])?.namespaced) {
+      namespace = rest[1];
+      r = rest.slice(2);
+      namespacedPath = true;
+    }
+    const type = reg.resolve(group, version, r[0]);
+    if (!type) return undefined;
+    if (namespacedPath && !type.namespaced) return undefined;
+    const name = r[1] ?? '';
+    const subresource = r[2] ?? '';
+    if (subresource) {
+      const ok = (subresource === 'status' && type.statusSubresource) || (subresource === 'scale' && type.scale) || (subresource === 'proxy' && type.proxy);
+      if (!ok) return undefined;
+      if (subresource !== 'proxy' && r.length > 3) return undefined;
+    }
+    if (!subresource && r.length > 2) return undefined;
+    return { type, namespace, namespaced: namespacedPath || !type.namespaced, name, subresource, rest: r.slice(3).join('/') };
+  }
+
+  // ---------------------------------------------------------------- resources
+
+  private async resourceRequest(req: IncomingMessage, res: ServerResponse, url: URL, p: ParsedResourcePath, entry: RequestLogEntry, expireWatch: boolean): Promise<void> {
+    const method = req.method ?? 'GET';
+    const q = url.searchParams;
+    const type = p.type;
+    const scope: Scope = scopeFor(type, p.namespace);
+    const allNamespaces = type.namespaced && !p.namespaced;
+    const opts: WriteOptions = {
+      dryRun: q.getAll('dryRun').includes('All'),
+      fieldValidation: (q.get('fieldValidation') as FieldValidation | null) ?? undefined,
+      fieldManager: q.get('fieldManager') ?? undefined,
+      force: q.has('force') ? isTrue(q.get('force')) : undefined,
+    };
+    if (opts.fieldValidation && !['Strict', 'Warn', 'Ignore'].includes(opts.fieldValidation)) {
+      throw badRequest(`fieldValidation parameter unsupported: ${opts.fieldValidation}, valid values: Ignore, Warn, Strict`);
+    }
+    const accept = String(req.headers.accept ?? '');
+    const table = wantsTable(accept);
+    const sub = p.subresource as '' | 'status' | 'scale';
+
+    if (method === 'GET' || method === 'HEAD') {
+      if (p.name) {
+        const stored = this.o.ops.getStored(scope, p.name);
+        if (sub === 'scale') return this.sendJson(res, 200, this.o.ops.scaleOf(scope, stored));
+        if (table) return this.sendJson(res, 200, tableOf(type, scope.groupResource, [this.o.ops.encode(type, stored)], stored.metadata.resourceVersion));
+        return this.sendJson(res, 200, this.o.ops.encodeJson(type, stored));
+      }
+      const labels = parseLabelSelector(q.get('labelSelector'));
+      const fields = parseFieldSelector(q.get('fieldSelector'), scope.groupResource);
+      const rv = q.get('resourceVersion') ?? undefined;
+      if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
+      if (isTrue(q.get('watch'))) {
+        const timeout = q.get('timeoutSeconds');
+        startWatch(
+          this.o.ops,
+          req,
+          res,
+          {
+            scope,
+            allNamespaces,
+            labels,
+            fields,
+            resourceVersion: rv,
+            timeoutSeconds: timeout ? Number(timeout) : undefined,
+            bookmarks: isTrue(q.get('allowWatchBookmarks')),
+            table,
+            expire: expireWatch,
+          },
+          { bookmarkIntervalMs: this.o.bookmarkIntervalMs, onBytes: () => undefined },
+        );
+        return;
+      }
+      const items = this.o.ops.listStored(scope, labels, fields, allNamespaces);
+      const listRv = String(this.o.ops.store.currentRevision());
+      if (table) return this.sendJson(res, 200, tableOf(type, scope.groupResource, items.map((o) => this.o.ops.encode(type, o)), listRv));
+      const body = `{"kind":"${type.listKind}","apiVersion":"${apiVersionOf(type)}","metadata":{"resourceVersion":"${listRv}"},"items":[${items
+        .map((o) => this.o.ops.encodeJson(type, o, true))
+        .join(',')}]}`;
+      return this.sendJson(res, 200, body);
+    }
+
+    const ct = String(req.headers['content-type'] ?? '');
+    if (ct.includes('protobuf')) {
+      throw unsupportedMediaType(
+        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (protobuf, which "kubectl create configmap|namespace" sends, is not supported by the dev cluster: use "kubectl create ... --dry-run=client -o yaml | kubectl apply -f -")`,
+      );
+    }
+    const raw = (await readBody(req)).toString('utf8');
+    entry.requestBytes = Buffer.byteLength(raw);
+    let result: WriteResult;
+    switch (method) {
+      case 'POST': {
+        if (p.name) throw methodNotAllowed('create', type.kind);
+        if (!p.namespaced) throw methodNotAllowed('create', type.kind);
+        result = this.o.ops.create(scope, this.parseBody(raw, ct), opts);
+        break;
+      }
+      case 'PUT': {
+        if (!p.name) throw methodNotAllowed('update', type.kind);
+        const body = this.parseBody(raw, ct);
+        result = sub === 'scale' ? this.o.ops.updateScale(scope, p.name, body, opts) : this.o.ops.update(scope, p.name, body, opts, sub as '' | 'status');
+        break;
+      }
+      case 'PATCH': {
+        if (!p.name) throw methodNotAllowed('patch', type.kind);
+        const pt = patchTypeOf(ct);
+        if (!pt) {
+          throw unsupportedMediaType(
+            `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml${type.crd ? '' : ', application/strategic-merge-patch+json'}`,
+          );
+        }
+        result = this.o.ops.patch(scope, p.name, pt, raw, opts, sub);
+        break;
+      }
+      case 'DELETE': {
+        const options = (raw.trim() ? this.parseBody(raw, ct) : {}) as DeleteOptions;
+        if (q.get('propagationPolicy')) options.propagationPolicy = q.get('propagationPolicy')!;
+        if (q.get('orphanDependents')) options.orphanDependents = isTrue(q.get('orphanDependents'));
+        if (options.dryRun?.includes('All')) opts.dryRun = true;
+        if (p.name) result = this.o.gc.deleteObject(scope, p.name, options, !!opts.dryRun);
+        else {
+          if (!p.namespaced && type.namespaced) throw methodNotAllowed('deletecollection', type.kind);
+          result = this.o.gc.deleteCollection(
+            scope,
+            parseLabelSelector(q.get('labelSelector')),
+            parseFieldSelector(q.get('fieldSelector'), scope.groupResource),
+            options,
+            !!opts.dryRun,
+          );
+        }
+        break;
+      }
+      default:
+        throw methodNotAllowed(method, type.kind);
+    }
+    const headers: Record<string, string> = {};
+    if (result.warnings.length) headers['Warning'] = result.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+    if (table && method !== 'DELETE' && result.body.kind === type.kind) {
+      return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata?.resourceVersion ?? ''), headers);
+    }
+    this.sendJson(res, result.code, result.body, headers);
+  }
+
+  private parseBody(raw: string, contentType: string): JsonObject {
+    if (!raw.trim()) throw badRequest('Object \'Kind\' is missing in \'\'');
+    try {
+      if (contentType.includes('yaml')) return YAML.parse(raw);
+      return JSON.parse(raw);
+    } catch (e) {
+      throw badRequest(`json: ${(e as Error).message}`);
+    }
+  }
+
+  // ---------------------------------------------------------------- service proxy
+
+  private proxy(req: IncomingMessage, res: ServerResponse, p: ParsedResourcePath): void {
+    const [service, port = ''] = p.name.split(':');
+    if (!this.o.ops.store.get('/services', p.namespace, service)) throw new ApiError(404, 'NotFound', `services "${service}" not found`, { name: service, kind: 'services' });
+    const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';
+    const target = { namespace: p.namespace, service, port, path: `/${p.rest}${query}` };
+    if (!this.serviceProxy) throw serviceUnavailable(`no endpoints available for service "${service}"`);
+    this.serviceProxy(req, res, target);
+  }
+
+  // ---------------------------------------------------------------- openapi
+
+  private openapiRoute(res: ServerResponse, segs: string[]): void {
+    if (segs[1] === 'v2' && segs.length === 2) {
+      res.writeHead(200, { 'Content-Type': OPENAPI_V2_CONTENT_TYPE });
+      res.end(OPENAPI_V2_BODY);
+      return;
+    }
+    if (segs[1] === 'v3') {
+      if (segs.length === 2) return this.sendJson(res, 200, this.openapi.root());
+      const doc = this.openapi.groupVersion(segs.slice(2).join('/'));
+      if (doc) return this.sendJson(res, 200, doc);
+    }
+    throw pathNotFound();
+  }
+
+  // ---------------------------------------------------------------- admin
+
+  private async admin(req: IncomingMessage, res: ServerResponse, url: URL, segs: string[]): Promise<void> {
+    if (segs[0] === 'requests' && req.method === 'GET') {
+      const f: Record<string, string> = {};
+      for (const [k, v] of url.searchParams) f[k] = v;
+      return this.sendJson(res, 200, { count: this.o.requestLog.count(f) });
+    }
+    if (segs[0] === 'requests' && req.method === 'DELETE') {
+      this.o.requestLog.reset();
+      return this.sendJson(res, 200, {});
+    }
+    if (segs[0] === 'faults' && req.method === 'POST') {
+      const body = this.parseBody((await readBody(req)).toString('utf8'), 'application/json');
+      const match = { ...(body.match ?? {}) };
+      if (typeof match.pathRegex === 'string') match.path = new RegExp(match.pathRegex);
+      switch (body.op) {
+        case 'failNext':
+          this.o.faults.failNext(match, body.failure, body.count ?? 1);
+          break;
+        case 'delay':
+          this.o.faults.delay(match, Number(body.ms), body.count ?? Infinity);
+          break;
+        case 'closeAllWatches':
+          this.o.faults.closeAllWatches();
+          break;
+        case 'expireNextWatch':
+          this.o.faults.expireNextWatch(body.count ?? 1);
+          break;
+        case 'clear':
+          this.o.faults.clear();
+          break;
+        default:
+          throw badRequest(`unknown op ${JSON.stringify(body.op)}`);
+      }
+      return this.sendJson(res, 200, { pending: this.o.faults.pending() });
+    }
+    throw pathNotFound();
+  }
+}

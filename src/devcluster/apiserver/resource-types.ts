@@ -1,0 +1,147 @@
+/**
+ * The resource types the emulated API server serves: the fixed built-in ones, plus whatever the
+ * CRD registry adds. A {@link ResourceType} is one (group, version, plural) as discovery lists it.
+ *
+ * Storage is keyed by group + plural (the "group resource"), never by version: every served
+ * version of a CRD reads and writes the same objects, as on the real server.
+ */
+import type { CrdVersionView } from './crd-registry.js';
+
+export interface ScaleSpec {
+  specReplicasPath: string;
+  statusReplicasPath: string;
+  labelSelectorPath?: string;
+}
+
+export interface ResourceType {
+  group: string;
+  version: string;
+  plural: string;
+  singular: string;
+  kind: string;
+  listKind: string;
+  namespaced: boolean;
+  shortNames: string[];
+  categories: string[];
+  /** status subresource: create drops status, main writes keep it, /status writes only change it */
+  statusSubresource: boolean;
+  scale?: ScaleSpec;
+  /** services: /proxy subresource (served by the dev cluster's ServiceProxyHandler) */
+  proxy?: boolean;
+  /** metadata.generation is maintained (CRs, deployments, replicasets, CRDs) */
+  tracksGeneration: boolean;
+  /** set for custom resources */
+  crd?: CrdVersionView;
+}
+
+export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+export function groupResourceKey(group: string, plural: string): string {
+  return `${group}/${plural}`;
+}
+
+export function apiVersionOf(t: { group: string; version: string }): string {
+  return t.group ? `${t.group}/${t.version}` : t.version;
+}
+
+function builtin(
+  group: string,
+  version: string,
+  plural: string,
+  kind: string,
+  namespaced: boolean,
+  shortNames: string[] = [],
+  extra: Partial<ResourceType> = {},
+): ResourceType {
+  return {
+    group,
+    version,
+    plural,
+    singular: kind.toLowerCase(),
+    kind,
+    listKind: `${kind}List`,
+    namespaced,
+    shortNames,
+    categories: [],
+    statusSubresource: false,
+    tracksGeneration: false,
+    ...extra,
+  };
+}
+
+/** The built-in kinds this server serves (issue 3, "Resources"). */
+export const BUILTIN_TYPES: readonly ResourceType[] = [
+  builtin('', 'v1', 'namespaces', 'Namespace', false, ['ns'], { statusSubresource: true }),
+  builtin('', 'v1', 'configmaps', 'ConfigMap', true, ['cm']),
+  builtin('', 'v1', 'secrets', 'Secret', true),
+  builtin('', 'v1', 'services', 'Service', true, ['svc'], { statusSubresource: true, proxy: true, categories: ['all'] }),
+  builtin('', 'v1', 'pods', 'Pod', true, ['po'], { statusSubresource: true, categories: ['all'] }),
+  builtin('', 'v1', 'events', 'Event', true, ['ev']),
+  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa']),
+  builtin('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], {
+    statusSubresource: true,
+    tracksGeneration: true,
+    categories: ['all'],
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  }),
+  builtin('apps', 'v1', 'replicasets', 'ReplicaSet', true, ['rs'], {
+    statusSubresource: true,
+    tracksGeneration: true,
+    categories: ['all'],
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  }),
+  builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true),
+  builtin('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
+  builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
+  builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
+    statusSubresource: true,
+    tracksGeneration: true,
+  }),
+];
+
+/** Legacy discovery: APIResourceList for one group version. */
+export function apiResourceList(groupVersion: string, types: ResourceType[]): object {
+  const resources: object[] = [];
+  for (const t of types) {
+    const r: Record<string, unknown> = {
+      name: t.plural,
+      singularName: t.singular,
+      namespaced: t.namespaced,
+      kind: t.kind,
+      verbs: ALL_VERBS,
+    };
+    if (t.shortNames.length) r.shortNames = t.shortNames;
+    if (t.categories.length) r.categories = t.categories;
+    if (t.crd) r.storageVersionHash = t.crd.storageVersionHash;
+    resources.push(r);
+    if (t.statusSubresource) {
+      resources.push({ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
+    }
+    if (t.scale) {
+      resources.push({ name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+    }
+    if (t.proxy) {
+      resources.push({ name: `${t.plural}/proxy`, singularName: '', namespaced: t.namespaced, kind: 'ServiceProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] });
+    }
+  }
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources };
+}
+
+/**
+ * Orders versions the way Kubernetes sorts them for `preferredVersion`: GA before beta before
+ * alpha, higher numbers first; names that do not look like Kubernetes versions sort last.
+ */
+export function compareKubeVersions(a: string, b: string): number {
+  const rank = (v: string): [number, number, number] => {
+    const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v);
+    if (!m) return [3, 0, 0];
+    const stability = m[2] === undefined ? 0 : m[2] === 'beta' ? 1 : 2;
+    return [stability, -Number(m[1]), -Number(m[3] ?? 0)];
+  };
+  const ra = rank(a);
+  const rb = rank(b);
+  for (let i = 0; i < 3; i++) if (ra[i] !== rb[i]) return ra[i] - rb[i];
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,232 @@
+/**
+ * Server-side printing: `Accept: application/json;as=Table;v=v1;g=meta.k8s.io` answers a
+ * meta.k8s.io/v1 Table, as kubectl's `get` expects (without it kubectl prints only NAME AGE).
+ *
+ * Built-in kinds get the columns of the real printers (pkg/printers/internalversion/printers.go)
+ * that kubectl users know: ConfigMap DATA, Deployment READY/UP-TO-DATE/AVAILABLE, Pod
+ * READY/STATUS/RESTARTS, Service TYPE/CLUSTER-IP/EXTERNAL-IP/PORT(S), ...; custom resources get
+ * Name plus their additionalPrinterColumns evaluated by JSONPath (apiextensions tableconvertor),
+ * `date` cells turned into ages.
+ * Caveats: the JSONPath subset is `.a.b`, `.a[0]`, `.a[*].b`, `['key']` and simple
+ * `[?(@.type=="Ready")]` filters.
+ */
+import type { JsonObject } from './errors.js';
+import type { PrinterColumn } from './crd-registry.js';
+import type { ResourceType } from './resource-types.js';
+
+export interface ColumnDefinition {
+  name: string;
+  type: string;
+  format: string;
+  description: string;
+  priority: number;
+}
+
+function col(name: string, type = 'string', format = '', priority = 0, description = ''): ColumnDefinition {
+  return { name, type, format, description, priority };
+}
+
+const NAME = col('Name', 'string', 'name', 0, 'Name must be unique within a namespace.');
+const AGE = col('Age', 'string', '', 0, 'CreationTimestamp is a timestamp representing the server time when this object was created.');
+
+/** Human age as kubectl prints it (`5s`, `3m12s`, `4h`, `2d3h`). */
+export function humanAge(since: string | undefined, now = Date.now()): string {
+  if (!since) return '<unknown>';
+  const t = Date.parse(since);
+  if (Number.isNaN(t)) return '<unknown>';
+  const s = Math.max(0, Math.floor((now - t) / 1000));
+  if (s < 120) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 10) return `${m}m${s % 60 ? `${s % 60}s` : ''}`;
+  if (m < 180) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 8) return `${h}h${m % 60 ? `${m % 60}m` : ''}`;
+  if (h < 48) return `${h}h`;
+  const d = Math.floor(h / 24);
+  if (d < 8) return `${d}d${h % 24 ? `${h % 24}h` : ''}`;
+  return `${d}d`;
+}
+
+type Printer = { columns: ColumnDefinition[]; cells: (o: JsonObject) => unknown[] };
+
+function age(o: JsonObject): string {
+  return humanAge(o.metadata?.creationTimestamp);
+}
+
+function podReady(o: JsonObject): string {
+  const total = (o.spec?.containers ?? []).length;
+  const ready = (o.status?.containerStatuses ?? []).filter((c: JsonObject) => c.ready).length;
+  return `${ready}/${total}`;
+}
+
+function podRestarts(o: JsonObject): number {
+  return (o.status?.containerStatuses ?? []).reduce((n: number, c: JsonObject) => n + (c.restartCount ?? 0), 0);
+}
+
+function podStatus(o: JsonObject): string {
+  if (o.metadata?.deletionTimestamp) return 'Terminating';
+  for (const c of o.status?.containerStatuses ?? []) {
+    if (c.state?.waiting?.reason) return c.state.waiting.reason;
+    if (c.state?.terminated?.reason && o.status?.phase !== 'Succeeded') return c.state.terminated.reason;
+  }
+  return o.status?.reason ?? o.status?.phase ?? 'Pending';
+}
+
+function servicePorts(o: JsonObject): string {
+  const ports = (o.spec?.ports ?? []).map((p: JsonObject) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`);
+  return ports.length ? ports.join(',') : '<none>';
+}
+
+function externalIp(o: JsonObject): string {
+  const ing = (o.status?.loadBalancer?.ingress ?? []).map((i: JsonObject) => i.ip ?? i.hostname).filter(Boolean);
+  const ext = [...(o.spec?.externalIPs ?? []), ...ing];
+  if (ext.length) return ext.join(',');
+  if (o.spec?.type === 'LoadBalancer') return '<pending>';
+  if (o.spec?.type === 'ExternalName') return o.spec.externalName ?? '<none>';
+  return '<none>';
+}
+
+function selectorString(sel: JsonObject | undefined): string {
+  const entries = Object.entries(sel ?? {});
+  return entries.length ? entries.map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+}
+
+const BUILTIN_PRINTERS: Record<string, Printer> = {
+  '/configmaps': { columns: [NAME, col('Data', 'string'), AGE], cells: (o) => [o.metadata.name, Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, age(o)] },
+  '/secrets': { columns: [NAME, col('Type'), col('Data'), AGE], cells: (o) => [o.metadata.name, o.type ?? 'Opaque', Object.keys(o.data ?? {}).length, age(o)] },
+  '/namespaces': { columns: [NAME, col('Status'), AGE], cells: (o) => [o.metadata.name, o.status?.phase ?? 'Active', age(o)] },
+  '/serviceaccounts': { columns: [NAME, col('Secrets', 'integer'), AGE], cells: (o) => [o.metadata.name, (o.secrets ?? []).length, age(o)] },
+  '/pods': {
+    columns: [NAME, col('Ready'), col('Status'), col('Restarts', 'string'), AGE, col('IP', 'string', '', 1), col('Node', 'string', '', 1)],
+    cells: (o) => [o.metadata.name, podReady(o), podStatus(o), String(podRestarts(o)), age(o), o.status?.podIP ?? '<none>', o.spec?.nodeName ?? '<none>'],
+  },
+  '/services': {
+    columns: [NAME, col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), AGE, col('Selector', 'string', '', 1)],
+    cells: (o) => [o.metadata.name, o.spec?.type ?? 'ClusterIP', o.spec?.clusterIP ?? '<none>', externalIp(o), servicePorts(o), age(o), selectorString(o.spec?.selector)],
+  },
+  '/events': {
+    columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Message')],
+    cells: (o) => [
+      humanAge(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp),
+      o.type ?? '',
+      o.reason ?? '',
+      `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${o.involvedObject?.name ?? ''}`,
+      o.message ?? '',
+    ],
+  },
+  'apps/deployments': {
+    columns: [NAME, col('Ready'), col('Up-to-date', 'integer'), col('Available', 'integer'), AGE],
+    cells: (o) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, age(o)],
+  },
+  'apps/replicasets': {
+    columns: [NAME, col('Desired', 'integer'), col('Current', 'integer'), col('Ready', 'integer'), AGE],
+    cells: (o) => [o.metadata.name, o.spec?.replicas ?? 1, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o)],
+  },
+  'coordination.k8s.io/leases': { columns: [NAME, col('Holder'), AGE], cells: (o) => [o.metadata.name, o.spec?.holderIdentity ?? '', age(o)] },
+  'apiextensions.k8s.io/customresourcedefinitions': {
+    columns: [NAME, col('Created At', 'date')],
+    cells: (o) => [o.metadata.name, o.metadata.creationTimestamp],
+  },
+};
+
+const DEFAULT_PRINTER: Printer = { columns: [NAME, AGE], cells: (o) => [o.metadata.name, age(o)] };
+
+// ---- JSONPath subset ----
+
+function evalJsonPath(obj: unknown, path: string): unknown[] {
+  let expr = path.trim();
+  if (expr.startsWith('{') && expr.endsWith('}')) expr = expr.slice(1, -1);
+  if (expr.startsWith('$')) expr = expr.slice(1);
+  const tokens: string[] = [];
+  const re = /\.([A-Za-z0-9_\-$]+)|\[(\d+|\*)\]|\['([^']+)'\]|\[\?\(@\.([A-Za-z0-9_.]+)\s*==\s*["']([^"']*)["']\)\]|\.\*/g;
+  let m: RegExpExecArray | null;
+  let consumed = 0;
+  while ((m = re.exec(expr))) {
+    if (m.index !== consumed) return [];
+    consumed = m.index + m[0].length;
+    if (m[1] !== undefined) tokens.push(`k:${m[1]}`);
+    else if (m[2] !== undefined) tokens.push(m[2] === '*' ? '*' : `i:${m[2]}`);
+    else if (m[3] !== undefined) tokens.push(`k:${m[3]}`);
+    else if (m[4] !== undefined) tokens.push(`f:${m[4]}=${m[5]}`);
+    else tokens.push('*');
+  }
+  if (consumed !== expr.length) return [];
+  let current: unknown[] = [obj];
+  for (const t of tokens) {
+    const next: unknown[] = [];
+    for (const c of current) {
+      if (c === null || c === undefined) continue;
+      if (t === '*') {
+        if (Array.isArray(c)) next.push(...c);
+        else if (typeof c === 'object') next.push(...Object.values(c as JsonObject));
+      } else if (t.startsWith('k:')) {
+        const v = (c as JsonObject)[t.slice(2)];
+        if (v !== undefined) next.push(v);
+      } else if (t.startsWith('i:')) {
+        if (Array.isArray(c)) {
+          const v = c[Number(t.slice(2))];
+          if (v !== undefined) next.push(v);
+        }
+      } else if (t.startsWith('f:')) {
+        const [field, value] = t.slice(2).split('=');
+        if (Array.isArray(c)) {
+          for (const item of c) {
+            let v: any = item;
+            for (const p of field.split('.')) v = v?.[p];
+            if (String(v) === value) next.push(item);
+          }
+        }
+      }
+    }
+    current = next;
+  }
+  return current;
+}
+
+function crCell(obj: JsonObject, c: PrinterColumn): unknown {
+  const values = evalJsonPath(obj, c.jsonPath);
+  if (values.length === 0) return null;
+  const v = values.length === 1 ? values[0] : values;
+  if (c.type === 'date') return typeof v === 'string' ? humanAge(v) : null;
+  if (c.type === 'integer') return typeof v === 'number' ? Math.trunc(v) : typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : null;
+  if (c.type === 'number') return typeof v === 'number' ? v : null;
+  if (c.type === 'boolean') return typeof v === 'boolean' ? v : null;
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
+
+function printerFor(type: ResourceType, groupResource: string): Printer {
+  if (type.crd) {
+    const declared = type.crd.printerColumns;
+    if (declared.length === 0) return DEFAULT_PRINTER;
+    return {
+      columns: [
+        NAME,
+        ...declared.map((c) => col(c.name, c.type === 'date' ? 'date' : c.type, c.format ?? '', c.priority ?? 0, c.description ?? '')),
+      ],
+      cells: (o) => [o.metadata.name, ...declared.map((c) => crCell(o, c))],
+    };
+  }
+  return BUILTIN_PRINTERS[groupResource] ?? DEFAULT_PRINTER;
+}
+
+function partialMeta(o: JsonObject): JsonObject {
+  return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
+}
+
+export function tableOf(type: ResourceType, groupResource: string, objects: JsonObject[], resourceVersion: string, withColumns = true): JsonObject {
+  const printer = printerFor(type, groupResource);
+  const table: JsonObject = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion } };
+  table.columnDefinitions = withColumns ? printer.columns : null;
+  table.rows = objects.map((o) => ({ cells: printer.cells(o), object: partialMeta(o) }));
+  return table;
+}
+
+/** Does the Accept header ask for a Table? */
+export function wantsTable(accept: string | undefined): boolean {
+  if (!accept) return false;
+  return accept.split(',').some((part) => {
+    const params = part.split(';').map((p) => p.trim());
+    return params.includes('as=Table') && params[0] === 'application/json';
+  });
+}
