@@ -136,20 +136,31 @@ export class KubernetesEventRecorder implements EventRecorder {
           this.options.metrics?.events.inc({ type, reason, outcome: 'aggregated' });
         } catch (error) {
           if ((error as { code?: number }).code === 404) {
-            this.aggregates.delete(key);
-            await this.create(key, subject, type, reason, message, now);
+            // the Event expired or was deleted: start a new one
+            const fresh = this.newAggregate(key, subject.metadata!.namespace!, subject.metadata!.name!, now);
+            await this.create(key, fresh.name, subject, type, reason, message, now);
           } else this.fail(error, type, reason);
         }
       });
       return;
     }
-    this.enqueue(() => this.create(key, subject, type, reason, message, now));
+    // remembered at once (not after the write) so repeats recorded meanwhile aggregate into it
+    const aggregate = this.newAggregate(key, namespace, name, now);
+    this.enqueue(() => this.create(key, aggregate.name, subject, type, reason, message, now));
   }
 
-  private async create(key: string, subject: EventSubject, type: EventType, reason: string, message: string, now: number): Promise<void> {
+  private newAggregate(key: string, namespace: string, subjectName: string, now: number): Aggregate {
+    const name = `${subjectName}.${(BigInt(now) * 1_000_000n + BigInt(this.sequence++ % 1_000_000)).toString(16)}`;
+    const aggregate = { name, namespace, count: 1, lastSeen: now };
+    this.aggregates.delete(key);
+    this.aggregates.set(key, aggregate);
+    if (this.aggregates.size > MAX_TRACKED) this.aggregates.delete(this.aggregates.keys().next().value!);
+    return aggregate;
+  }
+
+  private async create(key: string, name: string, subject: EventSubject, type: EventType, reason: string, message: string, now: number): Promise<void> {
     const namespace = subject.metadata!.namespace!;
     const subjectName = subject.metadata!.name!;
-    const name = `${subjectName}.${(BigInt(now) * 1_000_000n + BigInt(this.sequence++ % 1_000_000)).toString(16)}`;
     const component = this.options.component ?? 'flink-operator';
     const body: CoreV1Event = {
       apiVersion: 'v1',
@@ -175,16 +186,11 @@ export class KubernetesEventRecorder implements EventRecorder {
     };
     try {
       await this.options.api.createNamespacedEvent({ namespace, body });
-      this.remember(key, { name, namespace, count: 1, lastSeen: now });
       this.options.metrics?.events.inc({ type, reason, outcome: 'created' });
     } catch (error) {
+      if (this.aggregates.get(key)?.name === name) this.aggregates.delete(key);
       this.fail(error, type, reason);
     }
-  }
-
-  private remember(key: string, aggregate: Aggregate): void {
-    this.aggregates.set(key, aggregate);
-    if (this.aggregates.size > MAX_TRACKED) this.aggregates.delete(this.aggregates.keys().next().value!);
   }
 
   private fail(error: unknown, type: EventType, reason: string): void {
