@@ -1,0 +1,129 @@
+/**
+ * Writes the user-facing FlinkDeployment status: one request per change, none when nothing changed.
+ *
+ * record(deployment, status):
+ * 1. base = the newest of (the object our last status patch returned, kept in a read-your-writes
+ *    overlay, and the deployment as the reconciler saw it), compared by resourceVersion;
+ * 2. base.status deep-equals `status` → no request, returns base;
+ * 3. else one JSON patch (RFC 6902; the changed fields only, from fast-json-patch `compare`) to the
+ *    /status subresource, prefixed with `test /metadata/resourceVersion == <base rv>`: the server
+ *    evaluates the patch against the whole object, so a stale base fails the test (422 on a real
+ *    server, 409 accepted too) instead of merging into a status we have not seen;
+ * 4. on that failure, or a 5xx / 429 / lost connection (fate unknown): GET the object, recompute
+ *    against it (maybe nothing is left to send), retry; at most `maxAttempts` requests in all;
+ * 5. the response feeds the overlay and the own-write tracker (the echo is not a reason to reconcile).
+ *
+ * Guarantees: a status write never lands on a base we did not diff against; no request when equal;
+ * exactly one request per change when nothing else writes the object meanwhile.
+ * Assumptions: the API server applies JSON patches to /status against the full object (as
+ * Kubernetes does), so the `test` op on metadata.resourceVersion is evaluated.
+ * Caveats: a user's spec or metadata edit between our read and our patch also changes the
+ * resourceVersion and costs one GET + retry. A 422 on a fresh base (same resourceVersion as the base)
+ * is a real validation error and is thrown at once. Someone else's status edit is overwritten on the
+ * next record (status is derived from state, not a source of truth).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import jsonPatch, { type Operation } from 'fast-json-patch';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
+import { isConflict, isInvalid, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
+import type { FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
+import type { ObservableObjectReader } from '../kube/object-reader.js';
+import { compareResourceVersions } from '../kube/resource-version.js';
+import type { WriteTracker } from '../runtime/own-write-tracker.js';
+import { ReadYourWritesCache } from './read-your-writes-cache.js';
+
+export interface StatusRecorderOptions {
+  readonly client: FlinkDeploymentClient;
+  /** The FlinkDeployment informer (its events evict the overlay); optional. */
+  readonly informer?: ObservableObjectReader<FlinkDeploymentV1>;
+  readonly writeTracker?: WriteTracker;
+  /** Requests per record at most. Default 3. */
+  readonly maxAttempts?: number;
+}
+
+const FLINK_DEPLOYMENT_KIND = 'FlinkDeployment';
+
+/** JSON-equal form (drops undefined members) so equality and diffs ignore them. */
+function normalized<T>(value: T): T {
+  return value === undefined ? value : (JSON.parse(JSON.stringify(value)) as T);
+}
+
+/** The JSON patch turning `base`'s status into `status`, or [] when equal. */
+export function statusPatch(base: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Operation[] {
+  const current = normalized(base.status);
+  const desired = normalized(status);
+  if (isDeepStrictEqual(current ?? {}, desired)) return [];
+  if (current === undefined || current === null) return [{ op: 'add', path: '/status', value: desired }];
+  return jsonPatch.compare(current as object, desired as object).map((op) => ({ ...op, path: `/status${op.path}` }) as Operation);
+}
+
+export class StatusRecorder {
+  /** The objects our status patches returned. */
+  readonly overlay: ReadYourWritesCache<FlinkDeploymentV1>;
+  private readonly unsubscribe: (() => void) | undefined;
+  private readonly maxAttempts: number;
+  private requests = 0;
+
+  constructor(private readonly options: StatusRecorderOptions) {
+    this.overlay = new ReadYourWritesCache<FlinkDeploymentV1>(options.informer);
+    this.unsubscribe = options.informer?.subscribe((event) => this.overlay.observe(event));
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
+  }
+
+  close(): void {
+    this.unsubscribe?.();
+  }
+
+  /** Status requests (patches and GETs) sent so far, for tests and metrics. */
+  requestCount(): number {
+    return this.requests;
+  }
+
+  /** Makes the deployment's status equal `status`; returns the object as the server has it now. */
+  async record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Promise<FlinkDeploymentV1> {
+    const namespace = deployment.metadata.namespace ?? '';
+    const name = deployment.metadata.name ?? '';
+    let base = this.newestBase(deployment);
+    let lastError: KubeApiError | undefined;
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const ops = statusPatch(base, status);
+      if (ops.length === 0) return base;
+      const baseVersion = base.metadata.resourceVersion;
+      const patch: Operation[] = baseVersion ? [{ op: 'test', path: '/metadata/resourceVersion', value: baseVersion }, ...ops] : ops;
+      try {
+        this.requests++;
+        const written = await this.options.client.patchStatus(namespace, name, patch);
+        this.overlay.recordWrite(written);
+        this.options.writeTracker?.recordOwnWrite(FLINK_DEPLOYMENT_KIND, namespace, name, written.metadata.resourceVersion, written.metadata.generation);
+        return written;
+      } catch (error) {
+        const failure = toKubeApiError(error);
+        if (!isConflict(failure) && !isInvalid(failure) && !isTransient(failure)) throw failure;
+        lastError = failure;
+        if (attempt === this.maxAttempts) break;
+        this.requests++;
+        const fresh = await this.options.client.get(namespace, name);
+        if (!fresh) throw new KubeApiError(404, 'NotFound', `FlinkDeployment ${namespace}/${name} was deleted while recording its status`);
+        if (deployment.metadata.uid && fresh.metadata.uid !== deployment.metadata.uid) {
+          throw new KubeApiError(409, 'Conflict', `FlinkDeployment ${namespace}/${name} was replaced (uid ${fresh.metadata.uid}) while recording its status`);
+        }
+        if (isInvalid(failure) && fresh.metadata.resourceVersion === baseVersion) throw failure; // not stale: really invalid
+        this.overlay.recordWrite(fresh);
+        base = fresh;
+      }
+    }
+    throw lastError ?? new Error('status not recorded');
+  }
+
+  /** Forget what we wrote for a deployment (after its deletion). */
+  forget(namespace: string, name: string): void {
+    this.overlay.forget(namespace, name);
+  }
+
+  private newestBase(deployment: FlinkDeploymentV1): FlinkDeploymentV1 {
+    const ours = this.overlay.get(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '');
+    if (!ours || (deployment.metadata.uid && ours.metadata.uid !== deployment.metadata.uid)) return deployment;
+    return compareResourceVersions(ours.metadata.resourceVersion, deployment.metadata.resourceVersion) === 1 ? ours : deployment;
+  }
+}
