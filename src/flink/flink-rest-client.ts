@@ -94,9 +94,17 @@ export interface TriggerSavepointOptions {
 }
 
 const HEX32 = /^[0-9a-fA-F]{32}$/;
+const PATH_SAFE = /^[0-9A-Za-z_-]+$/;
 
+/** Job ids and client-chosen trigger ids: Flink's AbstractID, 32 hex characters. */
 function checkId(kind: string, id: string): string {
   if (!HEX32.test(id)) throw new Error(`invalid Flink ${kind} "${id}": expected 32 hexadecimal characters`);
+  return id;
+}
+
+/** Trigger ids Flink handed out: used in a path, so only checked to be path-safe. */
+function checkTriggerPathId(id: string): string {
+  if (!PATH_SAFE.test(id)) throw new Error(`invalid Flink trigger id "${id}"`);
   return id;
 }
 
@@ -187,7 +195,7 @@ export class FlinkRestClient {
   /** GET /jobs/:id/savepoints/:triggerId (also the status of a stop-with-savepoint). */
   async getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus> {
     const answer = await this.getJson<FlinkAsyncOperationResult<FlinkSavepointOperation>>(
-      `/jobs/${checkId('job id', jobId)}/savepoints/${checkId('trigger id', triggerId)}`,
+      `/jobs/${checkId('job id', jobId)}/savepoints/${checkTriggerPathId(triggerId)}`,
     );
     if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
     const operation = answer.operation ?? {};
@@ -205,7 +213,7 @@ export class FlinkRestClient {
   /** GET /jobs/:id/checkpoints/:triggerId. */
   async getCheckpointStatus(jobId: string, triggerId: string): Promise<CheckpointStatus> {
     const answer = await this.getJson<FlinkAsyncOperationResult<FlinkCheckpointOperation>>(
-      `/jobs/${checkId('job id', jobId)}/checkpoints/${checkId('trigger id', triggerId)}`,
+      `/jobs/${checkId('job id', jobId)}/checkpoints/${checkTriggerPathId(triggerId)}`,
     );
     if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
     const operation = answer.operation ?? {};
@@ -230,7 +238,7 @@ export class FlinkRestClient {
 
   /** GET /savepoint-disposal/:triggerId. */
   async getDisposalStatus(triggerId: string): Promise<DisposalStatus> {
-    const answer = await this.getJson<FlinkAsyncOperationResult<FlinkDisposalOperation>>(`/savepoint-disposal/${checkId('trigger id', triggerId)}`);
+    const answer = await this.getJson<FlinkAsyncOperationResult<FlinkDisposalOperation>>(`/savepoint-disposal/${checkTriggerPathId(triggerId)}`);
     if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
     const operation = answer.operation ?? {};
     if ('failure-cause' in operation) return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };

@@ -1,0 +1,334 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FlinkRestClient, type FlinkRestClientOptions } from '../../src/flink/flink-rest-client.js';
+import { FlinkRestError } from '../../src/flink/flink-rest-error.js';
+import { HttpFlinkRestTransport } from '../../src/flink/flink-rest-transport.js';
+import { withScriptedServer, type ScriptedFlinkRestServer } from './scripted-flink-rest-server.js';
+
+const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+const TRIGGER = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+
+function clientFor(server: ScriptedFlinkRestServer | string, options: Partial<FlinkRestClientOptions> = {}): FlinkRestClient {
+  const url = typeof server === 'string' ? server : server.url;
+  return new FlinkRestClient(new HttpFlinkRestTransport('direct', url), {
+    resource: 'default/orders',
+    retry: { backoffMs: [5] },
+    timeouts: { requestMs: 2_000, cancelMs: 2_000 },
+    ...options,
+  });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<FlinkRestError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof FlinkRestError, `expected a FlinkRestError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected the call to fail');
+}
+
+const overview = {
+  jobs: [{ jid: JOB, name: 'StateMachineExample', state: 'RUNNING', 'start-time': 1700000000000, 'end-time': -1, duration: 5000, 'last-modification': 1700000000100, tasks: { running: 2, total: 2 } }],
+};
+
+test('listJobs reads GET /jobs/overview', async () => {
+  await withScriptedServer([{ method: 'GET', path: '/jobs/overview', headers: { accept: 'application/json' }, answer: { status: 200, json: overview } }], async (server) => {
+    const jobs = await clientFor(server).listJobs();
+    assert.deepEqual(jobs, overview.jobs);
+  });
+});
+
+test('getConfig returns the Flink version of the JobManager', async () => {
+  const config = { 'refresh-interval': 3000, 'timezone-name': 'Coordinated Universal Time', 'timezone-offset': 0, 'flink-version': '1.20.1', 'flink-revision': 'abc @ 2025', features: { 'web-submit': false } };
+  await withScriptedServer([{ method: 'GET', path: '/config', answer: { status: 200, json: config } }], async (server) => {
+    assert.equal((await clientFor(server).getConfig())['flink-version'], '1.20.1');
+  });
+});
+
+test('getJob answers undefined when Flink does not know the job, without retrying', async () => {
+  await withScriptedServer(
+    [{ method: 'GET', path: `/jobs/${JOB}`, answer: { status: 404, json: { errors: ['Job 0f1e... not found'] } } }],
+    async (server) => {
+      assert.equal(await clientFor(server).getJob(JOB), undefined);
+    },
+  );
+});
+
+test('cancelJob sends PATCH ?mode=cancel once and maps 202, 404 and 409 to outcomes', async () => {
+  await withScriptedServer(
+    [
+      { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 202, json: {} } },
+      { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 404, json: { errors: ['Job could not be found.'] } } },
+      {
+        method: 'PATCH',
+        path: `/jobs/${JOB}?mode=cancel`,
+        answer: { status: 409, json: { errors: ['Job cancellation failed because the job has already reached another terminal state (FINISHED).'] } },
+      },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.deepEqual(await client.cancelJob(JOB), { outcome: 'cancelling' });
+      assert.deepEqual(await client.cancelJob(JOB), { outcome: 'job-not-found' });
+      assert.deepEqual(await client.cancelJob(JOB), {
+        outcome: 'already-terminal',
+        message: 'Job cancellation failed because the job has already reached another terminal state (FINISHED).',
+      });
+    },
+  );
+});
+
+test('cancelJob recognises "already reached another terminal state" in a 500 answer, and fails on other 500s without retry', async () => {
+  await withScriptedServer(
+    [
+      { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 500, json: { errors: ['org.apache.flink.runtime.rest.handler.RestHandlerException: Job has already reached another terminal state.\n\tat ...'] } } },
+      { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 500, json: { errors: ['Internal server error.'] } } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.equal((await client.cancelJob(JOB)).outcome, 'already-terminal');
+      const error = await rejection(client.cancelJob(JOB));
+      assert.equal(error.status, 500);
+      assert.equal(error.message, `Flink REST API of default/orders: PATCH /jobs/${JOB}?mode=cancel failed with 500 Internal Server Error: Internal server error.`);
+    },
+  );
+});
+
+test('stopWithSavepoint posts the exact body and returns the request id', async () => {
+  await withScriptedServer(
+    [
+      {
+        method: 'POST',
+        path: `/jobs/${JOB}/stop`,
+        headers: { 'content-type': 'application/json' },
+        body: { targetDirectory: 's3://bucket/savepoints', drain: false, formatType: 'CANONICAL' },
+        answer: { status: 202, json: { 'request-id': TRIGGER } },
+      },
+      {
+        method: 'POST',
+        path: `/jobs/${JOB}/stop`,
+        body: { drain: true, formatType: 'NATIVE', triggerId: TRIGGER },
+        answer: { status: 202, json: { 'request-id': TRIGGER } },
+      },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.equal(await client.stopWithSavepoint(JOB, { targetDirectory: 's3://bucket/savepoints' }), TRIGGER);
+      assert.equal(await client.stopWithSavepoint(JOB, { drain: true, formatType: 'NATIVE', triggerId: TRIGGER }), TRIGGER);
+    },
+  );
+});
+
+test('triggerSavepoint posts target-directory, cancel-job false and the format', async () => {
+  await withScriptedServer(
+    [
+      {
+        method: 'POST',
+        path: `/jobs/${JOB}/savepoints`,
+        body: { 'target-directory': 'file:///flink-data/savepoints', 'cancel-job': false, formatType: 'CANONICAL' },
+        answer: { status: 202, json: { 'request-id': TRIGGER } },
+      },
+    ],
+    async (server) => {
+      assert.equal(await clientFor(server).triggerSavepoint(JOB, { targetDirectory: 'file:///flink-data/savepoints' }), TRIGGER);
+    },
+  );
+});
+
+test('a savepoint trigger answered 503 is NOT retried (a second savepoint must not be started)', async () => {
+  await withScriptedServer(
+    [{ method: 'POST', path: `/jobs/${JOB}/savepoints`, body: { 'cancel-job': false, formatType: 'CANONICAL' }, answer: { status: 503, json: { errors: ['Service temporarily unavailable due to an ongoing leader election. Please refresh.'] } } }],
+    async (server) => {
+      const error = await rejection(clientFor(server, { retry: { getAttempts: 5, backoffMs: [1] } }).triggerSavepoint(JOB));
+      assert.equal(error.status, 503);
+      assert.equal(error.source, 'flink');
+      assert.equal(server.received.length, 1);
+    },
+  );
+});
+
+test('a stop-with-savepoint whose answer never comes times out once, unretried, and says so', async () => {
+  await withScriptedServer(
+    [{ method: 'POST', path: `/jobs/${JOB}/stop`, body: { drain: false, formatType: 'CANONICAL' }, answer: { hang: true } }],
+    async (server) => {
+      const started = Date.now();
+      const error = await rejection(clientFor(server, { timeouts: { requestMs: 150 } }).stopWithSavepoint(JOB));
+      assert.ok(Date.now() - started < 1_500);
+      assert.equal(error.code, 'ETIMEDOUT');
+      assert.equal(error.source, 'transport');
+      assert.match(error.message, /^Flink REST API of default\/orders unreachable via http:\/\/127\.0\.0\.1:\d+\/jobs\/[0-9a-f]{32}\/stop: ETIMEDOUT \(no complete answer within 150 ms\); is the JobManager running\? The POST was not retried/);
+      assert.equal(server.received.length, 1);
+    },
+  );
+});
+
+test('GETs are retried on 5xx and dropped connections, then succeed', async () => {
+  await withScriptedServer(
+    [
+      { method: 'GET', path: '/jobs/overview', answer: { status: 503, json: { errors: ['leader election'] } } },
+      { method: 'GET', path: '/jobs/overview', answer: { destroy: true } },
+      { method: 'GET', path: '/jobs/overview', answer: { status: 200, json: overview } },
+    ],
+    async (server) => {
+      const waits: number[] = [];
+      const client = clientFor(server, { retry: { getAttempts: 3, backoffMs: [10, 20] }, sleep: async (ms) => void waits.push(ms) });
+      assert.equal((await client.listJobs()).length, 1);
+      assert.deepEqual(waits, [10, 20]);
+    },
+  );
+});
+
+test('GETs give up after the configured attempts with the last error', async () => {
+  const answer = { status: 502, json: { errors: ['bad gateway'] } };
+  await withScriptedServer(
+    [
+      { method: 'GET', path: `/jobs/${JOB}/checkpoints`, answer },
+      { method: 'GET', path: `/jobs/${JOB}/checkpoints`, answer },
+    ],
+    async (server) => {
+      const error = await rejection(clientFor(server, { retry: { getAttempts: 2 } }).getCheckpoints(JOB));
+      assert.equal(error.status, 502);
+      assert.equal(error.attempts, 2);
+    },
+  );
+});
+
+test('a GET timeout is retried, and the deadline applies per attempt', async () => {
+  await withScriptedServer(
+    [
+      { method: 'GET', path: '/config', answer: { hang: true } },
+      { method: 'GET', path: '/config', answer: { status: 200, json: { 'refresh-interval': 3000, 'flink-version': '2.2.0' } } },
+    ],
+    async (server) => {
+      const config = await clientFor(server, { timeouts: { requestMs: 100 } }).getConfig();
+      assert.equal(config['flink-version'], '2.2.0');
+    },
+  );
+});
+
+test('4xx answers to GETs are not retried', async () => {
+  await withScriptedServer(
+    [{ method: 'GET', path: `/jobs/${JOB}/exceptions`, answer: { status: 400, json: { errors: ['Bad request'] } } }],
+    async (server) => {
+      const error = await rejection(clientFor(server).getExceptions(JOB));
+      assert.equal(error.status, 400);
+      assert.equal(server.received.length, 1);
+    },
+  );
+});
+
+test('a JobManager that is not listening gives an actionable ECONNREFUSED message', async () => {
+  const closed = http.createServer();
+  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address() as AddressInfo;
+  await new Promise<void>((resolve) => closed.close(() => resolve()));
+  const error = await rejection(clientFor(`http://127.0.0.1:${port}`, { retry: { getAttempts: 2, backoffMs: [1] } }).listJobs());
+  assert.equal(error.code, 'ECONNREFUSED');
+  assert.equal(error.attempts, 2);
+  assert.ok(error.isUnreachable);
+  assert.match(error.message, new RegExp(`^Flink REST API of default/orders unreachable via http://127\\.0\\.0\\.1:${port}/jobs/overview: ECONNREFUSED.*; is the JobManager running\\?$`));
+});
+
+test('savepoint status: in progress, completed with a location, completed with a failure cause', async () => {
+  const path = `/jobs/${JOB}/savepoints/${TRIGGER}`;
+  await withScriptedServer(
+    [
+      { method: 'GET', path, answer: { status: 200, json: { status: { id: 'IN_PROGRESS' }, operation: null } } },
+      { method: 'GET', path, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab' } } } },
+      {
+        method: 'GET',
+        path,
+        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.util.concurrent.CompletionException', 'stack-trace': 'java.io.IOException: disk full\n\tat x', 'serialized-throwable': 'rO0=' } } } },
+      },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.deepEqual(await client.getSavepointStatus(JOB, TRIGGER), { status: 'IN_PROGRESS' });
+      assert.deepEqual(await client.getSavepointStatus(JOB, TRIGGER), { status: 'COMPLETED', location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab' });
+      const failed = await client.getSavepointStatus(JOB, TRIGGER);
+      assert.ok('failureCause' in failed);
+      assert.equal(failed.failureCause['stack-trace'], 'java.io.IOException: disk full\n\tat x');
+    },
+  );
+});
+
+test('an unknown savepoint trigger is a Flink 404 error (callers fall back to the checkpoint history)', async () => {
+  await withScriptedServer(
+    [{ method: 'GET', path: `/jobs/${JOB}/savepoints/${TRIGGER}`, answer: { status: 404, json: { errors: ['There is no savepoint operation with triggerId=...'] } } }],
+    async (server) => {
+      const error = await rejection(clientFor(server).getSavepointStatus(JOB, TRIGGER));
+      assert.ok(error.isFlinkNotFound);
+      assert.equal(server.received.length, 1);
+    },
+  );
+});
+
+test('checkpoint trigger and status, checkpoint statistics and exceptions', async () => {
+  const stats = {
+    counts: { restored: 1, total: 3, in_progress: 0, completed: 3, failed: 0 },
+    summary: {},
+    latest: {
+      completed: { id: 3, status: 'COMPLETED', is_savepoint: false, trigger_timestamp: 10, latest_ack_timestamp: 11, external_path: 'file:/cp/chk-3' },
+      savepoint: null,
+      failed: null,
+      restored: { id: 1, restore_timestamp: 5, is_savepoint: true, external_path: 'file:/sp/savepoint-1' },
+    },
+    history: [],
+  };
+  const exceptions = { exceptionHistory: { entries: [{ exceptionName: 'java.lang.RuntimeException', stacktrace: 'boom', timestamp: 12, taskName: 'Map', location: 'tm-1' }], truncated: false } };
+  await withScriptedServer(
+    [
+      { method: 'POST', path: `/jobs/${JOB}/checkpoints`, body: { checkpointType: 'FULL' }, answer: { status: 202, json: { 'request-id': TRIGGER } } },
+      { method: 'GET', path: `/jobs/${JOB}/checkpoints/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { checkpointId: 4 } } } },
+      { method: 'GET', path: `/jobs/${JOB}/checkpoints`, answer: { status: 200, json: stats } },
+      { method: 'GET', path: `/jobs/${JOB}/exceptions`, answer: { status: 200, json: exceptions } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.equal(await client.triggerCheckpoint(JOB, 'FULL'), TRIGGER);
+      assert.deepEqual(await client.getCheckpointStatus(JOB, TRIGGER), { status: 'COMPLETED', checkpointId: 4 });
+      assert.equal((await client.getCheckpoints(JOB)).latest.restored?.external_path, 'file:/sp/savepoint-1');
+      assert.equal((await client.getExceptions(JOB)).exceptionHistory.entries[0]?.exceptionName, 'java.lang.RuntimeException');
+    },
+  );
+});
+
+test('savepoint disposal: trigger with the path, then poll', async () => {
+  await withScriptedServer(
+    [
+      { method: 'POST', path: '/savepoint-disposal', body: { 'savepoint-path': 'file:/sp/savepoint-1' }, answer: { status: 200, json: { 'request-id': TRIGGER } } },
+      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'IN_PROGRESS' } } } },
+      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: {} } } },
+      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.io.FileNotFoundException' } } } } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.equal(await client.disposeSavepoint('file:/sp/savepoint-1'), TRIGGER);
+      assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'IN_PROGRESS' });
+      assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'COMPLETED' });
+      assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'COMPLETED', failureCause: { class: 'java.io.FileNotFoundException' } });
+    },
+  );
+});
+
+test('a trigger answer without request-id and a non-JSON answer are errors', async () => {
+  await withScriptedServer(
+    [
+      { method: 'POST', path: `/jobs/${JOB}/savepoints`, body: { 'cancel-job': false, formatType: 'CANONICAL' }, answer: { status: 202, json: {} } },
+      { method: 'GET', path: '/jobs/overview', answer: { status: 200, text: '<html>proxy page</html>' } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.match((await rejection(client.triggerSavepoint(JOB))).message, /answered without a request-id/);
+      assert.match((await rejection(client.listJobs())).message, /GET \/jobs\/overview answered invalid JSON/);
+    },
+  );
+});
+
+test('ids are validated before anything is sent', async () => {
+  const client = clientFor('http://127.0.0.1:9');
+  await assert.rejects(client.getJob('../config'), /invalid Flink job id "..\/config"/);
+  await assert.rejects(client.stopWithSavepoint(JOB, { triggerId: 'nope' }), /invalid Flink trigger id "nope": expected 32 hexadecimal characters/);
+});
