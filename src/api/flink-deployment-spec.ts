@@ -59,9 +59,17 @@ export type Resource = Static<typeof ResourceSchema>;
 
 export const ResourceRequirementsSchema = Type.Object(
   {
-    limits: Type.Optional(QuantityMap()),
-    requests: Type.Optional(QuantityMap()),
-    claims: Type.Optional(Type.Array(Type.Object({ name: Type.String(), request: Type.Optional(Type.String()) }))),
+    limits: Type.Optional(QuantityMap({ description: 'Maximum resources, e.g. cpu: "2", memory: 4Gi.' })),
+    requests: Type.Optional(QuantityMap({ description: 'Requested resources, e.g. cpu: "1", memory: 2048m.' })),
+    claims: Type.Optional(
+      Type.Array(
+        Type.Object({
+          name: Type.String({ description: 'Name of a pod resourceClaims entry.' }),
+          request: Type.Optional(Type.String({ description: 'The request of that claim to use.' })),
+        }),
+        { description: 'Dynamic resource claims used by the container.' },
+      ),
+    ),
   },
   { description: 'Kubernetes ResourceRequirements of the Flink container.' },
 );
@@ -92,10 +100,18 @@ export type TaskManagerSpec = Static<typeof TaskManagerSpecSchema>;
 export const IngressSpecSchema = Type.Object(
   {
     template: Type.Optional(Type.String({ description: 'Host/path template; {{name}} and {{namespace}} are replaced.' })),
-    className: Type.Optional(Type.String()),
-    annotations: Type.Optional(StringMap()),
-    labels: Type.Optional(StringMap()),
-    tls: Type.Optional(Type.Array(Type.Object({ hosts: Type.Optional(Type.Array(Type.String())), secretName: Type.Optional(Type.String()) }))),
+    className: Type.Optional(Type.String({ description: 'IngressClass name.' })),
+    annotations: Type.Optional(StringMap({ description: 'Annotations of the Ingress.' })),
+    labels: Type.Optional(StringMap({ description: 'Labels of the Ingress.' })),
+    tls: Type.Optional(
+      Type.Array(
+        Type.Object({
+          hosts: Type.Optional(Type.Array(Type.String(), { description: 'Hosts covered by the certificate.' })),
+          secretName: Type.Optional(Type.String({ description: 'Secret holding the TLS certificate and key.' })),
+        }),
+        { description: 'TLS settings of the Ingress.' },
+      ),
+    ),
   },
   { description: 'Ingress for the Flink web UI.' },
 );

@@ -42,8 +42,8 @@ export type ReconciliationState = (typeof RECONCILIATION_STATES)[number];
 /** metav1.Condition. */
 export const ConditionSchema = Type.Object({
   type: Type.String({ description: 'Condition type in PascalCase, e.g. Ready.' }),
-  status: StringEnum(['True', 'False', 'Unknown'] as const),
-  observedGeneration: Type.Optional(Int64()),
+  status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
+  observedGeneration: Type.Optional(Int64({ description: 'The metadata.generation the condition was set for.' })),
   lastTransitionTime: Type.String({ format: 'date-time', description: 'When status last changed.' }),
   reason: Type.String({ description: 'CamelCase reason for the condition.' }),
   message: Type.String({ description: 'Human-readable details.' }),
@@ -62,15 +62,15 @@ export const LastSavepointSchema = Type.Object(
   {
     location: Type.String({ description: 'Where the savepoint was written.' }),
     timeStamp: Int64({ description: 'When it completed, epoch milliseconds.' }),
-    triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES)),
-    formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
+    triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES, { description: 'What triggered it: MANUAL (savepointTriggerNonce), PERIODIC, UPGRADE or UNKNOWN.' })),
+    formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES, { description: 'Savepoint format: CANONICAL or NATIVE.' })),
   },
   { description: 'The newest completed savepoint of the job.' },
 );
 export type LastSavepoint = Static<typeof LastSavepointSchema>;
 
 const userJobStatusFields = {
-  jobName: Type.Optional(Type.String()),
+  jobName: Type.Optional(Type.String({ description: 'Name of the Flink job.' })),
   jobId: Type.Optional(Type.String({ description: 'Flink job id of the current job.' })),
   state: Type.Optional(StringEnum(FLINK_JOB_STATES, { description: 'Flink job state; RECONCILING while unknown or deploying.' })),
   startTime: Type.Optional(Type.String({ description: 'Job start time, epoch milliseconds.' })),
@@ -93,7 +93,13 @@ const userStatusFields = {
   error: Type.Optional(Type.String({ description: 'The last error, with what to do about it.' })),
   clusterInfo: Type.Optional(StringMap({ description: 'Flink cluster information: flink-version, flink-revision, total-cpu, total-memory, state-size.' })),
   taskManager: Type.Optional(TaskManagerInfoSchema),
-  conditions: Type.Optional(Type.Array(ConditionSchema, { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] })),
+  conditions: Type.Optional(
+    Type.Array(ConditionSchema, {
+      description: 'Observations of the deployment (Running, ...); one per type.',
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  ),
 };
 
 export const JobStatusV1Schema = Type.Object(
@@ -113,13 +119,16 @@ export type FlinkDeploymentStatusV1 = Static<typeof FlinkDeploymentStatusV1Schem
 // were written by some Apache operator version, and one unexpected value must not make every status
 // write of an unmigrated resource fail validation. legacy-status-codec.ts normalises unknown values.
 
-export const LegacySavepointSchema = Type.Object({
-  timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
-  location: Type.Optional(Type.String({ description: 'Where the savepoint was written.' })),
-  triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
-  formatType: Type.Optional(LenientStringEnum(SAVEPOINT_FORMAT_TYPES)),
-  triggerNonce: Type.Optional(Int64({ description: 'The savepointTriggerNonce a manual savepoint answered.' })),
-});
+export const LegacySavepointSchema = Type.Object(
+  {
+    timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
+    location: Type.Optional(Type.String({ description: 'Where the savepoint was written.' })),
+    triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+    formatType: Type.Optional(LenientStringEnum(SAVEPOINT_FORMAT_TYPES)),
+    triggerNonce: Type.Optional(Int64({ description: 'The savepointTriggerNonce a manual savepoint answered.' })),
+  },
+  { description: 'A completed savepoint (legacy layout).' },
+);
 export type LegacySavepoint = Static<typeof LegacySavepointSchema>;
 
 export const LegacySavepointInfoSchema = Type.Object(
@@ -137,13 +146,16 @@ export const LegacySavepointInfoSchema = Type.Object(
 export type LegacySavepointInfo = Static<typeof LegacySavepointInfoSchema>;
 
 /** The Apache operator's CRD declares formatType (FULL/INCREMENTAL) and triggerType here; older code wrote checkpointType. */
-export const LegacyCheckpointSchema = Type.Object({
-  timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
-  checkpointType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
-  formatType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
-  triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
-  triggerNonce: Type.Optional(Int64({ description: 'The checkpointTriggerNonce a manual checkpoint answered.' })),
-});
+export const LegacyCheckpointSchema = Type.Object(
+  {
+    timeStamp: Type.Optional(Int64({ description: 'Completion time, epoch milliseconds.' })),
+    checkpointType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
+    formatType: Type.Optional(LenientStringEnum(CHECKPOINT_TYPES)),
+    triggerType: Type.Optional(LenientStringEnum(SNAPSHOT_TRIGGER_TYPES)),
+    triggerNonce: Type.Optional(Int64({ description: 'The checkpointTriggerNonce a manual checkpoint answered.' })),
+  },
+  { description: 'The last completed checkpoint (legacy layout).' },
+);
 
 export const LegacyCheckpointInfoSchema = Type.Object(
   {
@@ -160,10 +172,10 @@ export type LegacyCheckpointInfo = Static<typeof LegacyCheckpointInfoSchema>;
 
 export const LegacyReconciliationStatusSchema = Type.Object(
   {
-    reconciliationTimestamp: Type.Optional(Int64()),
+    reconciliationTimestamp: Type.Optional(Int64({ description: 'When the last reconcile acted, epoch milliseconds.' })),
     lastReconciledSpec: Type.Optional(Type.String({ description: 'JSON of the last reconciled spec (Apache operator format).' })),
     lastStableSpec: Type.Optional(Type.String({ description: 'JSON of the last stable spec (Apache operator format).' })),
-    state: Type.Optional(StringEnum(RECONCILIATION_STATES)),
+    state: Type.Optional(StringEnum(RECONCILIATION_STATES, { description: 'Reconciliation state: DEPLOYED, UPGRADING, ROLLING_BACK or ROLLED_BACK.' })),
   },
   { description: 'Legacy (Apache operator) reconciliation bookkeeping; moved to the state ConfigMap by migration.' },
 );

@@ -1,0 +1,156 @@
+/**
+ * Generates crds/flinkdeployments.flink.apache.org.yaml from the TypeBox schemas in this folder
+ * (the same schemas ajv validates with and the TypeScript types come from).
+ *
+ *   npm run gen:crds            # writes the file (tsx src/api/crd-generator.ts --write)
+ *   tsx src/api/crd-generator.ts --check   # exit 1 when the committed file is stale
+ *   tsx src/api/crd-generator.ts           # prints it
+ *
+ * The CRD serves two versions with the same spec and two status layouts:
+ * - `v1`: the split layout (user-facing status + stateRef). What this operator reads and writes.
+ * - `v1beta1`: the Apache operator's version, deprecated, **the storage version**. Its schema is
+ *   the union of both layouts.
+ *
+ * Guarantees (design/002-state-split.md, "Storage version", has the reasoning and sources)
+ * - Nothing the Apache operator stored is pruned by applying this CRD over the Apache one: the
+ *   storage version's schema declares every spec and status field the Apache CRD declares.
+ * - Any write through v1beta1 keeps the legacy fields of an unmigrated resource.
+ * Caveats
+ * - A write through **v1** (any write: spec, metadata or status) of an object that still has legacy
+ *   status fields drops them: the API server decodes the stored object into the v1 view (pruned by
+ *   v1's schema) before the update, and the status strategy copies that pruned status. Hence the
+ *   upgrade procedure migrates every resource before anything writes through v1.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { stringify as stringifyYaml } from 'yaml';
+import type { TSchema } from '@sinclair/typebox';
+import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
+import { FlinkDeploymentStatusV1beta1Schema, FlinkDeploymentStatusV1Schema } from './flink-deployment-status.js';
+import {
+  API_VERSION_V1,
+  API_VERSION_V1BETA1,
+  FLINK_DEPLOYMENT_CRD_NAME,
+  FLINK_DEPLOYMENT_KIND,
+  FLINK_DEPLOYMENT_PLURAL,
+  FLINK_DEPLOYMENT_SHORT_NAMES,
+  FLINK_DEPLOYMENT_SINGULAR,
+  FLINK_GROUP,
+} from './flink-deployment.js';
+import { plainJsonSchema } from './schema-builders.js';
+
+/** Path of the generated file, relative to the repository root. */
+export const CRD_FILE = `crds/${FLINK_DEPLOYMENT_CRD_NAME}.yaml`;
+
+/** The version every object is stored as (design/002: no legacy field may be lost before it is migrated). */
+export const STORAGE_VERSION = API_VERSION_V1BETA1;
+
+export const V1BETA1_DEPRECATION_WARNING =
+  `${FLINK_GROUP}/${API_VERSION_V1BETA1} ${FLINK_DEPLOYMENT_KIND} is deprecated; use ${FLINK_GROUP}/${API_VERSION_V1} ` +
+  '(run `flink-operator migrate` once after upgrading from the Apache operator; see README.md)';
+
+export const SCALE_SUBRESOURCE = {
+  specReplicasPath: '.spec.taskManager.replicas',
+  statusReplicasPath: '.status.taskManager.replicas',
+  labelSelectorPath: '.status.taskManager.labelSelector',
+} as const;
+
+export const PRINTER_COLUMNS = [
+  { name: 'Job Status', type: 'string', jsonPath: '.status.jobStatus.state', description: 'Last observed state of the Flink job.' },
+  { name: 'Lifecycle State', type: 'string', jsonPath: '.status.lifecycleState', description: 'Lifecycle state of the deployment (deployed, stable, rolled back, failed, ...).' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+] as const;
+
+/** The openAPIV3Schema of one version. */
+export function versionSchema(statusSchema: TSchema, version: string): Record<string, unknown> {
+  return {
+    type: 'object',
+    description:
+      version === API_VERSION_V1
+        ? 'A Flink application or session cluster managed by the operator. Operator-internal state lives in the ConfigMap named by status.stateRef.'
+        : 'A Flink application or session cluster (Apache operator layout; deprecated, use v1).',
+    properties: {
+      apiVersion: { type: 'string', description: `${FLINK_GROUP}/${version}` },
+      kind: { type: 'string', description: FLINK_DEPLOYMENT_KIND },
+      metadata: { type: 'object' },
+      spec: plainJsonSchema(FlinkDeploymentSpecSchema),
+      status: plainJsonSchema(statusSchema),
+    },
+  };
+}
+
+function version(name: string, statusSchema: TSchema): Record<string, unknown> {
+  const deprecated = name === API_VERSION_V1BETA1;
+  return {
+    name,
+    served: true,
+    storage: name === STORAGE_VERSION,
+    ...(deprecated ? { deprecated: true, deprecationWarning: V1BETA1_DEPRECATION_WARNING } : {}),
+    schema: { openAPIV3Schema: versionSchema(statusSchema, name) },
+    subresources: { status: {}, scale: { ...SCALE_SUBRESOURCE } },
+    additionalPrinterColumns: PRINTER_COLUMNS.map((c) => ({ ...c })),
+  };
+}
+
+/** The CustomResourceDefinition object (apiextensions.k8s.io/v1). */
+export function buildFlinkDeploymentCrd(): Record<string, unknown> {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: FLINK_DEPLOYMENT_CRD_NAME },
+    spec: {
+      group: FLINK_GROUP,
+      names: {
+        kind: FLINK_DEPLOYMENT_KIND,
+        listKind: `${FLINK_DEPLOYMENT_KIND}List`,
+        plural: FLINK_DEPLOYMENT_PLURAL,
+        singular: FLINK_DEPLOYMENT_SINGULAR,
+        shortNames: [...FLINK_DEPLOYMENT_SHORT_NAMES],
+      },
+      scope: 'Namespaced',
+      conversion: { strategy: 'None' },
+      versions: [version(API_VERSION_V1, FlinkDeploymentStatusV1Schema), version(API_VERSION_V1BETA1, FlinkDeploymentStatusV1beta1Schema)],
+    },
+  };
+}
+
+const HEADER =
+  '# Generated by `npm run gen:crds` (src/api/crd-generator.ts) from the schemas in src/api/. Do not edit.\n' +
+  '# Storage version v1beta1 (the union of both status layouts): see design/002-state-split.md before changing it.\n';
+
+/** The YAML text of the generated file. */
+export function renderFlinkDeploymentCrdYaml(): string {
+  return HEADER + stringifyYaml(buildFlinkDeploymentCrd(), { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+function repoPath(relative: string): string {
+  return fileURLToPath(new URL(`../../${relative}`, import.meta.url));
+}
+
+function main(argv: string[]): number {
+  const text = renderFlinkDeploymentCrdYaml();
+  if (argv.includes('--write')) {
+    writeFileSync(repoPath(CRD_FILE), text);
+    console.log(`wrote ${CRD_FILE}`);
+    return 0;
+  }
+  if (argv.includes('--check')) {
+    let current = '';
+    try {
+      current = readFileSync(repoPath(CRD_FILE), 'utf8');
+    } catch {
+      // missing counts as stale
+    }
+    if (current !== text) {
+      console.error(`${CRD_FILE} is stale; run npm run gen:crds and commit the result`);
+      return 1;
+    }
+    return 0;
+  }
+  process.stdout.write(text);
+  return 0;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  process.exitCode = main(process.argv.slice(2));
+}

@@ -1,0 +1,185 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { buildFlinkDeploymentCrd, CRD_FILE, renderFlinkDeploymentCrdYaml } from '../../src/api/crd-generator.js';
+import { loadSharedFixtures } from './shared-fixtures.js';
+
+type Node = Record<string, unknown>;
+const crd = buildFlinkDeploymentCrd() as { spec: { versions: Node[]; names: Node; group: string; scope: string } };
+const versions = crd.spec.versions;
+const schemaOf = (name: string) => ((versions.find((v) => v['name'] === name)!['schema'] as Node)['openAPIV3Schema']) as Node;
+
+test('the committed CRD is what the generator produces (run npm run gen:crds when this fails)', () => {
+  const committed = readFileSync(fileURLToPath(new URL(`../../${CRD_FILE}`, import.meta.url)), 'utf8');
+  assert.ok(committed === renderFlinkDeploymentCrdYaml(), `${CRD_FILE} is stale: run npm run gen:crds and commit it`);
+  assert.deepEqual(parseYaml(committed), buildFlinkDeploymentCrd());
+});
+
+test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a warning and the storage version', () => {
+  assert.equal((crd as unknown as { metadata: { name: string } }).metadata.name, 'flinkdeployments.flink.apache.org');
+  assert.equal(crd.spec.group, 'flink.apache.org');
+  assert.equal(crd.spec.scope, 'Namespaced');
+  assert.deepEqual(crd.spec.names, { kind: 'FlinkDeployment', listKind: 'FlinkDeploymentList', plural: 'flinkdeployments', singular: 'flinkdeployment', shortNames: ['flinkdep'] });
+  assert.deepEqual(versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]), [
+    ['v1', true, false, false],
+    ['v1beta1', true, true, true],
+  ]);
+  assert.match(String(versions[1]!['deprecationWarning']), /deprecated; use flink\.apache\.org\/v1/);
+});
+
+function resolve(schema: Node, jsonPath: string): Node | undefined {
+  let node: Node | undefined = schema;
+  for (const part of jsonPath.replace(/^\./, '').split('.')) node = (node?.['properties'] as Record<string, Node> | undefined)?.[part];
+  return node;
+}
+
+test('status and scale subresources, printer columns resolve in both schemas', () => {
+  for (const v of versions) {
+    const schema = schemaOf(String(v['name']));
+    const sub = v['subresources'] as { status: Node; scale: Record<string, string> };
+    assert.deepEqual(sub.status, {});
+    assert.deepEqual(sub.scale, { specReplicasPath: '.spec.taskManager.replicas', statusReplicasPath: '.status.taskManager.replicas', labelSelectorPath: '.status.taskManager.labelSelector' });
+    assert.equal(resolve(schema, sub.scale['specReplicasPath']!)?.['type'], 'integer');
+    assert.equal(resolve(schema, sub.scale['statusReplicasPath']!)?.['type'], 'integer');
+    assert.equal(resolve(schema, sub.scale['labelSelectorPath']!)?.['type'], 'string');
+    const columns = v['additionalPrinterColumns'] as Node[];
+    assert.deepEqual(columns.map((c) => [c['name'], c['type'], c['jsonPath']]), [
+      ['Job Status', 'string', '.status.jobStatus.state'],
+      ['Lifecycle State', 'string', '.status.lifecycleState'],
+      ['Age', 'date', '.metadata.creationTimestamp'],
+    ]);
+    assert.equal(resolve(schema, '.status.jobStatus.state')?.['type'], 'string');
+    assert.equal(resolve(schema, '.status.lifecycleState')?.['type'], 'string');
+  }
+});
+
+const ALLOWED_KEYS = new Set([
+  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
+  'pattern', 'maxItems', 'minItems', 'multipleOf', 'enum', 'maxProperties', 'minProperties', 'required', 'items', 'properties',
+  'additionalProperties', 'nullable', 'example',
+  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource', 'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+]);
+const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
+const FORMATS = new Set(['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'duration', 'uri', 'hostname', 'uuid', 'quantity']);
+
+/** The structural-schema rules apiextensions-apiserver enforces (pkg/apiserver/schema/validation.go), as violations. */
+function structuralViolations(node: Node, path: string, out: string[]): void {
+  for (const key of Object.keys(node)) if (!ALLOWED_KEYS.has(key)) out.push(`${path}: keyword ${key} is not allowed in a CRD schema`);
+  const intOrString = node['x-kubernetes-int-or-string'] === true;
+  const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
+  if (intOrString) {
+    if (node['type'] !== undefined) out.push(`${path}: x-kubernetes-int-or-string must not have a type`);
+  } else if (typeof node['type'] !== 'string' || !TYPES.has(node['type'])) {
+    if (!preserve) out.push(`${path}: must have a type (or be int-or-string / preserve-unknown-fields)`);
+  }
+  if (node['properties'] !== undefined && node['additionalProperties'] !== undefined) out.push(`${path}: properties and additionalProperties are mutually exclusive`);
+  if (node['additionalProperties'] === false) out.push(`${path}: additionalProperties: false is forbidden`);
+  if (node['format'] !== undefined && !FORMATS.has(String(node['format']))) out.push(`${path}: unknown format ${String(node['format'])}`);
+  if (node['type'] === 'array' && node['items'] === undefined) out.push(`${path}: array without items`);
+  if (Array.isArray(node['enum'])) {
+    for (const value of node['enum']) if (typeof value !== node['type']) out.push(`${path}: enum value ${String(value)} is not a ${String(node['type'])}`);
+  }
+  const properties = (node['properties'] ?? {}) as Record<string, Node>;
+  for (const req of (node['required'] ?? []) as string[]) if (!(req in properties)) out.push(`${path}: required ${req} is not a property`);
+  if (node['x-kubernetes-list-type'] === 'map') {
+    const items = node['items'] as Node;
+    const itemProps = (items['properties'] ?? {}) as Record<string, Node>;
+    const required = new Set((items['required'] ?? []) as string[]);
+    for (const key of (node['x-kubernetes-list-map-keys'] ?? []) as string[]) {
+      const keyNode = itemProps[key];
+      if (!keyNode) out.push(`${path}: list-map key ${key} is not an item property`);
+      else if (!required.has(key) && keyNode['default'] === undefined) out.push(`${path}: list-map key ${key} must be required or defaulted`);
+      else if (!['string', 'integer', 'number', 'boolean'].includes(String(keyNode['type']))) out.push(`${path}: list-map key ${key} must be scalar`);
+    }
+    if (((node['x-kubernetes-list-map-keys'] ?? []) as string[]).length === 0) out.push(`${path}: list-type map without keys`);
+  }
+  for (const [key, child] of Object.entries(properties)) structuralViolations(child, `${path}.${key}`, out);
+  if (typeof node['items'] === 'object') structuralViolations(node['items'] as Node, `${path}[*]`, out);
+  if (typeof node['additionalProperties'] === 'object') structuralViolations(node['additionalProperties'] as Node, `${path}{*}`, out);
+}
+
+test('both schemas are structural (every node typed, no forbidden keywords, list-map keys required, ...)', () => {
+  for (const name of ['v1', 'v1beta1']) {
+    const schema = schemaOf(name);
+    const violations: string[] = [];
+    structuralViolations(schema, name, violations);
+    assert.deepEqual(violations, []);
+    assert.equal(schema['type'], 'object');
+    const metadata = (schema['properties'] as Record<string, Node>)['metadata']!;
+    const metaProps = Object.keys((metadata['properties'] ?? {}) as Node);
+    assert.ok(metaProps.every((p) => p === 'name' || p === 'generateName'), 'root metadata may only constrain name/generateName');
+    assert.deepEqual(Object.keys(metadata).filter((k) => k !== 'properties' && k !== 'description'), ['type']);
+  }
+});
+
+test('the structural checker itself rejects the usual mistakes', () => {
+  const bad: Node = {
+    type: 'object',
+    properties: {
+      untyped: { description: 'x' },
+      both: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } },
+      list: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string' } } } },
+      ref: { $ref: '#/x' },
+    },
+  };
+  const violations: string[] = [];
+  structuralViolations(bad, 'bad', violations);
+  assert.equal(violations.length, 5, violations.join('\n'));
+});
+
+function missingDescriptions(node: Node, path: string, out: string[]): void {
+  const properties = (node['properties'] ?? {}) as Record<string, Node>;
+  for (const [key, child] of Object.entries(properties)) {
+    if (typeof child['description'] !== 'string' || child['description'] === '') out.push(`${path}.${key}`);
+    missingDescriptions(child, `${path}.${key}`, out);
+    if (typeof child['items'] === 'object') missingDescriptions(child['items'] as Node, `${path}.${key}[*]`, out);
+  }
+}
+
+test('every spec and status field has a description (kubectl explain)', () => {
+  for (const name of ['v1', 'v1beta1']) {
+    const out: string[] = [];
+    missingDescriptions(schemaOf(name), name, out);
+    assert.deepEqual(out.filter((p) => !p.endsWith('.metadata')), []);
+  }
+});
+
+/** Pruning as the API server does it: drop what the schema does not declare (apiVersion/kind/metadata stay at the root). */
+function prune(value: unknown, schema: Node, root = false): unknown {
+  if (Array.isArray(value)) return schema['items'] ? value.map((v) => prune(v, schema['items'] as Node)) : value;
+  if (typeof value !== 'object' || value === null) return value;
+  const props = schema['properties'] as Record<string, Node> | undefined;
+  const additional = schema['additionalProperties'] as Node | undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, inner] of Object.entries(value)) {
+    if (root && ['apiVersion', 'kind', 'metadata'].includes(key)) out[key] = inner;
+    else if (props?.[key]) out[key] = prune(inner, props[key]);
+    else if (additional) out[key] = prune(inner, additional);
+    else if (schema['x-kubernetes-preserve-unknown-fields'] === true) out[key] = inner;
+  }
+  return out;
+}
+
+test('storage schema (v1beta1) keeps every field of the Apache captures; v1 drops exactly the legacy ones', () => {
+  const fixtures = loadSharedFixtures();
+  for (const fx of fixtures) {
+    const object = { ...(fx.spec ? { spec: fx.spec } : {}), ...(fx.status ? { status: fx.status } : {}) };
+    const kept = prune(object, schemaOf('v1beta1'), true) as { status?: Node };
+    const expected = structuredClone(object) as { status?: Node };
+    if (expected.status) { delete expected.status['cfkInternalState']; delete expected.status['cmfSync']; }
+    assert.deepEqual(kept, expected, `${fx.file}: v1beta1 storage schema must not prune Apache fields`);
+
+    const viewV1 = prune(object, schemaOf('v1'), true) as { spec?: unknown; status?: { jobStatus?: Node; reconciliationStatus?: unknown } };
+    assert.deepEqual(viewV1.spec, object.spec, `${fx.file}: spec is the same in both versions`);
+    if (fx.status) {
+      assert.equal(viewV1.status?.reconciliationStatus, undefined);
+      assert.equal(viewV1.status?.jobStatus?.['savepointInfo'], undefined);
+      assert.equal(viewV1.status?.jobStatus?.['checkpointInfo'], undefined);
+      assert.equal(viewV1.status?.jobStatus?.['upgradeSavepointPath'], undefined);
+      assert.equal(viewV1.status?.jobStatus?.['jobId'], fx.status.jobStatus?.jobId);
+    }
+  }
+});
