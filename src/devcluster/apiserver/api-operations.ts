@@ -19,6 +19,7 @@
  * Caveats: managedFields are not maintained; server-side apply is a merge (see patches.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 import {
   ApiError,
@@ -93,15 +94,19 @@ function isPlainObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** JSON of everything but metadata (and status if `withoutStatus`). */
-function contentOutsideMetadata(obj: JsonObject, withoutStatus: boolean): string {
-  const { metadata: _m, status: _s, ...rest } = obj;
-  return JSON.stringify(withoutStatus ? rest : { ...rest, status: _s });
+/** Everything but metadata (and status if `withoutStatus`), for the generation rule. */
+function contentOutsideMetadata(obj: JsonObject, withoutStatus: boolean): JsonObject {
+  const { metadata: _m, status: _s, apiVersion: _a, ...rest } = obj;
+  return withoutStatus || _s === undefined ? rest : { ...rest, status: _s };
 }
 
+/** Key-order-insensitive equality, ignoring metadata.resourceVersion. */
 function sameIgnoringRv(a: JsonObject, b: JsonObject): boolean {
-  const strip = (o: JsonObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
-  return JSON.stringify(strip(a)) === JSON.stringify(strip(b));
+  const strip = (o: JsonObject) => {
+    const { resourceVersion: _rv, ...meta } = o.metadata ?? {};
+    return { ...o, metadata: meta };
+  };
+  return isDeepStrictEqual(strip(a), strip(b));
 }
 
 function getPath(obj: JsonObject, path: string): unknown {
@@ -342,7 +347,7 @@ export class ApiOperations {
     }
     if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, old.status, nowRfc3339());
     if (type.tracksGeneration && subresource !== 'status') {
-      const bump = contentOutsideMetadata(next, type.statusSubresource) !== contentOutsideMetadata(old, type.statusSubresource);
+      const bump = !isDeepStrictEqual(contentOutsideMetadata(next, type.statusSubresource), contentOutsideMetadata(old, type.statusSubresource));
       next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;
