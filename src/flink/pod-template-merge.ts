@@ -70,10 +70,10 @@ function mergeValue(base: Json | undefined, overlay: Json | undefined, field: st
 }
 
 /** Strategic-merge `overlay` onto `base` (both plain JSON objects). See the module comment for the rules. */
-export function mergeObjects(base: JsonObject, overlay: JsonObject): JsonObject {
+export function mergeObjects(base: Readonly<Record<string, unknown>>, overlay: Readonly<Record<string, unknown>>): JsonObject {
   const out: JsonObject = {};
-  for (const [key, value] of Object.entries(base)) if (value !== undefined) out[key] = clone(value);
-  for (const [key, value] of Object.entries(overlay)) {
+  for (const [key, value] of Object.entries(base as JsonObject)) if (value !== undefined) out[key] = clone(value);
+  for (const [key, value] of Object.entries(overlay as JsonObject)) {
     if (value === undefined) continue;
     if (value === null) {
       delete out[key];
