@@ -1,0 +1,175 @@
+/**
+ * The StateStore over the companion ConfigMap `<name>-operator-state` (what the operator uses).
+ *
+ * load: reads through a read-your-writes overlay over the ConfigMap informer (0 requests for a
+ * periodic reconcile of an unchanged deployment); GETs only when there is no informer, it has not
+ * synced, or it does not hold the object. Then: ownership (ForeignStateError), decode + schema
+ * (CorruptStateError).
+ *
+ * update(fn): fencing check (NotLeaderError / StaleLeaderError) → fn on a copy of the current state
+ * → nothing written when fn changes nothing → revision+1, lastWriter stamped → encode (size rules,
+ * StateTooLargeError) → POST (with ownerReference) when missing, else PUT locked on the
+ * resourceVersion read. On a 409, a 429, a 5xx or a lost connection: GET, re-check, re-apply fn, at
+ * most `maxAttempts` times (StateWriteRetriesExhaustedError after). Each success feeds the overlay
+ * and the own-write tracker (so the runtime skips the echo event; a user's edit has another
+ * resourceVersion and is reconciled).
+ *
+ * Guarantees: see state-store.ts and design/004-sync-protocol.md; in addition, `revision` never goes
+ * backwards across a rebuild: the store writes max(current.revision, fn's revision) + 1, so a
+ * rebuilt state seeded with the status' stateRef.revision continues the sequence.
+ * Assumptions: fn is pure and idempotent; the informer (when given) watches state ConfigMaps with
+ * STATE_CONFIGMAP_SELECTOR, so foreign ConfigMaps are only ever seen by GET.
+ * Caveats: a foreign ConfigMap is never cached, so a deployment in that error state costs one GET per
+ * reconcile until the user resolves it.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
+import { isConflict, isTransient, toKubeApiError } from '../kube/api-errors.js';
+import type { ConfigMapClient } from '../kube/configmap-client.js';
+import type { ObservableObjectReader } from '../kube/object-reader.js';
+import { assertNotStale, storedFencingToken, type FencingToken } from '../runtime/fencing-token.js';
+import type { WriteTracker } from '../runtime/own-write-tracker.js';
+import { ReadYourWritesCache } from './read-your-writes-cache.js';
+import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
+import { NotLeaderError, StateWriteRetriesExhaustedError } from './state-errors.js';
+import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction } from './state-store.js';
+
+export interface ConfigMapStateStoreOptions {
+  readonly client: ConfigMapClient;
+  /** The current leader's token; undefined = not leader (writes are refused). */
+  readonly fencingToken: () => FencingToken | undefined;
+  /** The state ConfigMap informer; without one every load is a GET. */
+  readonly informer?: ObservableObjectReader<V1ConfigMap>;
+  readonly writeTracker?: WriteTracker;
+  /** Attempts per update (first try included). Default 5. */
+  readonly maxAttempts?: number;
+  /** Delay before the 2nd attempt, doubled each time. Default 50 ms. */
+  readonly retryDelayMs?: number;
+  readonly compressThresholdBytes?: number;
+  readonly maxTotalBytes?: number;
+  /** Called when the size rules dropped old savepoints from the history (the reconciler emits an event). */
+  readonly onHistoryTrimmed?: (deployment: FlinkDeploymentV1, droppedSavepoints: number) => void;
+}
+
+const CONFIGMAP_KIND = 'ConfigMap';
+
+/** State equality for "did fn change anything": revision and lastWriter are the store's, not fn's. */
+function sameState(a: InternalState, b: InternalState): boolean {
+  const strip = (s: InternalState) => {
+    const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(s)) as InternalState;
+    return rest;
+  };
+  return isDeepStrictEqual(strip(a), strip(b));
+}
+
+export class ConfigMapStateStore implements StateStore {
+  /** Our writes, overlaid on the informer. */
+  readonly overlay: ReadYourWritesCache<V1ConfigMap>;
+  private readonly unsubscribe: (() => void) | undefined;
+  private readonly maxAttempts: number;
+  private readonly retryDelayMs: number;
+
+  constructor(private readonly options: ConfigMapStateStoreOptions) {
+    this.overlay = new ReadYourWritesCache<V1ConfigMap>(options.informer);
+    this.unsubscribe = options.informer?.subscribe((event) => this.overlay.observe(event));
+    this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    this.retryDelayMs = options.retryDelayMs ?? 50;
+  }
+
+  /** Stops listening to the informer. */
+  close(): void {
+    this.unsubscribe?.();
+  }
+
+  async load(deployment: FlinkDeploymentV1): Promise<LoadResult> {
+    const configMap = await this.read(deployment, false);
+    if (!configMap) return { kind: 'missing' };
+    assertOwnedBy(configMap, deployment);
+    return { kind: 'found', state: decodeStateConfigMap(configMap), resourceVersion: configMap.metadata?.resourceVersion ?? '' };
+  }
+
+  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState> {
+    const namespace = deployment.metadata.namespace ?? '';
+    const name = stateConfigMapName(deployment.metadata.name ?? '');
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
+      const token = this.options.fencingToken();
+      if (!token) throw new NotLeaderError(`${namespace}/${name}`);
+      const existing = await this.read(deployment, attempt > 1);
+      let current: InternalState;
+      if (existing) {
+        assertOwnedBy(existing, deployment);
+        assertNotStale(storedFencingToken(existing.metadata), token);
+        current = decodeStateConfigMap(existing);
+      } else {
+        current = emptyInternalState();
+      }
+      const input = structuredClone(current);
+      const next = fn(input);
+      if (next === input || sameState(next, current)) return current;
+      const stamped: InternalState = {
+        ...next,
+        formatVersion: INTERNAL_STATE_FORMAT_VERSION,
+        revision: Math.max(current.revision, next.revision) + 1,
+        lastWriter: { holderIdentity: token.holderIdentity, leaseTransitions: token.leaseTransitions },
+      };
+      const encoded = encodeStateConfigMap(stamped, {
+        deployment,
+        existing,
+        compressThresholdBytes: this.options.compressThresholdBytes,
+        maxTotalBytes: this.options.maxTotalBytes,
+      });
+      try {
+        const written = existing
+          ? await this.options.client.replace(namespace, name, encoded.configMap)
+          : await this.options.client.create(namespace, encoded.configMap);
+        this.overlay.recordWrite(written);
+        this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, namespace, name, written.metadata?.resourceVersion);
+        if (encoded.trimmedSavepoints > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedSavepoints);
+        return encoded.state;
+      } catch (error) {
+        if (!isConflict(error) && !isTransient(error)) throw toKubeApiError(error);
+        lastError = error;
+        if (attempt < this.maxAttempts) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
+      }
+    }
+    throw new StateWriteRetriesExhaustedError(`${namespace}/${name}`, this.maxAttempts, toKubeApiError(lastError));
+  }
+
+  /**
+   * The ConfigMap: the overlay when the informer has synced and holds it (unless `fresh`), else a
+   * GET. A GET result is cached only when it is ours (a foreign object gets no informer events that
+   * would ever evict it).
+   */
+  private async read(deployment: FlinkDeploymentV1, fresh: boolean): Promise<V1ConfigMap | undefined> {
+    const namespace = deployment.metadata.namespace ?? '';
+    const name = stateConfigMapName(deployment.metadata.name ?? '');
+    const informer = this.options.informer;
+    if (!fresh && informer?.hasSynced()) {
+      const cached = this.overlay.get(namespace, name);
+      if (cached) return cached;
+    }
+    const got = await this.options.client.get(namespace, name);
+    if (!got) {
+      this.overlay.forget(namespace, name);
+      return undefined;
+    }
+    if (isControlledBy(got, deployment)) this.overlay.recordWrite(got);
+    return got;
+  }
+}
+
+function isControlledBy(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): boolean {
+  try {
+    assertOwnedBy(configMap, deployment);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}

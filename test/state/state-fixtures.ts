@@ -1,0 +1,52 @@
+/** Test fixtures for operator state: a deployment with a uid, and a state that sets every field. */
+import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
+import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
+import type { InternalState } from '../../src/api/internal-state.js';
+
+export function ownedDeployment(name = 'orders', uid = '11111111-2222-3333-4444-555555555555'): FlinkDeploymentV1 {
+  return flinkDeployment(name).inNamespace('team-a').withUid(uid).withGeneration(3).build();
+}
+
+/** An InternalState with every field set (so a codec test covers every key). */
+export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): InternalState {
+  return {
+    formatVersion: 1,
+    revision: 7,
+    reconciliationState: 'DEPLOYED',
+    reconciliationTimestamp: '2026-11-30T03:00:00.000Z',
+    lastReconciledSpec: structuredClone(deployment.spec),
+    lastReconciledGeneration: 3,
+    lastStableSpec: { ...structuredClone(deployment.spec), image: 'flink:1.19' },
+    lastStableGeneration: 2,
+    firstDeployment: false,
+    upgradeSavepointPath: 'file:///flink-data/savepoints/savepoint-aaaa',
+    jobIdToSubmit: 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5',
+    deployedJobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+    pendingSavepoint: {
+      kind: 'savepoint',
+      triggerType: 'MANUAL',
+      formatType: 'CANONICAL',
+      jobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+      stopJob: false,
+      requestedAt: 1764471600000,
+      triggerId: 'trigger-1',
+      triggerNonce: 4,
+      failures: 1,
+      targetDirectory: 'file:///flink-data/savepoints',
+    },
+    pendingCheckpoint: {
+      kind: 'checkpoint',
+      triggerType: 'PERIODIC',
+      jobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+      stopJob: false,
+      requestedAt: 1764471600001,
+    },
+    savepointHistory: [
+      { location: 'file:///flink-data/savepoints/savepoint-1', timeStamp: 1764400000000, triggerType: 'PERIODIC', formatType: 'CANONICAL', jobId: 'ffffeeeeddddccccbbbbaaaa99998888' },
+      { location: 'file:///flink-data/savepoints/savepoint-2', timeStamp: 1764460000000, triggerType: 'MANUAL', triggerNonce: 3 },
+    ],
+    lastPeriodicSavepointTimestamp: 1764400000000,
+    lastPeriodicCheckpointTimestamp: 1764460000000,
+    lastWriter: { holderIdentity: 'operator-0', leaseTransitions: 2 },
+  };
+}
