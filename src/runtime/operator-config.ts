@@ -64,14 +64,14 @@ export interface Knob {
 const ENV_PREFIX = 'FLINK_OPERATOR_';
 
 function knob(k: Omit<Knob, 'env' | 'defaultText'> & { env?: string; defaultText?: string }): Knob {
-  const env = k.env ?? ENV_PREFIX + k.key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+  const env = k.env ?? ENV_PREFIX + k.flag.replace(/-/g, '_').toUpperCase();
   const defaultText = k.defaultText ?? (Array.isArray(k.default) ? (k.default.length ? k.default.join(',') : '(none)') : String(k.default));
   return { ...k, env, defaultText };
 }
 
 export const OPERATOR_KNOBS: readonly Knob[] = [
   knob({ key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', type: 'string', default: undefined, defaultText: '$KUBECONFIG, ~/.kube/config, then in-cluster', description: 'kubeconfig file of the cluster to operate on' }),
-  knob({ key: 'namespaces', flag: 'namespace', type: 'list', default: [], defaultText: 'all namespaces', description: 'namespace to watch; repeat the flag (env and file: comma-separated list / YAML list) for several' }),
+  knob({ key: 'namespaces', flag: 'namespace', env: `${ENV_PREFIX}NAMESPACES`, type: 'list', default: [], defaultText: 'all namespaces', description: 'namespace to watch; repeat the flag (env and file: comma-separated list / YAML list) for several' }),
   knob({ key: 'httpPort', flag: 'http-port', type: 'int', default: 8085, description: 'port serving /metrics, /healthz and /readyz (0 = any free port)' }),
   knob({ key: 'httpHost', flag: 'http-host', type: 'string', default: '0.0.0.0', description: 'address the HTTP port binds to' }),
   knob({ key: 'reconcileIntervalMs', flag: 'reconcile-interval', type: 'duration', default: 60_000, defaultText: '60s', description: 'periodic reconcile of every FlinkDeployment when nothing happens (jittered)' }),
