@@ -275,16 +275,16 @@ export class FlinkRestClient {
         const backoff = this.retry.backoffMs;
         await this.sleep(backoff.length === 0 ? 0 : backoff[Math.min(attempt - 2, backoff.length - 1)]!);
       }
-      const { error, body } = await this.attempt(request, attempt);
+      const { error, body, retriable: canRetry } = await this.attempt(request, attempt);
       if (!error) return body!;
       lastError = error;
-      const retriable = error.source === 'transport' || (error.status !== undefined && error.status >= 500);
+      const retriable = canRetry ?? (error.source === 'transport' || (error.status !== undefined && error.status >= 500));
       if (!retriable) break;
     }
     throw lastError!;
   }
 
-  private async attempt(request: TransportRequest, attempt: number): Promise<{ error?: FlinkRestError; body?: string }> {
+  private async attempt(request: TransportRequest, attempt: number): Promise<{ error?: FlinkRestError; body?: string; retriable?: boolean }> {
     const url = this.transport.baseUrl + request.path;
     const details = { path: request.path, method: request.method, url, attempts: attempt };
     let response;
@@ -292,6 +292,16 @@ export class FlinkRestClient {
       response = await this.transport.send(request);
     } catch (error) {
       const failure = error instanceof FlinkTransportFailure ? error : new FlinkTransportFailure(String(error), 'EUNKNOWN');
+      if (failure.code === 'EKUBECONFIG') {
+        return {
+          error: new FlinkRestError(`Flink REST API of ${this.resource} not called via ${url}: ${failure.message}; check the operator's kubeconfig`, {
+            ...details,
+            source: 'transport',
+            code: failure.code,
+          }),
+          retriable: false,
+        };
+      }
       const detail = failure.code === 'ETIMEDOUT' ? `ETIMEDOUT (${failure.message})` : failure.code === failure.message ? failure.code : `${failure.code} (${failure.message})`;
       const sideEffect =
         request.method === 'GET' ? '' : ` The ${request.method} was not retried: if it reached the JobManager its effect may have happened.`;

@@ -33,6 +33,16 @@ test('direct mode talks to http://<name>-rest.<ns>.svc:<rest.port>', () => {
   assert.equal(restPortOf(custom), 9091);
   assert.equal(flinkRestClientFor(custom, { mode: 'direct' }).baseUrl, 'http://orders-rest.team-a.svc:9091');
   assert.throws(() => restPortOf(flinkDeployment('x').withFlinkConfiguration({ 'rest.port': 'eighty' }).build()), /rest\.port: "eighty" is not a port number/);
+  assert.equal(flinkRestClientFor(deployment, { mode: 'direct', directUrlOverride: 'http://127.0.0.1:18081/' }).baseUrl, 'http://127.0.0.1:18081');
+});
+
+test('a KubeConfig that client-node refuses to use is reported as such, before anything is sent', async () => {
+  await withScriptedServer([], async (server) => {
+    // client-node refuses plain http unless skipTLSVerify is set.
+    const client = flinkRestClientFor(deployment, { mode: 'apiserver-proxy', kubeConfig: kubeConfig({ server: server.url }, { token: 't' }), retry: { getAttempts: 3 } });
+    await assert.rejects(client.listJobs(), /^FlinkRestError: Flink REST API of team-a\/orders not called via http:\/\/127\.0\.0\.1:\d+\/api\/v1\/\S+: cannot apply Kubernetes credentials: HTTP protocol is not allowed when skipTLSVerify is not set or false; check the operator's kubeconfig$/);
+    assert.equal(server.received.length, 0);
+  });
 });
 
 test('apiserver-proxy mode goes through the service proxy with the bearer token of the KubeConfig', async () => {
