@@ -23,8 +23,8 @@ export const MINIMAL_FLINK_CRD: V1CustomResourceDefinition = {
         openAPIV3Schema: {
           type: 'object',
           properties: {
-            spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-            status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            spec: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
+            status: { type: 'object', x_kubernetes_preserve_unknown_fields: true },
           },
         },
       },
