@@ -38,6 +38,8 @@ export interface CrdVersionView {
   /** bumps whenever the CRD object changes; part of read-cache keys */
   revision: number;
   terminating: boolean;
+  /** set for `deprecated: true` versions: sent as a `Warning: 299` header on every request */
+  deprecationWarning?: string;
 }
 
 interface CrdEntry {
@@ -92,6 +94,7 @@ export class CrdRegistry {
           storageVersionHash,
           revision,
           terminating,
+          deprecationWarning: v.deprecated ? (v.deprecationWarning ?? `${spec.group}/${v.name} ${spec.names.kind} is deprecated`) : undefined,
         },
       });
     }

@@ -333,6 +333,8 @@ export class HttpApiServer {
     const accept = String(req.headers.accept ?? '');
     const table = wantsTable(accept);
     const sub = p.subresource as '' | 'status' | 'scale';
+    const deprecation = type.crd?.deprecationWarning;
+    if (deprecation) res.setHeader('Warning', `299 - ${JSON.stringify(deprecation)}`);
 
     if (method === 'GET' || method === 'HEAD') {
       if (p.name) {
@@ -430,7 +432,8 @@ export class HttpApiServer {
         throw methodNotAllowed(method, type.kind);
     }
     const headers: Record<string, string> = {};
-    if (result.warnings.length) headers['Warning'] = result.warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
+    const warnings = [...(deprecation ? [deprecation] : []), ...result.warnings];
+    if (warnings.length) headers['Warning'] = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
     if (table && method !== 'DELETE' && result.body.kind === type.kind) {
       return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata?.resourceVersion ?? ''), headers);
     }

@@ -66,7 +66,9 @@ function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: bo
   const preserve = !!schema['x-kubernetes-preserve-unknown-fields'];
   for (const key of Object.keys(obj)) {
     const p = childPath(path, key);
-    if (keepMeta && ROOT_KEPT.has(key) && !(props && props[key])) continue;
+    // apiVersion, kind and metadata of the object (and of embedded resources) are never pruned by
+    // the schema: ObjectMeta has its own decoding, as in apiextensions-apiserver.
+    if (keepMeta && ROOT_KEPT.has(key)) continue;
     let child: Schema | undefined;
     if (props && Object.prototype.hasOwnProperty.call(props, key)) child = props[key];
     else if (isPlainObject(additional)) child = additional;
@@ -198,7 +200,7 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
       errors.push(invalidValue(path, value, `${path} in body should have at least ${schema.minProperties} properties`));
     }
     for (const [key, child] of Object.entries(value)) {
-      if (!path && (key === 'metadata' || key === 'apiVersion' || key === 'kind') && !props[key]) continue;
+      if ((!path || schema['x-kubernetes-embedded-resource']) && (key === 'metadata' || key === 'apiVersion' || key === 'kind')) continue;
       const childSchema = props[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       validateValue(child, childSchema, childPath(path, key), errors);
     }

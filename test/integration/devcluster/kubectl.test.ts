@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
+import { KubectlRunner } from './kubectl-runner.js';
+import { eventually } from './raw-http.js';
+import { widgetCrd } from './widget-crd-fixture.js';
+
+const CRD_DIR = 'crds/';
+const EXAMPLE = '/work/shared/fixtures/example-basic.yaml';
+
+function basicExample(name = 'basic-example'): string {
+  return readFileSync(EXAMPLE, 'utf8').replace('name: basic-example', `name: ${name}`);
+}
+
+/** The rows of a kubectl table: header cells and row cells, split on runs of 2+ spaces. */
+function table(text: string): string[][] {
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s{2,}/));
+}
+
+describe('dev cluster: the real kubectl', () => {
+  let cluster: DevCluster;
+  let k: KubectlRunner;
+  before(async () => {
+    cluster = await startDevCluster();
+    k = new KubectlRunner(cluster.kubeconfigYaml());
+  });
+  after(async () => {
+    k.cleanup();
+    await cluster.stop();
+  });
+
+  it('reports server version v1.32', async () => {
+    const out = await k.ok(['version', '-o', 'json']);
+    assert.equal(JSON.parse(out).serverVersion.minor, '32');
+  });
+
+  it('applies the CRDs in crds/ and a FlinkDeployment, and prints its printer columns', async () => {
+    assert.match(await k.ok(['apply', '-f', CRD_DIR]), /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org created/);
+    assert.match(await k.ok(['apply', '-f', '-'], basicExample()), /flinkdeployment.flink.apache.org\/basic-example created/);
+    assert.match(await k.ok(['apply', '-f', '-'], basicExample()), /unchanged/);
+    const rows = table(await k.ok(['get', 'flinkdeployments']));
+    assert.deepEqual(rows[0], ['NAME', 'JOB STATUS', 'LIFECYCLE STATE', 'AGE']);
+    assert.equal(rows[1][0], 'basic-example');
+    await k.ok(['patch', 'flinkdeployment', 'basic-example', '--subresource', 'status', '--type', 'merge', '-p', '{"status":{"lifecycleState":"STABLE","jobStatus":{"state":"RUNNING"}}}']);
+    const after = table(await k.ok(['get', 'flinkdep']));
+    assert.deepEqual(after[1].slice(0, 3), ['basic-example', 'RUNNING', 'STABLE']);
+    assert.match(after[1][3], /^\d+s$/);
+  });
+
+  it('reads a FlinkDeployment through both versions', async () => {
+    const beta = JSON.parse(await k.ok(['get', 'flinkdeployments.v1beta1.flink.apache.org', 'basic-example', '-o', 'json']));
+    assert.equal(beta.apiVersion, 'flink.apache.org/v1beta1');
+    const v1 = JSON.parse(await k.ok(['get', 'flinkdeployments.v1.flink.apache.org', 'basic-example', '-o', 'json']));
+    assert.equal(v1.apiVersion, 'flink.apache.org/v1');
+    assert.equal(v1.metadata.uid, beta.metadata.uid);
+    assert.equal(table(await k.ok(['get', 'flinkdeployments.v1beta1.flink.apache.org']))[1][0], 'basic-example');
+  });
+
+  it('patches with --type merge, scales through the scale subresource and describes', async () => {
+    await k.ok(['patch', 'flinkdeployment', 'basic-example', '--type', 'merge', '-p', '{"spec":{"job":{"parallelism":3}}}']);
+    assert.match(await k.ok(['scale', 'flinkdeployment', 'basic-example', '--replicas=4']), /scaled/);
+    const out = await k.ok(['get', 'flinkdeployment', 'basic-example', '-o', 'jsonpath={.spec.job.parallelism} {.spec.taskManager.replicas} {.metadata.generation}']);
+    assert.equal(out, '3 4 3');
+    const described = await k.ok(['describe', 'flinkdeployment', 'basic-example']);
+    assert.match(described, /^Name:\s+basic-example$/m);
+    assert.match(described, /Parallelism:\s+3/);
+    assert.match(described, /Events:\s+<none>/);
+  });
+
+  it('applies, gets, scales and deletes with a CRD of its own (two versions, short name)', async () => {
+    await k.ok(['apply', '-f', '-'], JSON.stringify(widgetCrd()));
+    await k.ok(['apply', '-f', '-'], 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: kw\nspec:\n  image: flink:2.2\n');
+    const rows = table(await k.ok(['get', 'wd']));
+    assert.deepEqual(rows[0], ['NAME', 'IMAGE', 'REPLICAS', 'PHASE', 'AGE']);
+    assert.deepEqual(rows[1].slice(0, 3), ['kw', 'flink:2.2', '1']);
+    await k.ok(['scale', 'widget', 'kw', '--replicas=5']);
+    assert.equal(table(await k.ok(['get', 'widgets.v1beta1.example.com']))[1][2], '5');
+    const strict = await k.run(['apply', '-f', '-'], 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: kw2\nspec:\n  image: x\n  bogus: 1\n');
+    assert.notEqual(strict.code, 0);
+    assert.match(strict.stderr, /strict decoding error: unknown field "spec.bogus"/);
+    const invalid = await k.run(['apply', '-f', '-'], 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: kw3\nspec:\n  image: x\n  replicas: 11\n');
+    assert.match(invalid.stderr, /spec.replicas in body should be less than or equal to 10/);
+  });
+
+  it('prints configmaps with DATA, as yaml, and patches and describes them', async () => {
+    await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kc\n  labels: {app: kc}\ndata:\n  a: "1"\n  b: "2"\n');
+    const rows = table(await k.ok(['get', 'configmap', '-l', 'app=kc']));
+    assert.deepEqual(rows[0], ['NAME', 'DATA', 'AGE']);
+    assert.deepEqual(rows[1].slice(0, 2), ['kc', '2']);
+    const yaml = await k.ok(['get', 'configmap', 'kc', '-o', 'yaml']);
+    assert.match(yaml, /^kind: ConfigMap$/m);
+    assert.match(yaml, /^  resourceVersion: "\d+"$/m);
+    await k.ok(['patch', 'configmap', 'kc', '--type', 'merge', '-p', '{"data":{"c":"3"}}']);
+    await k.ok(['patch', 'configmap', 'kc', '-p', '{"data":{"d":"4"}}']);
+    assert.equal(table(await k.ok(['get', 'cm', 'kc']))[1][1], '4');
+    const described = await k.ok(['describe', 'configmap', 'kc']);
+    assert.match(described, /^Name:\s+kc$/m);
+    const created = await k.run(['create', 'configmap', 'proto', '--from-literal=a=b']);
+    assert.notEqual(created.code, 0, 'kubectl create configmap sends protobuf');
+    assert.match(created.stderr, /--dry-run=client -o yaml \| kubectl apply -f -/);
+    const workaround = await k.ok(['create', 'configmap', 'proto', '--from-literal=a=b', '--dry-run=client', '-o', 'yaml']);
+    assert.match(await k.ok(['apply', '-f', '-'], workaround), /configmap\/proto created/);
+  });
+
+  it('prints deployments with READY, UP-TO-DATE and AVAILABLE', async () => {
+    await k.ok(
+      ['apply', '-f', '-'],
+      JSON.stringify({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'kd' },
+        spec: { replicas: 2, selector: { matchLabels: { app: 'kd' } }, template: { metadata: { labels: { app: 'kd' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } } },
+      }),
+    );
+    const rows = table(await k.ok(['get', 'deployments']));
+    assert.deepEqual(rows[0], ['NAME', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'AGE']);
+    assert.deepEqual(rows[1].slice(0, 4), ['kd', '0/2', '0', '0']);
+  });
+
+  it('deletes with and without finalizers', async () => {
+    await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: del-plain\n');
+    assert.match(await k.ok(['delete', 'configmap', 'del-plain']), /configmap "del-plain" deleted/);
+    await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: del-fin\n  finalizers: [example.com/hold]\n');
+    assert.match(await k.ok(['delete', 'configmap', 'del-fin', '--wait=false']), /deleted/);
+    const still = JSON.parse(await k.ok(['get', 'configmap', 'del-fin', '-o', 'json']));
+    assert.ok(still.metadata.deletionTimestamp);
+    // a waiting delete returns once the finalizer is removed
+    const waiting = k.run(['delete', 'configmap', 'del-fin', '--timeout=15s']);
+    await new Promise((r) => setTimeout(r, 300));
+    await k.ok(['patch', 'configmap', 'del-fin', '--type', 'json', '-p', '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const done = await waiting;
+    assert.equal(done.code, 0, done.stderr);
+    const gone = await k.run(['get', 'configmap', 'del-fin']);
+    assert.match(gone.stderr, /NotFound|not found/);
+  });
+
+  it('watches with get -w', async () => {
+    const w = k.start(['get', 'configmaps', '-w']);
+    try {
+      await eventually(() => /NAME\s+DATA\s+AGE/.test(w.output()), 10_000, 'kubectl get -w header');
+      await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  x: "1"\n');
+      await eventually(() => /^watched\s+1\s+\d+s$/m.test(w.output()), 10_000, 'watched configmap row');
+    } finally {
+      await w.stop();
+    }
+  });
+});
