@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { buildFlinkDeploymentCrd, CRD_FILE, renderFlinkDeploymentCrdYaml } from '../../src/api/crd-generator.js';
+import { buildFlinkDeploymentCrd, generatedCrdFiles, UPGRADE_CRD_FILE } from '../../src/api/crd-generator.js';
 import { loadSharedFixtures } from './shared-fixtures.js';
 
 type Node = Record<string, unknown>;
@@ -11,10 +11,22 @@ const crd = buildFlinkDeploymentCrd() as { spec: { versions: Node[]; names: Node
 const versions = crd.spec.versions;
 const schemaOf = (name: string) => ((versions.find((v) => v['name'] === name)!['schema'] as Node)['openAPIV3Schema']) as Node;
 
-test('the committed CRD is what the generator produces (run npm run gen:crds when this fails)', () => {
-  const committed = readFileSync(fileURLToPath(new URL(`../../${CRD_FILE}`, import.meta.url)), 'utf8');
-  assert.ok(committed === renderFlinkDeploymentCrdYaml(), `${CRD_FILE} is stale: run npm run gen:crds and commit it`);
-  assert.deepEqual(parseYaml(committed), buildFlinkDeploymentCrd());
+test('the committed CRDs are what the generator produces (run npm run gen:crds when this fails)', () => {
+  for (const [path, text] of Object.entries(generatedCrdFiles())) {
+    const committed = readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
+    assert.ok(committed === text, `${path} is stale: run npm run gen:crds and commit it`);
+  }
+  assert.deepEqual(parseYaml(generatedCrdFiles()['crds/flinkdeployments.flink.apache.org.yaml']!), buildFlinkDeploymentCrd());
+});
+
+test('the upgrade-staging CRD differs only in not serving v1 (and v1beta1 not deprecated there)', () => {
+  const staged = parseYaml(generatedCrdFiles()[UPGRADE_CRD_FILE]!) as typeof crd;
+  assert.deepEqual(staged.spec.versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]), [
+    ['v1', false, false, false],
+    ['v1beta1', true, true, false],
+  ]);
+  const normalise = (c: typeof crd) => c.spec.versions.map(({ served: _s, deprecated: _d, deprecationWarning: _w, ...rest }) => rest);
+  assert.deepEqual(normalise(staged), normalise(crd));
 });
 
 test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a warning and the storage version', () => {
