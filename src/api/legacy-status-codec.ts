@@ -276,7 +276,8 @@ function copyKeys<T extends object>(from: T | undefined, keys: readonly (keyof T
  *   `jobStatus.lastSavepoint` or else `savepointInfo.lastSavepoint`, and `stateRef = {configMapName,
  *   revision: state.revision}`.
  * - state: reconciliation state (Apache's default UPGRADING when absent) and timestamp (epoch ms →
- *   RFC 3339), both specs as objects with their generation and firstDeployment, upgradeSavepointPath,
+ *   RFC 3339), both specs as objects with their generation (lastReconciledSpec: from its envelope,
+ *   else status.observedGeneration) and firstDeployment, upgradeSavepointPath,
  *   pending savepoint/checkpoint (legacy trigger fields with a triggerId; jobId from jobStatus.jobId),
  *   savepoint history, periodic timestamps, deployedJobId = jobStatus.jobId;
  *   revision {@link MIGRATED_STATE_REVISION}.
@@ -302,7 +303,10 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
   if (typeof rs.lastReconciledSpec === 'string' && rs.lastReconciledSpec !== '') {
     const env = parseLegacySpec(rs.lastReconciledSpec, 'status.reconciliationStatus.lastReconciledSpec', resource);
     state.lastReconciledSpec = env.spec;
-    if (env.generation !== undefined) state.lastReconciledGeneration = env.generation;
+    // Since Apache PR #834 the generation is no longer in the envelope: status.observedGeneration,
+    // written together with lastReconciledSpec (FLINK-33803), is the generation of that spec.
+    const generation = env.generation ?? status.observedGeneration;
+    if (generation !== undefined && generation !== null) state.lastReconciledGeneration = generation;
     if (env.firstDeployment !== undefined) state.firstDeployment = env.firstDeployment;
   }
   if (typeof rs.lastStableSpec === 'string' && rs.lastStableSpec !== '') {
@@ -394,7 +398,10 @@ export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploy
   if (state.lastReconciledSpec !== undefined) {
     rs.lastReconciledSpec = serializeLegacySpec({
       spec: state.lastReconciledSpec,
-      ...(state.lastReconciledGeneration !== undefined ? { generation: state.lastReconciledGeneration } : {}),
+      // Written only when observedGeneration does not already say it (the current Apache format has none).
+      ...(state.lastReconciledGeneration !== undefined && state.lastReconciledGeneration !== userStatus.observedGeneration
+        ? { generation: state.lastReconciledGeneration }
+        : {}),
       ...(state.firstDeployment !== undefined ? { firstDeployment: state.firstDeployment } : {}),
     });
   }

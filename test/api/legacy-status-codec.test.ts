@@ -41,7 +41,8 @@ test('blue capture (current format): specs decode to objects, user-facing fields
   assert.equal('ephemeralStorage' in state.lastReconciledSpec!.jobManager!.resource!, false);
   assert.deepEqual(state.lastStableSpec, state.lastReconciledSpec);
   assert.equal(state.firstDeployment, true);
-  assert.equal(state.lastReconciledGeneration, undefined, 'the current format carries no generation');
+  assert.equal(state.lastReconciledGeneration, 1, 'the current format carries no generation: observedGeneration is the reconciled one');
+  assert.equal(state.lastStableGeneration, undefined);
   assert.equal(state.deployedJobId, '66f2185fc8ba08be40e161adeec74c37');
   assert.deepEqual(state.savepointHistory, []);
   assert.equal(state.lastPeriodicSavepointTimestamp, 0);
