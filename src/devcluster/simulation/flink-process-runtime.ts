@@ -1,0 +1,118 @@
+/**
+ * The container runtime for Flink pods: when the simulated kubelet starts a pod's containers, a
+ * Flink JobManager container (args `standalone-job …` or `jobmanager …`) becomes a
+ * SimulatedJobManager that reads the args and the Flink configuration mounted at /opt/flink/conf
+ * (the rendered ConfigMap `flink-config-<name>`, key `config.yaml`, or `flink-conf.yaml` for
+ * older layouts). Other containers (TaskManagers included) just "run".
+ *
+ * Guarantees: one SimulatedJobManager per running JobManager container; a restarted container or a
+ * replacement pod gets a NEW one (which re-reads args and config); a configuration the JobManager
+ * cannot start with makes the container fail (the kubelet turns it into CrashLoopBackOff), as a
+ * real JobManager exits on an invalid configuration.
+ * Assumptions: the FlinkDeployment name is the pod's `app` label (the rendered contract), else
+ * `kubernetes.cluster-id`, else the pod name.
+ */
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
+import { buildJobManagerLaunch, parseFlinkArgs } from './jobmanager-launch.js';
+import { parseFlinkConfigYaml } from './flink-configuration.js';
+import type { ContainerRuntimeHooks, PodIdentity, PodStartResult } from './kubelet.js';
+import type { LineageRecorder } from './lineage-recorder.js';
+import type { SnapshotStorage } from './snapshot-storage.js';
+import type { HaMetadataStore } from './ha-metadata.js';
+import type { RandomSource } from './simulation-random.js';
+
+export const FLINK_MAIN_CONTAINER = 'flink-main-container';
+const FLINK_CONF_DIR = '/opt/flink/conf';
+
+export interface FlinkProcessRuntimeDeps {
+  readonly lineage: LineageRecorder;
+  readonly storage: SnapshotStorage;
+  readonly ha: HaMetadataStore | null;
+  readonly random: RandomSource;
+  readonly timing: JobManagerTiming;
+  readonly onError?: (error: unknown, what: string) => void;
+}
+
+/** The Flink container of a pod: `flink-main-container`, else the first container. */
+export function flinkContainer(pod: V1Pod): V1Container | undefined {
+  const containers = pod.spec?.containers ?? [];
+  return containers.find((c) => c.name === FLINK_MAIN_CONTAINER) ?? containers[0];
+}
+
+/** The Flink configuration text mounted at /opt/flink/conf in `container`, or '' when none is mounted. */
+export function mountedFlinkConfig(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): string {
+  const mount = container.volumeMounts?.find((m) => m.mountPath.replace(/\/+$/, '') === FLINK_CONF_DIR);
+  const volume = mount && pod.spec?.volumes?.find((v) => v.name === mount.name);
+  const data = volume?.configMap?.name ? configMaps.get(volume.configMap.name) : undefined;
+  return data?.['config.yaml'] ?? data?.['flink-conf.yaml'] ?? '';
+}
+
+export class FlinkProcessRuntime implements ContainerRuntimeHooks {
+  private readonly byPodUid = new Map<string, SimulatedJobManager>();
+
+  constructor(private readonly deps: FlinkProcessRuntimeDeps) {}
+
+  /** The JobManager running in the pod with this uid, if any. */
+  jobManagerOf(podUid: string): SimulatedJobManager | undefined {
+    return this.byPodUid.get(podUid);
+  }
+
+  /** Every running JobManager. */
+  jobManagers(): SimulatedJobManager[] {
+    return [...this.byPodUid.values()];
+  }
+
+  async podStarted(pod: V1Pod, configMaps: ReadonlyMap<string, Record<string, string>>): Promise<PodStartResult> {
+    const container = flinkContainer(pod);
+    if (!container) return { ok: true };
+    const args = [...(container.command?.filter((c) => !c.endsWith('docker-entrypoint.sh') && !c.endsWith('kubernetes-entry.sh')) ?? []), ...(container.args ?? [])];
+    const role = parseFlinkArgsSafe(args);
+    if (role !== 'application-jobmanager' && role !== 'session-jobmanager') return { ok: true };
+    let jm: SimulatedJobManager;
+    try {
+      const config = parseFlinkConfigYaml(mountedFlinkConfig(pod, container, configMaps));
+      const launch = buildJobManagerLaunch(args, config, container.image);
+      const namespace = pod.metadata!.namespace!;
+      const name = pod.metadata?.labels?.['app'] ?? launch.settings.highAvailability.clusterId ?? pod.metadata!.name!;
+      jm = new SimulatedJobManager({
+        pod: { namespace, name: pod.metadata!.name!, uid: pod.metadata!.uid! },
+        deployment: { namespace, name },
+        launch,
+        storage: this.deps.storage,
+        lineage: this.deps.lineage,
+        ha: this.deps.ha,
+        random: this.deps.random,
+        timing: this.deps.timing,
+        onError: this.deps.onError,
+      });
+      this.byPodUid.set(pod.metadata!.uid!, jm);
+      await jm.start();
+    } catch (error) {
+      this.byPodUid.delete(pod.metadata!.uid!);
+      return { ok: false, message: `Flink JobManager failed to start: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    return { ok: true };
+  }
+
+  podStopped(pod: PodIdentity): void {
+    const jm = this.byPodUid.get(pod.uid);
+    if (!jm) return;
+    this.byPodUid.delete(pod.uid);
+    jm.stop();
+  }
+
+  stopAll(): void {
+    for (const jm of this.byPodUid.values()) jm.stop();
+    this.byPodUid.clear();
+  }
+}
+
+function parseFlinkArgsSafe(args: readonly string[]): string {
+  try {
+    return parseFlinkArgs(args).role;
+  } catch {
+    // an unparsable command line still identifies the role by its first word
+    return args[0] === 'standalone-job' ? 'application-jobmanager' : args[0] === 'jobmanager' ? 'session-jobmanager' : 'unknown';
+  }
+}
