@@ -34,6 +34,8 @@ export interface ControllerOptions {
   /** Whether the primary object of a key still exists (for the periodic requeue). */
   readonly exists?: (key: string) => boolean;
   readonly random?: () => number;
+  /** Called when a reconcile throws (e.g. to record a Warning Event). Must not throw. */
+  readonly onError?: (key: string, error: unknown) => void;
 }
 
 export class Controller {
@@ -141,6 +143,11 @@ export class Controller {
         result = 'error';
         metrics?.reconcileErrors.inc({ error: (error as Error)?.name ?? 'Error' });
         this.queue.addRateLimited(key);
+        try {
+          this.options.onError?.(key, error);
+        } catch {
+          // reporting must never break the retry
+        }
         logger.warn({ err: error, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
       } finally {
         const seconds = (performance.now() - started) / 1000;

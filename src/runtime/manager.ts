@@ -4,7 +4,7 @@ import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { ApiClientFactory } from './api-client-factory.js';
 import { Controller } from './controller.js';
 import { routeEvent } from './event-mapping.js';
-import { KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
+import { EventReason, KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
 import type { FencingToken } from './fencing-token.js';
 import { HealthServer } from './health-server.js';
 import { Informer } from './informer.js';
@@ -25,6 +25,9 @@ import { configMaps, deployments, flinkDeployments, services, type FlinkDeployme
  * Losing leadership stops that controller at once (in-flight reconciles are aborted).
  * stop() (SIGTERM): stop handing out work, let in-flight reconciles finish for up to
  * `shutdownTimeoutMs`, release the Lease, stop the informers, flush Events, close the port.
+ *
+ * A reconcile that throws is retried with backoff and reported as a Warning Event (reason `Error`,
+ * aggregated and rate-limited like every Event).
  *
  * Readiness (/readyz): every informer synced and — without election — the controller running, or
  * — with election — leading, or a standby that has reached the Lease within the lease duration.
@@ -262,15 +265,21 @@ export class Manager {
       retryMaxDelayMs: this.config.retryMaxDelayMs,
       logger: this.logger,
       metrics: this.metrics,
-      exists: (key) => {
-        const slash = key.indexOf('/');
-        return this.flinkInformer.get(key.slice(0, slash), key.slice(slash + 1)) !== undefined;
+      exists: (key) => this.flinkDeploymentOf(key) !== undefined,
+      onError: (key, error) => {
+        const subject = this.flinkDeploymentOf(key);
+        if (subject) this.recorder.warning(subject, EventReason.Error, error instanceof Error ? error.message : String(error));
       },
     });
     this.controller = controller;
     controller.start();
     for (const object of this.flinkInformer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
     this.logger.info({ token, deployments: this.flinkInformer.list().length }, 'reconciling');
+  }
+
+  private flinkDeploymentOf(key: string): FlinkDeploymentObject | undefined {
+    const slash = key.indexOf('/');
+    return this.flinkInformer.get(key.slice(0, slash), key.slice(slash + 1));
   }
 
   private endTerm(reason: string): void {

@@ -174,3 +174,24 @@ test('every log line written during a reconcile carries namespace, name and reco
   const outside = parsed.find((l) => l.msg === 'outside')!;
   assert.equal(outside.reconcileId, undefined);
 });
+
+test('a failed reconcile is reported through onError (the manager turns it into a Warning Event)', async () => {
+  const reported: Array<[string, string]> = [];
+  const reconciler = new RecordingReconciler(async (_r, call) => {
+    if (call === 1) throw new Error('flink unreachable');
+    return {};
+  });
+  const controller = new Controller({
+    reconciler,
+    parallelism: 1,
+    reconcileIntervalMs: 60_000,
+    retryBaseDelayMs: 5,
+    logger: silent,
+    onError: (key, error) => reported.push([key, (error as Error).message]),
+  });
+  controller.start();
+  controller.enqueue('ns/a');
+  await waitFor(() => reconciler.count('ns/a') === 2);
+  await controller.stop(0);
+  assert.deepEqual(reported, [['ns/a', 'flink unreachable']]);
+});
