@@ -58,6 +58,7 @@ export const STATE_KEYS = [
   'savepointHistory',
   'lastPeriodicSavepointTimestamp',
   'lastPeriodicCheckpointTimestamp',
+  'legacyStatusArchive',
 ] as const;
 export type StateKey = (typeof STATE_KEYS)[number];
 
@@ -108,6 +109,7 @@ function encodeEntries(state: InternalState): Map<StateKey, string> {
   put('savepointHistory', yaml(state.savepointHistory));
   put('lastPeriodicSavepointTimestamp', num(state.lastPeriodicSavepointTimestamp));
   put('lastPeriodicCheckpointTimestamp', num(state.lastPeriodicCheckpointTimestamp));
+  put('legacyStatusArchive', (state as { legacyStatusArchive?: string }).legacyStatusArchive);
   return entries;
 }
 
@@ -296,6 +298,7 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     savepointHistory: history === undefined || history === null ? [] : history,
     lastPeriodicSavepointTimestamp: integer('lastPeriodicSavepointTimestamp'),
     lastPeriodicCheckpointTimestamp: integer('lastPeriodicCheckpointTimestamp'),
+    legacyStatusArchive: text('legacyStatusArchive'),
     lastWriter: storedFencingToken(configMap.metadata ?? undefined),
   };
   for (const key of Object.keys(candidate)) if (candidate[key] === undefined) delete candidate[key];
