@@ -59,8 +59,9 @@ export function deployment(name: string, opts: { replicas?: number; image?: stri
   };
 }
 
-export async function patchDeployment(h: Harness, namespace: string, name: string, body: object): Promise<void> {
-  await h.apps.patchNamespacedDeployment({ namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+/** Patches a Deployment; strategic merge (the default, as kubectl) merges containers by name. */
+export async function patchDeployment(h: Harness, namespace: string, name: string, body: object, strategy: PatchStrategy = PatchStrategy.StrategicMergePatch): Promise<void> {
+  await h.apps.patchNamespacedDeployment({ namespace, name, body }, setHeaderOptions('Content-Type', strategy));
 }
 
 /** The Deployment once its rollout is complete at `generation` with `replicas` available. */
