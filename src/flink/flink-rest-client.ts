@@ -5,7 +5,7 @@
  * Guarantees:
  * - Every call has a deadline: `timeouts.requestMs` (default 10 s), `timeouts.cancelMs` for the
  *   cancel call (default 60 s), as the Apache operator's `flink.client.timeout` / `cancel.timeout`.
- * - Only GETs are retried (on connection errors, timeouts and 5xx answers, with a short backoff):
+ * - Only GETs are retried (on connection errors, timeouts, 429 and 5xx answers, with a short backoff):
  *   they have no side effect.
  * - POST and PATCH calls are sent EXACTLY ONCE per method call, never retried here. A savepoint
  *   trigger whose answer is lost (timeout, reset) may or may not have started a savepoint; a blind
@@ -278,7 +278,7 @@ export class FlinkRestClient {
       const { error, body, retriable: canRetry } = await this.attempt(request, attempt);
       if (!error) return body!;
       lastError = error;
-      const retriable = canRetry ?? (error.source === 'transport' || (error.status !== undefined && error.status >= 500));
+      const retriable = canRetry ?? (error.source === 'transport' || error.status === 429 || (error.status !== undefined && error.status >= 500));
       if (!retriable) break;
     }
     throw lastError!;
@@ -323,7 +323,7 @@ export class FlinkRestClient {
           : response.status === 404
             ? `the Service or its port "rest" does not exist; is the Flink cluster deployed?`
             : `is the JobManager running?`;
-      const verb = response.status === 502 || response.status === 503 ? 'unreachable' : 'not reachable';
+      const verb = response.status === 502 || response.status === 503 || response.status === 504 ? 'unreachable' : 'not reachable';
       return {
         error: new FlinkRestError(
           `Flink REST API of ${this.resource} ${verb} via ${url}: the API server answered ${statusText(response.status)}${summary ? `: ${summary}` : ''}; ${hint}`,

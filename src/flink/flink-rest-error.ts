@@ -57,9 +57,9 @@ export class FlinkRestError extends Error implements FlinkRestErrorDetails {
     return this.source === 'flink' && this.status === 404;
   }
 
-  /** True when the JobManager could not be reached at all (transport failure or proxy 502/503). */
+  /** True when the JobManager could not be reached at all (transport failure or proxy 502/503/504). */
   get isUnreachable(): boolean {
-    return this.source === 'transport' || (this.source === 'apiserver' && (this.status === 502 || this.status === 503));
+    return this.source === 'transport' || (this.source === 'apiserver' && (this.status === 502 || this.status === 503 || this.status === 504));
   }
 }
 

@@ -145,6 +145,20 @@ test('a 404 from the API server (Service missing) is never mistaken for "job not
   );
 });
 
+test('a 429 from the API server (priority and fairness) is retried for GETs', async () => {
+  const tooMany = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'Too many requests, please try again later.', reason: 'TooManyRequests', code: 429 };
+  await withScriptedServer(
+    [
+      { method: 'GET', path: `${PROXY}/jobs/overview`, answer: { status: 429, json: tooMany } },
+      { method: 'GET', path: `${PROXY}/jobs/overview`, answer: { status: 200, json: { jobs: [] } } },
+    ],
+    async (server) => {
+      const client = flinkRestClientFor(deployment, { mode: 'apiserver-proxy', kubeConfig: kubeConfig({ server: server.url, skipTLSVerify: true }, { token: 't' }), retry: fastRetry });
+      assert.deepEqual(await client.listJobs(), []);
+    },
+  );
+});
+
 test('a 403 from the API server explains the missing RBAC permission', async () => {
   const forbidden = {
     kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403,
