@@ -1,0 +1,74 @@
+/**
+ * Test fixture: the development cluster with the FlinkDeployment CRD from crds/, and helpers to
+ * put FlinkDeployments there exactly as the Apache operator left them (spec via POST, then the
+ * legacy status via a v1beta1 PUT .../status, as its status writes do).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ApiextensionsV1Api, CustomObjectsApi, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
+import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../../src/api/flink-deployment.js';
+import type { FlinkDeploymentStatusV1beta1 } from '../../src/api/flink-deployment-status.js';
+import { startDevCluster, type DevCluster } from '../../src/devcluster/dev-cluster.js';
+import { KubeConfigMapClient } from '../../src/kube/configmap-client.js';
+import { KubeFlinkDeploymentClient } from '../../src/kube/flink-deployment-client.js';
+
+export const CRD_FILE = fileURLToPath(new URL('../../crds/flinkdeployments.flink.apache.org.yaml', import.meta.url));
+const GROUP = 'flink.apache.org';
+const PLURAL = 'flinkdeployments';
+
+export function readCrd(): V1CustomResourceDefinition {
+  return parseYaml(readFileSync(CRD_FILE, 'utf8')) as V1CustomResourceDefinition;
+}
+
+export interface LegacyCluster {
+  readonly cluster: DevCluster;
+  readonly kubeConfig: KubeConfig;
+  readonly custom: CustomObjectsApi;
+  readonly configMaps: KubeConfigMapClient;
+  readonly deployments: KubeFlinkDeploymentClient;
+  /** POSTs the object (v1beta1; status dropped by the server) then PUTs `status` through v1beta1/status. */
+  createLegacy(object: FlinkDeploymentV1beta1, status?: FlinkDeploymentStatusV1beta1 | Record<string, unknown>): Promise<FlinkDeploymentV1beta1>;
+  getV1beta1(name: string, namespace?: string): Promise<FlinkDeploymentV1beta1>;
+  getV1(name: string, namespace?: string): Promise<FlinkDeploymentV1>;
+  stop(): Promise<void>;
+}
+
+export async function installCrd(kubeConfig: KubeConfig): Promise<void> {
+  await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: readCrd() });
+}
+
+export async function startLegacyCluster(options: { installCrd?: boolean } = {}): Promise<LegacyCluster> {
+  const cluster = await startDevCluster();
+  const kubeConfig = cluster.kubeConfig();
+  if (options.installCrd !== false) await installCrd(kubeConfig);
+  const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const params = (version: string, namespace: string) => ({ group: GROUP, version, namespace, plural: PLURAL });
+  const lc: LegacyCluster = {
+    cluster,
+    kubeConfig,
+    custom,
+    configMaps: new KubeConfigMapClient(kubeConfig),
+    deployments: new KubeFlinkDeploymentClient(kubeConfig),
+    async createLegacy(object, status) {
+      const namespace = object.metadata.namespace ?? 'default';
+      const { status: inline, ...body } = structuredClone(object);
+      const created = (await custom.createNamespacedCustomObject({ ...params('v1beta1', namespace), body })) as FlinkDeploymentV1beta1;
+      const legacyStatus = status ?? inline;
+      if (!legacyStatus) return created;
+      return (await custom.replaceNamespacedCustomObjectStatus({
+        ...params('v1beta1', namespace),
+        name: created.metadata.name!,
+        body: { ...created, status: legacyStatus },
+      })) as FlinkDeploymentV1beta1;
+    },
+    async getV1beta1(name, namespace = 'default') {
+      return (await custom.getNamespacedCustomObject({ ...params('v1beta1', namespace), name })) as FlinkDeploymentV1beta1;
+    },
+    async getV1(name, namespace = 'default') {
+      return (await custom.getNamespacedCustomObject({ ...params('v1', namespace), name })) as FlinkDeploymentV1;
+    },
+    stop: () => cluster.stop(),
+  };
+  return lc;
+}
