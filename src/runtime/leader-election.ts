@@ -158,6 +158,7 @@ export class LeaderElector implements Leadership {
   }
 
   private async tick(): Promise<void> {
+    const startedAt = Date.now();
     let acquired: boolean;
     try {
       acquired = await withTimeout(this.tryAcquireOrRenew(), this.options.renewDeadlineMs);
@@ -166,8 +167,11 @@ export class LeaderElector implements Leadership {
       return; // the watchdog decides when a leader gives up
     }
     if (!this.running) return;
+    // A renewal counts from when it was sent: others may have seen the previous record that long ago.
+    const validForMs = startedAt + this.options.renewDeadlineMs - Date.now();
+    if (acquired && validForMs <= 0) acquired = false;
     if (acquired) {
-      this.armWatchdog();
+      this.armWatchdog(validForMs);
       if (!this.leader) {
         this.leader = true;
         this.options.metrics?.leader.set(1);
@@ -180,12 +184,12 @@ export class LeaderElector implements Leadership {
     }
   }
 
-  private armWatchdog(): void {
+  private armWatchdog(validForMs: number): void {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = setTimeout(() => {
       this.deadlineTimer = undefined;
       if (this.leader) this.loseLeadership(`could not renew the lease within ${this.options.renewDeadlineMs} ms`);
-    }, this.options.renewDeadlineMs);
+    }, validForMs);
   }
 
   private loseLeadership(reason: string): void {

@@ -155,6 +155,15 @@ export class Manager {
       config,
       enqueue: (key) => this.controller?.enqueue(key),
     };
+    metrics.setLifecycleSource(() => {
+      const counts = new Map<string, number>();
+      for (const deployment of this.flinkInformer.list()) {
+        const state = (deployment.status as { lifecycleState?: unknown } | undefined)?.lifecycleState;
+        const label = typeof state === 'string' && state ? state : 'UNKNOWN';
+        counts.set(label, (counts.get(label) ?? 0) + 1);
+      }
+      return counts;
+    });
     this.reconciler = options.makeReconciler(this.dependencies);
     if (options.serveHttp ?? true) {
       this.health = new HealthServer({

@@ -19,7 +19,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * | flink_operator_workqueue_retries_total | counter | | rate-limited re-adds after an error |
  * | flink_operator_workqueue_in_flight | gauge | | reconciles running now |
  * | flink_operator_api_requests_total | counter | verb, code | Kubernetes API requests by audit verb and HTTP code (code "error" = no response) |
- * | flink_operator_lifecycle_state | gauge | state | FlinkDeployments per lifecycle state (set by the reconciler side) |
+ * | flink_operator_lifecycle_state | gauge | state | FlinkDeployments per status.lifecycleState (computed from the cache at scrape time) |
  * | flink_operator_state_writes_total | counter | outcome | state ConfigMap writes (outcome e.g. created\|updated\|conflict\|stale\|error) |
  * | flink_operator_state_conflicts_total | counter | | state ConfigMap 409 conflicts |
  * | flink_operator_leader | gauge | | 1 while this instance leads (or election is off), else 0 |
@@ -49,6 +49,7 @@ export class OperatorMetrics {
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly events: Counter<'type' | 'reason' | 'outcome'>;
   readonly echoSkipped: Counter<'kind'>;
+  private lifecycleSource: (() => Map<string, number>) | undefined;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [(this.registry = new Registry())];
@@ -73,7 +74,19 @@ export class OperatorMetrics {
     this.queueRetries = new Counter({ name: `${p}workqueue_retries_total`, help: 'Rate-limited re-adds after a failed reconcile', registers });
     this.inFlight = new Gauge({ name: `${p}workqueue_in_flight`, help: 'Reconciles running now', registers });
     this.apiRequests = new Counter({ name: `${p}api_requests_total`, help: 'Kubernetes API requests by verb and HTTP code', labelNames: ['verb', 'code'], registers });
-    this.lifecycleStates = new Gauge({ name: `${p}lifecycle_state`, help: 'FlinkDeployments per lifecycle state', labelNames: ['state'], registers });
+    const self = this;
+    this.lifecycleStates = new Gauge({
+      name: `${p}lifecycle_state`,
+      help: 'FlinkDeployments per lifecycle state',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const source = self.lifecycleSource;
+        if (!source) return;
+        this.reset();
+        for (const [state, count] of source()) this.set({ state }, count);
+      },
+    });
     this.stateWrites = new Counter({ name: `${p}state_writes_total`, help: 'State ConfigMap writes by outcome', labelNames: ['outcome'], registers });
     this.stateConflicts = new Counter({ name: `${p}state_conflicts_total`, help: 'State ConfigMap write conflicts (409)', registers });
     this.leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (or leader election is off)', registers });
@@ -83,6 +96,15 @@ export class OperatorMetrics {
     this.events = new Counter({ name: `${p}events_total`, help: 'Kubernetes Events by type, reason and outcome', labelNames: ['type', 'reason', 'outcome'], registers });
     this.echoSkipped = new Counter({ name: `${p}echo_events_skipped_total`, help: 'Informer events skipped as echoes of our own writes', labelNames: ['kind'], registers });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: p });
+  }
+
+  /**
+   * Makes `flink_operator_lifecycle_state` computed at each scrape from `source` (the manager
+   * counts `status.lifecycleState` over its FlinkDeployment cache); values set by hand are then
+   * replaced at each scrape.
+   */
+  setLifecycleSource(source: () => Map<string, number>): void {
+    this.lifecycleSource = source;
   }
 
   /** The Prometheus text exposition of every metric. */
