@@ -12,6 +12,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsPlugin from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
+import { FlinkDeploymentStatusV1beta1Schema, FlinkDeploymentStatusV1Schema } from './flink-deployment-status.js';
 import { InternalStateSchema } from './internal-state.js';
 import { plainJsonSchema } from './schema-builders.js';
 
@@ -161,4 +162,15 @@ export function validateInternalStateSchema(state: unknown): FieldError[] {
     return [{ field: '', message: `must be a map of fields, got ${describe(state)}` }];
   }
   return run(InternalStateSchema, state, '');
+}
+
+/**
+ * Schema errors of a status in the layout of `version` (what the API server would check on a
+ * `/status` write through that version); fields are named from `status`.
+ */
+export function validateStatusSchema(status: unknown, version: 'v1' | 'v1beta1'): FieldError[] {
+  if (typeof status !== 'object' || status === null || Array.isArray(status)) {
+    return [{ field: 'status', message: `must be a map of fields, got ${describe(status)}` }];
+  }
+  return run(version === 'v1' ? FlinkDeploymentStatusV1Schema : FlinkDeploymentStatusV1beta1Schema, status, 'status');
 }

@@ -9,6 +9,7 @@ import {
   serializeLegacySpec,
 } from '../../src/api/legacy-status-codec.js';
 import type { FlinkDeploymentStatusV1beta1 } from '../../src/api/flink-deployment-status.js';
+import { validateInternalStateSchema, validateStatusSchema } from '../../src/api/schema-validator.js';
 import { loadSharedFixtures } from './shared-fixtures.js';
 
 const withStatus = loadSharedFixtures().filter((f) => f.status !== undefined);
@@ -218,4 +219,16 @@ test('trigger and format types an Apache version wrote but this model does not k
   assert.equal(state.savepointHistory[0]?.triggerType, 'UNKNOWN');
   assert.throws(() => decodeLegacyStatus({ reconciliationStatus: { state: 'WEIRD' } } as unknown as FlinkDeploymentStatusV1beta1, 'ns/x', 'cm'),
     (e: unknown) => e instanceof LegacyStatusError && e.field === 'status.reconciliationStatus.state');
+});
+
+test('what the Apache operator wrote passes the v1beta1 status schema, and what decode/encode produce passes theirs', () => {
+  for (const fx of withStatus) {
+    assert.deepEqual(validateStatusSchema(fx.status, 'v1beta1'), [], `${fx.file}: a status write through v1beta1 must not be rejected`);
+    const { state, userStatus } = decodeLegacyStatus(fx.status!, fx.resource, 'cm');
+    assert.deepEqual(validateStatusSchema(userStatus, 'v1'), [], `${fx.file}: user status`);
+    assert.deepEqual(validateStatusSchema(userStatus, 'v1beta1'), [], `${fx.file}: user status written through v1beta1 (migration)`);
+    assert.deepEqual(validateInternalStateSchema(state), [], `${fx.file}: state`);
+    assert.deepEqual(validateStatusSchema(encodeLegacyStatus(state, userStatus), 'v1beta1'), [], `${fx.file}: encoded legacy status`);
+  }
+  assert.deepEqual(validateStatusSchema({ lifecycleState: 'GONE' }, 'v1').map((e) => e.field), ['status.lifecycleState']);
 });
