@@ -17,7 +17,7 @@
  * for it (`settled()`).
  * Caveats: Orphan does not use the `orphan` finalizer; pods are removed without a grace period.
  */
-import { badRequest, conflictWithMessage, notSupported, invalid, successStatus, type JsonObject } from './errors.js';
+import { badRequest, conflictWithMessage, forbidden, notSupported, invalid, successStatus, type JsonObject } from './errors.js';
 import { CRD_CLEANUP_FINALIZER, type ApiOperations, type CommitListener, type Scope, type WriteResult } from './api-operations.js';
 import { parseKeyString, type ObjectKey } from './object-store.js';
 import { groupResourceKey } from './resource-types.js';
@@ -25,6 +25,8 @@ import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } 
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 const NAMESPACES_GR = '/namespaces';
+/** NamespaceLifecycle admission refuses to delete these. */
+const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
@@ -88,6 +90,7 @@ export class GarbageCollector implements CommitListener {
     if (policy === 'Orphan') this.orphanDependents(obj.metadata.uid);
 
     if (scope.groupResource === NAMESPACES_GR) {
+      if (IMMORTAL_NAMESPACES.has(name)) throw forbidden('', 'namespaces', name, 'this namespace may not be deleted');
       let ns = obj;
       if (!obj.metadata.deletionTimestamp) {
         ns = structuredClone(obj);

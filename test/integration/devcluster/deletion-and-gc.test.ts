@@ -140,6 +140,15 @@ describe('dev cluster: deletion, finalizers and garbage collection', () => {
     assert.equal((await raw(cluster.url, 'GET', '/api/v1/namespaces/doomed')).status, 404);
   });
 
+  it('refuses to delete the default and kube-system namespaces, as NamespaceLifecycle admission does', async () => {
+    await assert.rejects(core.deleteNamespace({ name: 'default' }), (e: any) => {
+      assert.equal(e.code, 403);
+      assert.equal(statusOf(e).message, 'namespaces "default" is forbidden: this namespace may not be deleted');
+      return true;
+    });
+    await assert.rejects(core.deleteNamespace({ name: 'kube-system' }), (e: any) => e.code === 403);
+  });
+
   it('checks delete preconditions', async () => {
     const c = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'pre' } } });
     await assert.rejects(
