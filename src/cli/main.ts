@@ -1,0 +1,28 @@
+#!/usr/bin/env node
+/**
+ * `flink-operator`: the command-line entry point.
+ *
+ *   flink-operator run          run the operator against a cluster (see README for every knob)
+ *   flink-operator dev-cluster  run the development cluster (emulated API server) in the foreground
+ *   flink-operator demo         the development cluster, the operator and a walkthrough
+ *
+ * Operator code never imports the development cluster; only this CLI (and tests) do.
+ */
+import { Command } from 'commander';
+import { registerRunCommand } from './run-command.js';
+import { registerDevClusterCommand } from './dev-cluster-command.js';
+import { registerDemoCommand } from './demo-command.js';
+import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
+import { OPERATOR_VERSION } from '../state/operator-version.js';
+
+const program = new Command('flink-operator')
+  .description('A Kubernetes operator for Apache Flink whose internal state lives in a companion ConfigMap')
+  .version(OPERATOR_VERSION);
+registerRunCommand(program, makeFlinkDeploymentReconciler);
+registerDevClusterCommand(program);
+registerDemoCommand(program);
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exit(1);
+});

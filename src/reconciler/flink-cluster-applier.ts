@@ -1,0 +1,183 @@
+/**
+ * Applies and deletes the Kubernetes resources of one Flink cluster (the side effects of
+ * deploying), idempotently.
+ *
+ * Guarantees: `apply` leaves every resource equal to its rendering; a resource whose live copy
+ * already carries the rendering's hash (annotation `flink-operator.io/rendered-hash`) is not
+ * written, so applying twice writes once. `delete` is idempotent (404 counts as done).
+ * Assumptions: only this operator writes these resources; the readers are informers over the
+ * owned Deployments and Services (a miss falls back to a GET).
+ * Caveats: an update uses the live resourceVersion (PUT); a 409 is thrown and the reconcile
+ * retried, never forced.
+ */
+import { createHash } from 'node:crypto';
+import type { AppsV1Api, CoreV1Api, KubernetesObject, V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
+import type { ObjectReader } from '../kube/object-reader.js';
+import { isAlreadyExists, isNotFound } from '../kube/api-errors.js';
+
+export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
+export const CONFIG_HASH_ANNOTATION = 'flink-operator.io/config-hash';
+
+export interface FlinkClusterObjects {
+  configMap: V1ConfigMap;
+  jobManagerDeployment: V1Deployment;
+  taskManagerDeployment: V1Deployment;
+  restService: V1Service;
+  internalService: V1Service;
+}
+
+export interface ApplyResult {
+  /** `Kind/name` of every resource created or updated. */
+  written: string[];
+}
+
+function hashOf(value: unknown): string {
+  return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
+}
+
+function annotate<T extends KubernetesObject>(object: T, hash: string): T {
+  const copy = structuredClone(object);
+  copy.metadata = { ...copy.metadata, annotations: { ...copy.metadata?.annotations, [RENDERED_HASH_ANNOTATION]: hash } };
+  return copy;
+}
+
+/** Pods restart when the Flink configuration changes: the template carries the config's hash. */
+function withConfigHash(deployment: V1Deployment, configHash: string): V1Deployment {
+  const copy = structuredClone(deployment);
+  const template = copy.spec!.template;
+  template.metadata = { ...template.metadata, annotations: { ...template.metadata?.annotations, [CONFIG_HASH_ANNOTATION]: configHash } };
+  return copy;
+}
+
+export class FlinkClusterApplier {
+  constructor(
+    private readonly apps: AppsV1Api,
+    private readonly core: CoreV1Api,
+    private readonly deployments: ObjectReader<V1Deployment>,
+    private readonly services: ObjectReader<V1Service>,
+  ) {}
+
+  /** Creates or updates every resource; the JobManager last, so it starts with its configuration in place. */
+  async apply(objects: FlinkClusterObjects): Promise<ApplyResult> {
+    const written: string[] = [];
+    const configHash = hashOf(objects.configMap.data);
+    if (await this.applyConfigMap(objects.configMap)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
+    for (const service of [objects.internalService, objects.restService]) {
+      if (await this.applyService(service)) written.push(`Service/${service.metadata?.name}`);
+    }
+    for (const deployment of [objects.taskManagerDeployment, objects.jobManagerDeployment]) {
+      if (await this.applyDeployment(withConfigHash(deployment, configHash))) written.push(`Deployment/${deployment.metadata?.name}`);
+    }
+    return { written };
+  }
+
+  /** Deletes the JobManager and TaskManager Deployments. Returns the names still present in the cache. */
+  async deleteDeployments(namespace: string, names: readonly string[]): Promise<string[]> {
+    for (const name of names) {
+      if (!this.deployments.get(namespace, name)) continue;
+      try {
+        await this.apps.deleteNamespacedDeployment({ namespace, name, propagationPolicy: 'Background' });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    return names.filter((name) => this.deployments.get(namespace, name) !== undefined);
+  }
+
+  /** Deletes the Services and the Flink ConfigMap (used on deletion of the FlinkDeployment). */
+  async deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string): Promise<void> {
+    for (const name of serviceNames) {
+      try {
+        await this.core.deleteNamespacedService({ namespace, name });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
+    try {
+      await this.core.deleteNamespacedConfigMap({ namespace, name: configMapName });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  private async applyConfigMap(rendered: V1ConfigMap): Promise<boolean> {
+    const namespace = rendered.metadata!.namespace!;
+    const name = rendered.metadata!.name!;
+    const hash = hashOf(rendered);
+    const desired = annotate(rendered, hash);
+    let live: V1ConfigMap | undefined;
+    try {
+      live = await this.core.readNamespacedConfigMap({ namespace, name });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    if (!live) {
+      await this.core.createNamespacedConfigMap({ namespace, body: desired });
+    } else {
+      desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
+      await this.core.replaceNamespacedConfigMap({ namespace, name, body: desired });
+    }
+    return true;
+  }
+
+  private async applyService(rendered: V1Service): Promise<boolean> {
+    const namespace = rendered.metadata!.namespace!;
+    const name = rendered.metadata!.name!;
+    const hash = hashOf(rendered);
+    const live = this.services.get(namespace, name) ?? (await this.readOrUndefined(() => this.core.readNamespacedService({ namespace, name })));
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    const desired = annotate(rendered, hash);
+    if (!live) {
+      try {
+        await this.core.createNamespacedService({ namespace, body: desired });
+        return true;
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+        const current = await this.core.readNamespacedService({ namespace, name });
+        return this.replaceService(desired, current);
+      }
+    }
+    return this.replaceService(desired, live);
+  }
+
+  private async replaceService(desired: V1Service, live: V1Service): Promise<boolean> {
+    desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
+    // clusterIP is immutable once assigned: keep the live one.
+    if (live.spec?.clusterIP && desired.spec) desired.spec.clusterIP = live.spec.clusterIP;
+    await this.core.replaceNamespacedService({ namespace: desired.metadata!.namespace!, name: desired.metadata!.name!, body: desired });
+    return true;
+  }
+
+  private async applyDeployment(rendered: V1Deployment): Promise<boolean> {
+    const namespace = rendered.metadata!.namespace!;
+    const name = rendered.metadata!.name!;
+    const hash = hashOf(rendered);
+    const live = this.deployments.get(namespace, name) ?? (await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name })));
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    const desired = annotate(rendered, hash);
+    if (!live) {
+      try {
+        await this.apps.createNamespacedDeployment({ namespace, body: desired });
+        return true;
+      } catch (error) {
+        if (!isAlreadyExists(error)) throw error;
+        const current = await this.apps.readNamespacedDeployment({ namespace, name });
+        desired.metadata!.resourceVersion = current.metadata?.resourceVersion;
+      }
+    } else {
+      desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
+    }
+    await this.apps.replaceNamespacedDeployment({ namespace, name, body: desired });
+    return true;
+  }
+
+  private async readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await read();
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+  }
+}
