@@ -153,7 +153,8 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
     if (mode === 'savepoint') {
       errors.push({ field: 'spec.job.upgradeMode', message: 'savepoint needs a savepoint directory; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir), or use upgradeMode stateless' });
     }
-    if (spec.job?.savepointTriggerNonce !== undefined && spec.job.savepointTriggerNonce !== previous?.job?.savepointTriggerNonce) {
+    // A nonce present at the first deployment is recorded, not acted on (as in the Apache operator).
+    if (previous && changed(spec.job?.savepointTriggerNonce, previous.job?.savepointTriggerNonce)) {
       errors.push({ field: 'spec.job.savepointTriggerNonce', message: 'asks for a manual savepoint, but no savepoint directory is configured; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir)' });
     }
     const periodic = flat['kubernetes.operator.periodic.savepoint.interval'];

@@ -71,6 +71,12 @@ test('legal changes are not flagged: suspend alone, restart alone, resume and re
   assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec: suspendedWithNonce }, { spec: { ...running, restartNonce: 4 } }), []);
 });
 
+test('a savepointTriggerNonce at the first deployment is recorded, not a savepoint request', () => {
+  const spec: FlinkDeploymentSpec = { ...defaultSpec(), flinkConfiguration: { 'execution.checkpointing.dir': 'file:///cp' }, job: { ...defaultSpec().job, upgradeMode: 'stateless', savepointTriggerNonce: 0 } };
+  assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec }), []);
+  assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec }, { spec }), [], 'unchanged nonce');
+});
+
 test('a cron periodic savepoint interval is accepted, like a duration', () => {
   for (const interval of ['1h', '30 min', '0 0 * * * ?']) {
     const spec = { ...defaultSpec(), flinkConfiguration: { ...defaultSpec().flinkConfiguration, 'kubernetes.operator.periodic.savepoint.interval': interval } };
