@@ -217,8 +217,9 @@ function dryRunDiff(object: FlinkDeploymentV1beta1, plan: MigrationPlan, status:
   if (createConfigMap) {
     lines.push(`ConfigMap ${ns}/${cmName} (create, owned by FlinkDeployment uid ${object.metadata.uid ?? '?'}):`);
     for (const [key, value] of Object.entries(plan.configMap.data ?? {})) {
-      const first = value.split('\n')[0] ?? '';
-      const more = value.includes('\n') ? ` … (${value.split('\n').filter(Boolean).length} lines)` : '';
+      const valueLines = value.split('\n').filter(Boolean);
+      const first = valueLines[0] ?? '';
+      const more = valueLines.length > 1 ? ` … (${valueLines.length} lines)` : '';
       lines.push(`  + data.${key}: ${first.length > 120 ? `${first.slice(0, 119)}…` : first}${more}`);
     }
     for (const key of Object.keys(plan.configMap.binaryData ?? {})) lines.push(`  + binaryData.${key}: (gzip+base64)`);
