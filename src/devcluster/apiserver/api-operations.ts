@@ -181,7 +181,13 @@ export class ApiOperations {
       if (fields.length && !matchesFields(fields, o)) continue;
       out.push(o);
     }
-    out.sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || (a.metadata.name < b.metadata.name ? -1 : a.metadata.name > b.metadata.name ? 1 : 0));
+    // etcd key order: namespace, then name (plain code-unit comparison, no locale)
+    const key = (o: JsonObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    out.sort((a, b) => {
+      const ka = key(a);
+      const kb = key(b);
+      return ka < kb ? -1 : ka > kb ? 1 : 0;
+    });
     return out;
   }
 

@@ -91,7 +91,7 @@ function auditVerb(method: string, hasName: boolean, watch: boolean): string {
   switch (method) {
     case 'GET':
     case 'HEAD':
-      return hasName ? 'get' : watch ? 'watch' : 'list';
+      return watch ? 'watch' : hasName ? 'get' : 'list';
     case 'POST':
       return 'create';
     case 'PUT':
@@ -337,7 +337,7 @@ export class HttpApiServer {
     if (deprecation) res.setHeader('Warning', `299 - ${JSON.stringify(deprecation)}`);
 
     if (method === 'GET' || method === 'HEAD') {
-      if (p.name) {
+      if (p.name && !isTrue(q.get('watch'))) {
         const stored = this.o.ops.getStored(scope, p.name);
         if (sub === 'scale') return this.sendJson(res, 200, this.o.ops.scaleOf(scope, stored));
         if (table) return this.sendJson(res, 200, tableOf(type, scope.groupResource, [this.o.ops.encode(type, stored)], stored.metadata.resourceVersion));
@@ -345,6 +345,8 @@ export class HttpApiServer {
       }
       const labels = parseLabelSelector(q.get('labelSelector'));
       const fields = parseFieldSelector(q.get('fieldSelector'), scope.groupResource);
+      // GET .../NAME?watch=true watches that one object
+      if (p.name) fields.push({ field: 'metadata.name', negate: false, value: p.name });
       const rv = q.get('resourceVersion') ?? undefined;
       if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
       if (isTrue(q.get('watch'))) {

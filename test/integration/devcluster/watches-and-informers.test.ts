@@ -50,6 +50,16 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     w.close();
   });
 
+  it('watches a single object through GET .../NAME?watch=true', async () => {
+    const one = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'single' } } });
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'single-other' } } });
+    const w = await openWatch(cluster.url, `${CMS}/single?watch=true&resourceVersion=${Number(one.metadata!.resourceVersion) - 1}`);
+    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'single', body: { ...one, data: { a: '1' } } });
+    const events = await w.waitFor(2);
+    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED single', 'MODIFIED single']);
+    w.close();
+  });
+
   it('sends bookmarks only when asked, and ends the stream after timeoutSeconds', async () => {
     const rv = (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata!.resourceVersion;
     const plain = await openWatch(cluster.url, `${CMS}?watch=true&resourceVersion=${rv}`);
