@@ -237,21 +237,30 @@ export class SimulatedJobManager {
     job.recordCompleted({ id, kind, externalPath, triggerTimestamp: triggeredAt, completedTimestamp: now, stateSize: this.stateSizeFor(job, id), savepointFormat: null, discarded: false });
     if (externalPath !== null) {
       this.ctx.storage.write({ location: externalPath, kind: 'checkpoint', jobId: job.jobId, checkpointId: id, completedAt: now });
-      this.subsumeOldCheckpoints(job);
       if (this.haCluster) {
+        // As Flink's CompletedCheckpointStore: the new pointer is made durable in the HA store first,
+        // older checkpoints are discarded only afterwards (and not at all by a dead process), so the
+        // HA metadata never points at a discarded checkpoint.
         const pointer = { id, location: externalPath };
-        this.haWrite('checkpointCompleted', () => this.ctx.ha!.checkpointCompleted(this.haCluster!, job.jobId, pointer));
+        this.ctx.ha!.checkpointCompleted(this.haCluster, job.jobId, pointer).then(
+          () => {
+            if (!this.stopped) this.subsumeOldCheckpoints(job, id);
+          },
+          (error: unknown) => this.ctx.onError?.(error, 'HA metadata checkpointCompleted'),
+        );
+      } else {
+        this.subsumeOldCheckpoints(job, id);
       }
     }
     return id;
   }
 
-  /** Keeps only the newest `num-retained` checkpoints of this job in storage (older ones are subsumed). */
-  private subsumeOldCheckpoints(job: SimulatedFlinkJob): void {
+  /** Of the checkpoints up to `upToId` (the newest durable one), keeps only `num-retained` in storage; older ones are subsumed. */
+  private subsumeOldCheckpoints(job: SimulatedFlinkJob, upToId: number): void {
     const retained = this.ctx.launch.settings.retainedCheckpoints;
     const mine = this.ctx.storage
       .list()
-      .filter((s) => s.kind === 'checkpoint' && s.jobId === job.jobId)
+      .filter((s) => s.kind === 'checkpoint' && s.jobId === job.jobId && s.checkpointId <= upToId)
       .sort((a, b) => b.checkpointId - a.checkpointId);
     for (const old of mine.slice(retained)) {
       this.ctx.storage.remove(old.location, 'subsumed', this.now());

@@ -180,7 +180,7 @@ test('with Kubernetes HA, the JobManager keeps HA metadata and a replacement rec
 });
 
 test('failure modes through flinkConfiguration: job fails after start, savepoints fail, bad config crash-loops the JobManager', async () => {
-  const ns = await runningCluster('fails', { config: { 'simulator.job.fail-after': '30 ms', 'simulator.savepoint.failure': 'fail' } });
+  const ns = await runningCluster('fails', { config: { 'simulator.job.fail-after': '400 ms', 'simulator.savepoint.failure': 'fail' } });
   const sp = await savepoint(ns, 'fails', 'savepoints');
   assert.ok(sp.operation['failure-cause']);
   await eventually(async () => (await jobState(ns, 'fails')) === 'FAILED', 'job FAILED');
