@@ -121,6 +121,23 @@ describe('dev cluster: the real kubectl', () => {
     assert.deepEqual(rows[1].slice(0, 4), ['kd', '0/2', '0', '0']);
   });
 
+  it('prints pods and services with their usual columns', async () => {
+    await k.ok(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'kp' }, spec: { containers: [{ name: 'c', image: 'nginx:1' }, { name: 'd', image: 'nginx:1' }] } }),
+    );
+    const pods = table(await k.ok(['get', 'pods']));
+    assert.deepEqual(pods[0], ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
+    assert.deepEqual(pods[1].slice(0, 4), ['kp', '0/2', 'Pending', '0']);
+    await k.ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ks' }, spec: { selector: { app: 'x' }, ports: [{ port: 8081 }] } }));
+    const svcs = table(await k.ok(['get', 'services']));
+    assert.deepEqual(svcs[0], ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE']);
+    assert.equal(svcs[1][0], 'ks');
+    assert.equal(svcs[1][1], 'ClusterIP');
+    assert.match(svcs[1][2], /^10\.96\./);
+    assert.deepEqual(svcs[1].slice(3, 5), ['<none>', '8081/TCP']);
+  });
+
   it('deletes with and without finalizers', async () => {
     await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: del-plain\n');
     assert.match(await k.ok(['delete', 'configmap', 'del-plain']), /configmap "del-plain" deleted/);
