@@ -196,8 +196,18 @@ export class Manager {
       );
       informer!.start();
     }
-    this.unsubscribers.push(this.leadership.onStartedLeading((token) => void this.beginTerm(token)));
-    this.unsubscribers.push(this.leadership.onStoppedLeading((reason) => this.endTerm(reason)));
+    this.unsubscribers.push(
+      this.leadership.onStartedLeading((token) => {
+        this.metrics.leader.set(1);
+        void this.beginTerm(token);
+      }),
+    );
+    this.unsubscribers.push(
+      this.leadership.onStoppedLeading((reason) => {
+        this.metrics.leader.set(0);
+        this.endTerm(reason);
+      }),
+    );
     this.leadership.start();
     void this.waitForSync();
   }

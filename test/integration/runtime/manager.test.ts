@@ -87,6 +87,7 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
     assert.match(metrics, /flink_operator_echo_events_skipped_total\{kind="FlinkDeployment"\} 2/);
     assert.match(metrics, /flink_operator_reconcile_total\{result="success"\} 5/);
     assert.match(metrics, /flink_operator_workqueue_depth 0/);
+    assert.match(metrics, /^flink_operator_leader 1$/m, 'election off: this instance leads');
     assert.match(metrics, /flink_operator_lifecycle_state\{state="DEPLOYED"\} 1/, 'lifecycle states counted from the cache');
     assert.match(metrics, /flink_operator_api_requests_total\{verb="watch",code="200"\}|flink_operator_api_requests_total\{verb="list",code="200"\}/);
 
