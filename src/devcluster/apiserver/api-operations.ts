@@ -36,6 +36,7 @@ import {
 } from './errors.js';
 import { crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
 import { nameRuleFor, prepareBuiltin } from './builtin-strategies.js';
+import { pruneBuiltinTopLevel, pruneObjectMeta } from './known-fields.js';
 import { validateFinalizersWhileDeleting, validateObjectMeta } from './object-meta-validation.js';
 import { ObjectStore, cachedJson } from './object-store.js';
 import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patches.js';
@@ -226,8 +227,10 @@ export class ApiOperations {
 
     const warnings: string[] = [];
     let toStore = obj;
+    const unknownMeta = [...pruneBuiltinTopLevel(scope.groupResource, obj), ...pruneObjectMeta(obj)];
+    if (!type.crd) this.handleUnknownFields(type, unknownMeta, opts, warnings);
     if (type.crd) {
-      this.handleUnknownFields(type, this.registry.crds.decode(type, obj), opts, warnings);
+      this.handleUnknownFields(type, [...unknownMeta, ...this.registry.crds.decode(type, obj)], opts, warnings);
       if (type.statusSubresource) delete obj.status;
       const errors = this.registry.crds.validateForVersion(type, obj);
       if (errors.length) throw invalid(type.group, type.kind, meta.name ?? '', errors);
@@ -318,7 +321,8 @@ export class ApiOperations {
 
     const warnings: string[] = [];
     let next = obj;
-    if (type.crd) this.handleUnknownFields(type, this.registry.crds.decode(type, obj), opts, warnings);
+    const unknownMeta = [...pruneBuiltinTopLevel(scope.groupResource, obj), ...pruneObjectMeta(obj)];
+    this.handleUnknownFields(type, type.crd ? [...unknownMeta, ...this.registry.crds.decode(type, obj)] : unknownMeta, opts, warnings);
     if (subresource === 'status') {
       const merged = structuredClone(old);
       merged.apiVersion = next.apiVersion;

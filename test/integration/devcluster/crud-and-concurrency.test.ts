@@ -222,6 +222,18 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
     assert.match(r.json.message, /--dry-run=client -o yaml \| kubectl apply -f -/);
   });
 
+  it('drops unknown top-level and metadata fields of built-ins, and rejects them under fieldValidation=Strict', async () => {
+    const body = { metadata: { name: 'typo', labls: { a: 'b' } }, datta: { k: 'v' } };
+    const strict = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', body);
+    assert.equal(strict.status, 400);
+    assert.equal(strict.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datta", unknown field "metadata.labls"');
+    const lax = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps', body);
+    assert.equal(lax.status, 201);
+    assert.equal(lax.json.datta, undefined);
+    assert.equal(lax.json.metadata.labls, undefined);
+    assert.match(lax.headers.get('warning') ?? '', /unknown field \\"datta\\"/);
+  });
+
   it('honours dryRun=All without storing anything', async () => {
     const r = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps?dryRun=All', { metadata: { name: 'dry' } });
     assert.equal(r.status, 201);
