@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { parse as parseYaml } from 'yaml';
@@ -83,7 +84,7 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
   knob({ key: 'shutdownTimeoutMs', flag: 'shutdown-timeout', type: 'duration', default: 20_000, defaultText: '20s', description: 'on SIGTERM, how long in-flight reconciles may finish before they are aborted' }),
   knob({ key: 'leaderElect', flag: 'leader-elect', type: 'bool', default: false, description: 'run leader election on a coordination.k8s.io/v1 Lease; only the leader reconciles' }),
   knob({ key: 'leaseName', flag: 'lease-name', type: 'string', default: 'flink-operator-lock', description: 'name of the leader-election Lease' }),
-  knob({ key: 'leaseNamespace', flag: 'lease-namespace', type: 'string', default: (env: NodeJS.ProcessEnv) => env.POD_NAMESPACE || 'default', defaultText: '$POD_NAMESPACE, else default', description: 'namespace of the leader-election Lease' }),
+  knob({ key: 'leaseNamespace', flag: 'lease-namespace', type: 'string', default: (env: NodeJS.ProcessEnv) => env.POD_NAMESPACE || serviceAccountNamespace() || 'default', defaultText: "$POD_NAMESPACE, else the pod's service-account namespace, else default", description: 'namespace of the leader-election Lease' }),
   knob({ key: 'identity', flag: 'identity', type: 'string', default: (env: NodeJS.ProcessEnv) => env.POD_NAME || `${hostname()}-${randomBytes(4).toString('hex')}`, defaultText: '$POD_NAME, else <hostname>-<random>', description: 'this instance\'s leader-election identity (Lease holderIdentity)' }),
   knob({ key: 'leaseDurationMs', flag: 'lease-duration', type: 'duration', default: 15_000, defaultText: '15s', description: 'how long a standby waits after the last observed renewal before taking the Lease' }),
   knob({ key: 'renewDeadlineMs', flag: 'renew-deadline', type: 'duration', default: 10_000, defaultText: '10s', description: 'the leader stops reconciling if it could not renew for this long (must be < lease duration)' }),
@@ -98,6 +99,15 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
   knob({ key: 'eventBurst', flag: 'event-burst', type: 'int', default: 25, description: 'Kubernetes Events one object may get in a burst before rate limiting' }),
   knob({ key: 'eventRefillIntervalMs', flag: 'event-refill-interval', type: 'duration', default: 300_000, defaultText: '300s', description: 'one more Event per object is allowed after each such interval (client-go: 1 per 5 min)' }),
 ];
+
+/** The namespace of the pod we run in (in-cluster only). */
+function serviceAccountNamespace(): string | undefined {
+  try {
+    return readFileSync('/var/run/secrets/kubernetes.io/serviceaccount/namespace', 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export class OperatorConfigError extends Error {
   constructor(message: string) {
