@@ -8,7 +8,8 @@
  * `kubectl get configmap -o yaml` shows it. Then it prints the kubeconfig and commands to try and
  * keeps running until Ctrl-C (or stops at once with --exit).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -106,7 +107,9 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const showState = async () => {
     say(`\n$ kubectl get configmap ${NAME}-operator-state -o yaml`);
     if (useKubectl) {
-      say(execFileSync('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'configmap', `${NAME}-operator-state`, '-o', 'yaml'], { encoding: 'utf8' }).trimEnd());
+      // Asynchronous: the API server runs in this process and must keep answering kubectl.
+      const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'configmap', `${NAME}-operator-state`, '-o', 'yaml'], { encoding: 'utf8' });
+      say(stdout.trimEnd());
     } else {
       const cm = await core.readNamespacedConfigMap({ namespace: 'default', name: `${NAME}-operator-state` });
       say(toYaml({ apiVersion: 'v1', kind: 'ConfigMap', ...cm }).trimEnd());

@@ -208,7 +208,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const d = this.deps;
     const state = pass.state;
     const ack = state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, withRunningState(desired));
-    const promote = pass.outcome.job?.state === 'RUNNING' && state.reconciliationState === 'DEPLOYED' && !sameValue(state.lastStableSpec, state.lastReconciledSpec);
+    const promote = pass.outcome.job?.state === 'RUNNING' && state.reconciliationState === 'DEPLOYED'
+      && (!sameValue(state.lastStableSpec, state.lastReconciledSpec) || state.lastStableGeneration !== state.lastReconciledGeneration);
     if (ack || promote) {
       const spec = withRunningState(desired);
       const reconciled = state.lastReconciledSpec;
