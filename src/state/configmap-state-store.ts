@@ -12,7 +12,9 @@
  * resourceVersion read. On a 409, a 429, a 5xx or a lost connection: GET, re-check, re-apply fn, at
  * most `maxAttempts` times (StateWriteRetriesExhaustedError after). Each success feeds the overlay
  * and the own-write tracker (so the runtime skips the echo event; a user's edit has another
- * resourceVersion and is reconciled).
+ * resourceVersion and is reconciled). If the object this update read disappears before the write
+ * lands (a 404 to the PUT, then a GET finding nothing), StateDeletedError: fn is never applied to an
+ * empty state behind the caller's back; the next reconcile sees `missing` and rebuilds from the world.
  *
  * Guarantees: see state-store.ts and design/004-sync-protocol.md; in addition, `revision` never goes
  * backwards across a rebuild: the store writes max(current.revision, fn's revision) + 1, so a
@@ -26,14 +28,14 @@ import { isDeepStrictEqual } from 'node:util';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
-import { isConflict, isTransient, toKubeApiError } from '../kube/api-errors.js';
+import { isConflict, isNotFound, isTransient, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { assertNotStale, storedFencingToken, type FencingToken } from '../runtime/fencing-token.js';
 import type { WriteTracker } from '../runtime/own-write-tracker.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
-import { NotLeaderError, StateWriteRetriesExhaustedError } from './state-errors.js';
+import { NotLeaderError, StateDeletedError, StateWriteRetriesExhaustedError } from './state-errors.js';
 import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction } from './state-store.js';
 
 export interface ConfigMapStateStoreOptions {
@@ -94,10 +96,13 @@ export class ConfigMapStateStore implements StateStore {
     const namespace = deployment.metadata.namespace ?? '';
     const name = stateConfigMapName(deployment.metadata.name ?? '');
     let lastError: unknown;
+    let sawExisting = false;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
       const token = this.options.fencingToken();
       if (!token) throw new NotLeaderError(`${namespace}/${name}`);
       const existing = await this.read(deployment, attempt > 1);
+      if (!existing && sawExisting) throw new StateDeletedError(`${namespace}/${name}`);
+      sawExisting ||= existing !== undefined;
       let current: InternalState;
       if (existing) {
         assertOwnedBy(existing, deployment);
@@ -130,7 +135,8 @@ export class ConfigMapStateStore implements StateStore {
         if (encoded.trimmedSavepoints > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedSavepoints);
         return encoded.state;
       } catch (error) {
-        if (!isConflict(error) && !isTransient(error)) throw toKubeApiError(error);
+        // 404 on a PUT: deleted since our (cached) read; the fresh read confirms it (StateDeletedError)
+        if (!isConflict(error) && !isTransient(error) && !(existing && isNotFound(error))) throw toKubeApiError(error);
         lastError = error;
         if (attempt < this.maxAttempts) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
       }
@@ -153,7 +159,7 @@ export class ConfigMapStateStore implements StateStore {
     }
     const got = await this.options.client.get(namespace, name);
     if (!got) {
-      this.overlay.forget(namespace, name);
+      this.overlay.recordDeleted(namespace, name);
       return undefined;
     }
     if (isControlledBy(got, deployment)) this.overlay.recordWrite(got);

@@ -14,8 +14,12 @@
  * - relisted: keep only entries the new list holds in an older version; evict the rest (absent from
  *   the list → the object was deleted after our write, or the caller falls back to a GET).
  *
+ * - recordDeleted (a GET found nothing): the informer's copies of that incarnation are hidden
+ *   (tombstone by uid) until its delete event or a relist without it.
+ *
  * Guarantees: after `recordWrite(v)`, `get` returns v or a version at least as new, until the object
- * is deleted (same uid), absent from a relist, or versions are incomparable.
+ * is deleted (same uid), absent from a relist, or versions are incomparable. After
+ * `recordDeleted`, `get` never returns the deleted incarnation again.
  * Assumptions: the inner reader is the informer whose events are passed to `observe`, in order.
  * Caveats: callers that need certainty after an eviction (the state store) GET when the informer
  * does not have the object; an evicted entry is never resurrected by a later `recordWrite` of an
@@ -38,6 +42,8 @@ export const EMPTY_READER: ObjectReader<never> = { get: () => undefined, list: (
 
 export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectReader<T> {
   private readonly entries = new Map<string, T>();
+  /** Incarnations (uids) we know are deleted while the informer may still hold them. */
+  private readonly tombstones = new Map<string, Set<string>>();
 
   constructor(private readonly inner: ObjectReader<T> = EMPTY_READER) {}
 
@@ -64,11 +70,33 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectRe
     this.entries.delete(keyOf(namespace, name));
   }
 
+  /**
+   * The object is known to be gone (a GET answered 404): drops our copy and hides the informer's
+   * copies of the same incarnation(s) until the informer reports the delete. A new incarnation
+   * (another uid) is visible at once.
+   */
+  recordDeleted(namespace: string, name: string): void {
+    const key = keyOf(namespace, name);
+    const uids = this.tombstones.get(key) ?? new Set<string>();
+    for (const known of [this.entries.get(key), this.inner.get(namespace, name)]) {
+      const uid = known?.metadata?.uid;
+      if (uid) uids.add(uid);
+    }
+    this.entries.delete(key);
+    if (uids.size > 0) this.tombstones.set(key, uids);
+  }
+
+  private buried(key: string, object: T | undefined): boolean {
+    const uid = object?.metadata?.uid;
+    return uid !== undefined && (this.tombstones.get(key)?.has(uid) ?? false);
+  }
+
   /** Our copy if the informer has not caught up with it, else the informer's. */
   get(namespace: string, name: string): T | undefined {
     const key = keyOf(namespace, name);
     const held = this.entries.get(key);
-    const informerCopy = this.inner.get(namespace, name);
+    const found = this.inner.get(namespace, name);
+    const informerCopy = this.buried(key, found) ? undefined : found;
     if (!held) return informerCopy;
     if (informerCopy && isAtLeast(rvOf(informerCopy), rvOf(held))) {
       this.entries.delete(key);
@@ -79,7 +107,10 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectRe
 
   list(namespace?: string): T[] {
     const merged = new Map<string, T>();
-    for (const object of this.inner.list(namespace)) merged.set(keyOf(object.metadata?.namespace, object.metadata?.name), object);
+    for (const object of this.inner.list(namespace)) {
+      const key = keyOf(object.metadata?.namespace, object.metadata?.name);
+      if (!this.buried(key, object)) merged.set(key, object);
+    }
     for (const [key, held] of this.entries) {
       if (namespace !== undefined && held.metadata?.namespace !== namespace) continue;
       const informerCopy = merged.get(key);
@@ -103,6 +134,7 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectRe
     if (event.type === 'relisted') {
       const listed = new Map<string, T>();
       for (const object of event.objects) listed.set(keyOf(object.metadata?.namespace, object.metadata?.name), object);
+      for (const key of [...this.tombstones.keys()]) if (!this.buried(key, listed.get(key))) this.tombstones.delete(key);
       for (const [key, held] of [...this.entries]) {
         const copy = listed.get(key);
         const listedIsOlder = copy !== undefined && compareResourceVersions(rvOf(copy), rvOf(held)) === -1;
@@ -112,6 +144,11 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectRe
     }
     const object = event.object;
     const key = keyOf(object.metadata?.namespace, object.metadata?.name);
+    if (event.type === 'deleted' && object.metadata?.uid) {
+      const uids = this.tombstones.get(key);
+      uids?.delete(object.metadata.uid);
+      if (uids?.size === 0) this.tombstones.delete(key);
+    }
     const held = this.entries.get(key);
     if (!held) return;
     const order = compareResourceVersions(rvOf(object), rvOf(held));

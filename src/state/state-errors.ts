@@ -62,3 +62,15 @@ export class StateWriteRetriesExhaustedError extends Error {
     this.name = 'StateWriteRetriesExhaustedError';
   }
 }
+
+/**
+ * The state object disappeared while an update was being applied to it (a user deleted it). The
+ * update is not applied to an empty state (that would silently forget everything else): the next
+ * reconcile finds it missing and rebuilds it from the world.
+ */
+export class StateDeletedError extends Error {
+  constructor(readonly objectName: string) {
+    super(`operator state ${objectName} was deleted while being updated; it will be rebuilt from the running deployment on the next reconcile`);
+    this.name = 'StateDeletedError';
+  }
+}

@@ -8,7 +8,7 @@ import { StaleLeaderError, type FencingToken } from '../../src/runtime/fencing-t
 import { OwnWriteTracker } from '../../src/runtime/own-write-tracker.js';
 import { ConfigMapStateStore } from '../../src/state/configmap-state-store.js';
 import { encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
-import { CorruptStateError, ForeignStateError, NotLeaderError, StateTooLargeError, StateWriteRetriesExhaustedError } from '../../src/state/state-errors.js';
+import { CorruptStateError, ForeignStateError, NotLeaderError, StateDeletedError, StateTooLargeError, StateWriteRetriesExhaustedError } from '../../src/state/state-errors.js';
 import { InMemoryConfigMapClient } from './in-memory-configmap-client.js';
 import { fullState, ownedDeployment } from './state-fixtures.js';
 
@@ -206,6 +206,19 @@ test('with a synced informer: 0 GETs for loads of an unchanged deployment; a use
   client.deleteDirectly(NS, NAME);
   informer.deliver(stored, 'deleted');
   assert.deepEqual(await store.load(deployment), { kind: 'missing' });
+  store.close();
+});
+
+test('deleted between our cached read and our PUT (404): StateDeletedError, fn is not applied to an empty state', async () => {
+  const informer = new FakeInformer();
+  const { client, store } = setup({ informer });
+  client.onWrite = (object) => informer.deliver(object);
+  await store.update(deployment, deployed);
+  client.deleteDirectly(NS, NAME); // the informer has not delivered the delete yet
+  await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'after-delete' })), StateDeletedError);
+  assert.deepEqual(client.calls.slice(-2).map((c) => c.verb), ['replace', 'get']);
+  assert.equal(client.peek(NS, NAME), undefined, 'nothing half-made was created');
+  assert.deepEqual(await store.load(deployment), { kind: 'missing' }, 'the next reconcile sees it missing (and rebuilds)');
   store.close();
 });
 

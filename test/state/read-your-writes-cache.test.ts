@@ -126,3 +126,19 @@ test('without an informer the overlay is a pure own-write cache', () => {
   overlay.forget('ns', 'a');
   assert.equal(overlay.get('ns', 'a'), undefined);
 });
+
+test('recordDeleted hides the informer copy of the deleted incarnation until its delete event; a new one shows at once', () => {
+  const { informer, overlay } = setup();
+  informer.set(cm('10', 'lagging', 'uid-1'));
+  overlay.recordWrite(cm('12', 'ours', 'uid-1'));
+  overlay.recordDeleted('ns', 'a'); // a GET said 404
+  assert.equal(overlay.get('ns', 'a'), undefined);
+  assert.deepEqual(overlay.list(), []);
+  // someone recreates it (new uid) before the informer reports the delete
+  informer.set(cm('20', 'recreated', 'uid-2'));
+  assert.equal(overlay.get('ns', 'a')?.data?.value, 'recreated');
+  informer.set(cm('10', 'lagging', 'uid-1'));
+  overlay.observe({ type: 'deleted', object: cm('13', 'lagging', 'uid-1') });
+  informer.set(cm('21', 'again-uid-1-cannot-happen-but-visible', 'uid-1'));
+  assert.ok(overlay.get('ns', 'a'), 'the tombstone is gone after the delete event');
+});
