@@ -31,15 +31,25 @@ function code(error: unknown): number | undefined {
 
 export class KubeHaMetadataStore implements HaMetadataStore {
   private readonly chains = new Map<string, Promise<void>>();
+  /** The data as of our last read or write, per ConfigMap: writes skip a GET (we are its only writer while the JobManager runs). */
+  private readonly known = new Map<string, Record<string, string>>();
 
   constructor(private readonly core: CoreV1Api) {}
+
+  private key(cluster: HaClusterRef): string {
+    return `${cluster.namespace}/${cluster.clusterId}`;
+  }
 
   private async read(cluster: HaClusterRef): Promise<Record<string, string> | undefined> {
     try {
       const cm = await this.core.readNamespacedConfigMap({ namespace: cluster.namespace, name: haConfigMapName(cluster.clusterId) });
+      this.known.set(this.key(cluster), cm.data ?? {});
       return cm.data ?? {};
     } catch (error) {
-      if (code(error) === 404) return undefined;
+      if (code(error) === 404) {
+        this.known.delete(this.key(cluster));
+        return undefined;
+      }
       throw error;
     }
   }
@@ -61,7 +71,8 @@ export class KubeHaMetadataStore implements HaMetadataStore {
 
   private update(cluster: HaClusterRef, changes: (existing: Record<string, string> | undefined) => Record<string, string | null>, createIfMissing: boolean): Promise<void> {
     return this.serialize(cluster, async () => {
-      const existing = await this.read(cluster);
+      const cached = this.known.get(this.key(cluster));
+      const existing = cached ?? (await this.read(cluster));
       const delta = changes(existing);
       const name = haConfigMapName(cluster.clusterId);
       if (existing === undefined) {
@@ -69,20 +80,37 @@ export class KubeHaMetadataStore implements HaMetadataStore {
         const data: Record<string, string> = {};
         for (const [k, v] of Object.entries(delta)) if (v !== null) data[k] = v;
         try {
-          await this.core.createNamespacedConfigMap({
+          const created = await this.core.createNamespacedConfigMap({
             namespace: cluster.namespace,
             body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: cluster.namespace, labels: haConfigMapLabels(cluster.clusterId) }, data },
           });
+          this.known.set(this.key(cluster), created.data ?? {});
           return;
         } catch (error) {
           if (code(error) !== 409) throw error; // created concurrently: fall through to a patch
         }
       }
       if (Object.keys(delta).length === 0) return;
-      await this.core.patchNamespacedConfigMap(
-        { namespace: cluster.namespace, name, body: { data: delta } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+      try {
+        const patched = await this.core.patchNamespacedConfigMap(
+          { namespace: cluster.namespace, name, body: { data: delta } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        );
+        this.known.set(this.key(cluster), patched.data ?? {});
+      } catch (error) {
+        this.known.delete(this.key(cluster));
+        if (code(error) !== 404 || cached === undefined) throw error;
+        // deleted behind our back (the operator's HA cleanup): start over from the server's view
+        const fresh = await this.read(cluster);
+        if (fresh !== undefined || !createIfMissing) return;
+        const data: Record<string, string> = {};
+        for (const [k, v] of Object.entries(changes(undefined))) if (v !== null) data[k] = v;
+        const created = await this.core.createNamespacedConfigMap({
+          namespace: cluster.namespace,
+          body: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: cluster.namespace, labels: haConfigMapLabels(cluster.clusterId) }, data },
+        });
+        this.known.set(this.key(cluster), created.data ?? {});
+      }
     });
   }
 

@@ -25,6 +25,7 @@ import type { LineageRecorder } from './lineage-recorder.js';
 import { podIsReady } from './replicaset-controller.js';
 import type { SimulationInformer } from './simulation-informer.js';
 import type { RandomSource } from './simulation-random.js';
+import { PodLabelIndex } from './pod-label-index.js';
 
 /** The JobManager REST port (Flink's `rest.port` default, the rendered Service's targetPort). */
 export const FLINK_REST_PORT = 8081;
@@ -43,11 +44,6 @@ function sendStatus(res: ServerResponse, code: number, reason: string, message: 
   const text = JSON.stringify(body);
   res.writeHead(code, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
-}
-
-function selectorMatches(selector: Record<string, string>, labels: Record<string, string> | undefined): boolean {
-  for (const [k, v] of Object.entries(selector)) if (labels?.[k] !== v) return false;
-  return true;
 }
 
 function servicePort(svc: V1Service, port: string): V1ServicePort | undefined {
@@ -75,7 +71,12 @@ async function readBody(req: IncomingMessage): Promise<string> {
 }
 
 export class SimulatedServiceProxy {
-  constructor(private readonly deps: ServiceProxyDeps) {}
+  private readonly index: PodLabelIndex;
+
+  constructor(private readonly deps: ServiceProxyDeps) {
+    this.index = new PodLabelIndex((namespace, name) => deps.pods.get(namespace, name));
+    deps.pods.on((type, pod) => this.index.observe(type, pod));
+  }
 
   /** The dev cluster's ServiceProxyHandler. */
   readonly handle = (req: IncomingMessage, res: ServerResponse, target: ServiceProxyTarget): void => {
@@ -97,9 +98,7 @@ export class SimulatedServiceProxy {
       return;
     }
     const selector = svc.spec?.selector ?? {};
-    const ready = Object.keys(selector).length === 0
-      ? []
-      : this.deps.pods.list(target.namespace).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podIsReady(p) && selectorMatches(selector, p.metadata?.labels));
+    const ready = this.index.select(target.namespace, selector).filter((p) => !p.metadata?.deletionTimestamp && p.status?.podIP && podIsReady(p));
     if (ready.length === 0) {
       sendStatus(res, 503, 'ServiceUnavailable', `no endpoints available for service "${target.service}"`);
       return;
