@@ -81,11 +81,12 @@ export class Controller {
     this.queue.shutDown();
     if (graceMs > 0 && this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, graceMs);
-        function done() {
+        const done = () => {
           clearTimeout(timer);
+          this.idleWaiters.delete(done);
           resolve();
-        }
+        };
+        const timer = setTimeout(done, graceMs);
         this.idleWaiters.add(done);
       });
     }
