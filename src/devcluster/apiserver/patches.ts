@@ -37,17 +37,17 @@ function isPlainObject(v: unknown): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-/** RFC 6902. A failed `test` (or any failed op) is a 422, as the real server answers it. */
+/**
+ * RFC 6902. A failed `test` (or any op that cannot apply) is what apiserver's patch.go answers:
+ * `NewGenericServerResponse(422, …)`, i.e. reason Invalid and the fixed message "the server
+ * rejected our request due to an error in our request" (the jsonpatch error text is not included).
+ */
 export function applyJsonPatch(target: JsonObject, ops: unknown): JsonObject {
-  if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp');
+  if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   try {
     return jsonpatch.applyPatch(structuredClone(target), ops as any, true, true).newDocument as JsonObject;
-  } catch (e) {
-    const err = e as { name?: string; message?: string; operation?: JsonObject };
-    if (err.name === 'TEST_OPERATION_FAILED') {
-      throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: testing value ${err.operation?.path} failed: test failed`, {});
-    }
-    throw new ApiError(422, 'Invalid', `the server rejected our request due to an error in our request: ${String(err.message ?? e).split('\n')[0]}`, {});
+  } catch {
+    throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   }
 }
 

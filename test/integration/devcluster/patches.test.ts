@@ -28,7 +28,12 @@ describe('dev cluster: every patch type through client-node', () => {
     assert.equal(cm.data!.j, 'json');
     await assert.rejects(
       core.patchNamespacedConfigMap({ namespace: 'default', name: 'pc', body: [{ op: 'test', path: '/data/k', value: 'other' }, { op: 'remove', path: '/data/k' }] }),
-      (e: any) => e.code === 422,
+      (e: any) => {
+        assert.equal(e.code, 422);
+        assert.equal(statusOf(e).reason, 'Invalid');
+        assert.equal(statusOf(e).message, 'the server rejected our request due to an error in our request');
+        return true;
+      },
     );
     const still = await core.readNamespacedConfigMap({ namespace: 'default', name: 'pc' });
     assert.equal(still.data!.k, 'v', 'a failed test op applies nothing');
