@@ -153,6 +153,8 @@ export class HttpApiServer {
       durationMs: 0,
     };
     let logged = false;
+    /** streaming watches are logged when they start (see route) */
+    const recordedEarly = { value: false };
     const origWrite = res.write.bind(res) as (...a: any[]) => boolean;
     const origEnd = res.end.bind(res) as (...a: any[]) => ServerResponse;
     const count = (chunk: unknown) => {
@@ -172,14 +174,14 @@ export class HttpApiServer {
       logged = true;
       entry.code = entry.code || res.statusCode;
       entry.durationMs = Date.now() - started;
-      if (entry.verb !== 'watch') this.o.requestLog.record(entry);
+      if (!recordedEarly.value) this.o.requestLog.record(entry);
     };
     res.on('finish', log);
     res.on('close', () => {
       if (entry.verb === 'watch') entry.durationMs = Date.now() - started;
       log();
     });
-    this.route(req, res, url, entry).catch((e) => this.sendError(res, e));
+    this.route(req, res, url, entry, recordedEarly).catch((e) => this.sendError(res, e));
   }
 
   private sendJson(res: ServerResponse, code: number, body: string | object, headers: Record<string, string> = {}): void {
@@ -200,7 +202,7 @@ export class HttpApiServer {
 
   // ---------------------------------------------------------------- routing
 
-  private async route(req: IncomingMessage, res: ServerResponse, url: URL, entry: RequestLogEntry): Promise<void> {
+  private async route(req: IncomingMessage, res: ServerResponse, url: URL, entry: RequestLogEntry, recordedEarly: { value: boolean }): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
     const segs = path.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
     const method = req.method ?? 'GET';
@@ -264,14 +266,13 @@ export class HttpApiServer {
     });
     if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault.failure) return this.fail(req, res, fault.failure, parsed);
-    if (entry.verb === 'watch') {
-      // watches are logged when they start, bytes are added as events flow
-      entry.code = 200;
-      this.o.requestLog.record(entry);
-    }
-
     if (parsed.subresource === 'proxy') return this.proxy(req, res, parsed);
-    return this.resourceRequest(req, res, url, parsed, entry, fault.expireWatch);
+    return this.resourceRequest(req, res, url, parsed, entry, fault.expireWatch, () => {
+      // a streaming watch is logged when it starts; its bytes are added as events flow
+      entry.code = 200;
+      recordedEarly.value = true;
+      this.o.requestLog.record(entry);
+    });
   }
 
   private fail(req: IncomingMessage, res: ServerResponse, failure: FaultFailure, p: ParsedResourcePath): void {
@@ -315,7 +316,15 @@ export class HttpApiServer {
 
   // ---------------------------------------------------------------- resources
 
-  private async resourceRequest(req: IncomingMessage, res: ServerResponse, url: URL, p: ParsedResourcePath, entry: RequestLogEntry, expireWatch: boolean): Promise<void> {
+  private async resourceRequest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: URL,
+    p: ParsedResourcePath,
+    entry: RequestLogEntry,
+    expireWatch: boolean,
+    watchStarted: () => void,
+  ): Promise<void> {
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     const type = p.type;
@@ -351,6 +360,7 @@ export class HttpApiServer {
       if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
       if (isTrue(q.get('watch'))) {
         const timeout = q.get('timeoutSeconds');
+        watchStarted();
         startWatch(
           this.o.ops,
           req,

@@ -169,6 +169,13 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.equal(create.code, 201);
     assert.ok(create.requestBytes > 0 && create.responseBytes > 0);
     assert.equal(cluster.requestLog.entries({ name: 'log-1', verb: 'get' }).length, 2);
+    const badWatch = await raw(cluster.url, 'GET', `${CMS}?watch=true&fieldSelector=data.x%3D1`);
+    assert.equal(badWatch.status, 400);
+    assert.equal(cluster.requestLog.count({ verb: 'watch', code: 400 }), 1, 'a refused watch is logged with its code');
+    const w = await openWatch(cluster.url, `${CMS}?watch=true&resourceVersion=0`);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(cluster.requestLog.count({ verb: 'watch', code: 200 }), 1, 'an open watch is logged when it starts');
+    w.close();
   });
 
   it('serves the fault admin endpoint only when enabled', async () => {
