@@ -52,6 +52,7 @@ export const STATE_KEYS = [
   'lastReconciledSpec',
   'lastStableGeneration',
   'lastStableSpec',
+  'lastStableFirstDeployment',
   'firstDeployment',
   'pendingOperation',
   'deployedJobId',
@@ -101,6 +102,8 @@ function encodeEntries(state: InternalState): Map<StateKey, string> {
   put('lastReconciledSpec', state.lastReconciledSpec === undefined ? undefined : yaml(state.lastReconciledSpec));
   put('lastStableGeneration', num(state.lastStableGeneration));
   put('lastStableSpec', state.lastStableSpec === undefined ? undefined : yaml(state.lastStableSpec));
+  const lastStableFirstDeployment = (state as { lastStableFirstDeployment?: boolean }).lastStableFirstDeployment;
+  put('lastStableFirstDeployment', lastStableFirstDeployment === undefined ? undefined : String(lastStableFirstDeployment));
   put('firstDeployment', state.firstDeployment === undefined ? undefined : String(state.firstDeployment));
   const pending: Record<string, unknown> = {};
   for (const field of PENDING_FIELDS) if (state[field] !== undefined) pending[field] = state[field];
@@ -269,10 +272,12 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
   if (revision === undefined) throw corrupt('revision', 'missing');
   const reconciliationState = text('reconciliationState');
   if (reconciliationState === undefined) throw corrupt('reconciliationState', 'missing');
-  const firstDeploymentText = text('firstDeployment');
-  if (firstDeploymentText !== undefined && firstDeploymentText !== 'true' && firstDeploymentText !== 'false') {
-    throw corrupt('firstDeployment', `expected true or false, found ${JSON.stringify(firstDeploymentText.slice(0, 40))}`);
-  }
+  const boolean = (key: StateKey): boolean | undefined => {
+    const value = raw.get(key);
+    if (value === undefined) return undefined;
+    if (value !== 'true' && value !== 'false') throw corrupt(key, `expected true or false, found ${JSON.stringify(value.slice(0, 40))}`);
+    return value === 'true';
+  };
   const pending = parsed('pendingOperation');
   if (pending !== undefined && pending !== null && (typeof pending !== 'object' || Array.isArray(pending))) {
     throw corrupt('pendingOperation', 'expected a mapping');
@@ -292,7 +297,8 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     lastReconciledSpec: parsed('lastReconciledSpec'),
     lastStableGeneration: integer('lastStableGeneration'),
     lastStableSpec: parsed('lastStableSpec'),
-    firstDeployment: firstDeploymentText === undefined ? undefined : firstDeploymentText === 'true',
+    lastStableFirstDeployment: boolean('lastStableFirstDeployment'),
+    firstDeployment: boolean('firstDeployment'),
     ...pendingFields,
     deployedJobId: text('deployedJobId'),
     savepointHistory: history === undefined || history === null ? [] : history,

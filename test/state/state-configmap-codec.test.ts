@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { emptyInternalState, type InternalState } from '../../src/api/internal-state.js';
+import { emptyInternalState, InternalStateSchema, PendingSnapshotSchema, type InternalState } from '../../src/api/internal-state.js';
 import {
   assertOwnedBy,
   decodeStateConfigMap,
@@ -42,6 +42,16 @@ test('a migrated state keeps the verbatim legacy status archive (compressed when
   const packed = encodeStateConfigMap(large, { deployment });
   assert.deepEqual(packed.compressedKeys, ['legacyStatusArchive']);
   assert.deepEqual(decodeStateConfigMap(packed.configMap), large);
+});
+
+test('the fixture sets every field the internal-state schema declares (so the round trip above covers them all)', () => {
+  const state = fullState() as Record<string, unknown>;
+  for (const field of Object.keys(InternalStateSchema.properties)) assert.ok(state[field] !== undefined, `fullState() sets ${field}`);
+  const pending = (fullState().pendingSavepoint ?? {}) as Record<string, unknown>;
+  for (const field of Object.keys(PendingSnapshotSchema.properties)) {
+    if (field === 'checkpointType') continue; // a checkpoint's field, set on pendingCheckpoint
+    assert.ok(pending[field] !== undefined, `pendingSavepoint sets ${field}`);
+  }
 });
 
 test('the empty state round-trips and omits what is not set (no pendingOperation key)', () => {

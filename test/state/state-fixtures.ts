@@ -7,9 +7,9 @@ export function ownedDeployment(name = 'orders', uid = '11111111-2222-3333-4444-
   return flinkDeployment(name).inNamespace('team-a').withUid(uid).withGeneration(3).build();
 }
 
-/** An InternalState with every field set (so a codec test covers every key). */
+/** An InternalState with every field set (so a codec test covers every key; a test checks it against the schema). */
 export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): InternalState {
-  return {
+  const state = {
     formatVersion: 1,
     revision: 7,
     reconciliationState: 'DEPLOYED',
@@ -18,6 +18,7 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
     lastReconciledGeneration: 3,
     lastStableSpec: { ...structuredClone(deployment.spec), image: 'flink:1.19' },
     lastStableGeneration: 2,
+    lastStableFirstDeployment: true,
     firstDeployment: false,
     upgradeSavepointPath: 'file:///flink-data/savepoints/savepoint-aaaa',
     jobIdToSubmit: 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5',
@@ -37,6 +38,7 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
     pendingCheckpoint: {
       kind: 'checkpoint',
       triggerType: 'PERIODIC',
+      checkpointType: 'FULL',
       jobId: 'ffffeeeeddddccccbbbbaaaa99998888',
       stopJob: false,
       requestedAt: 1764471600001,
@@ -49,4 +51,5 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
     lastPeriodicCheckpointTimestamp: 1764460000000,
     lastWriter: { holderIdentity: 'operator-0', leaseTransitions: 2 },
   };
+  return state as InternalState;
 }
