@@ -25,9 +25,10 @@ export interface StoreEvent {
   obj: JsonObject;
   /** the state before a MODIFIED (for selector transitions) */
   prev?: JsonObject;
-  /** encoded lines, keyed by `${encodingKey}|${type}` */
-  encoded?: Map<string, string>;
 }
+
+/** Encoded lines of one event during one fan-out, keyed by `${encodingKey}|${type}`. */
+type EncodingCache = Map<string, string>;
 
 export interface Watcher {
   groupResource: string;
@@ -93,10 +94,12 @@ export class WatchHub {
     ring.push(ev);
     const set = this.watchers.get(ev.groupResource);
     if (!set || set.size === 0) return;
-    for (const w of set) this.deliver(w, ev);
+    // the encodings live only for this fan-out: retained history must not pin the encoded lines
+    const cache: EncodingCache = new Map();
+    for (const w of set) this.deliver(w, ev, cache);
   }
 
-  private deliver(w: Watcher, ev: StoreEvent): void {
+  private deliver(w: Watcher, ev: StoreEvent, cache: EncodingCache): void {
     if (w.namespace !== undefined && w.namespace !== ev.namespace) return;
     let type: WatchEventType | undefined;
     if (ev.type === 'MODIFIED') {
@@ -106,12 +109,11 @@ export class WatchHub {
     } else if (w.matches(ev.obj)) type = ev.type;
     if (!type) return;
     const key = `${w.encodingKey}|${type}`;
-    if (!ev.encoded) ev.encoded = new Map();
-    let line = ev.encoded.get(key);
+    let line = cache.get(key);
     if (line === undefined) {
       line = w.encode(type, ev.obj);
       // per-watcher encodings (tables) are not worth caching
-      if (!w.encodingKey.startsWith('!')) ev.encoded.set(key, line);
+      if (!w.encodingKey.startsWith('!')) cache.set(key, line);
     }
     w.write(line);
   }
@@ -126,7 +128,7 @@ export class WatchHub {
       if (ring && fromRv < ring.compactedRv) {
         throw gone(`too old resource version: ${fromRv} (${ring.oldestRv() ?? ring.compactedRv + 1})`);
       }
-      if (ring) for (const ev of ring.after(fromRv)) this.deliver(w, ev);
+      if (ring) for (const ev of ring.after(fromRv)) this.deliver(w, ev, new Map());
     }
     let set = this.watchers.get(w.groupResource);
     if (!set) {
