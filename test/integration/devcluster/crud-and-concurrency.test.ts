@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AppsV1Api, CoreV1Api, CoordinationV1Api, V1MicroTime } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CoordinationV1Api, RbacAuthorizationV1Api, V1MicroTime } from '@kubernetes/client-node';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
 import { raw, statusOf } from './raw-http.js';
 
@@ -147,6 +147,34 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
       apps.createNamespacedDeployment({ namespace: 'default', body: { ...body, metadata: { name: 'bad' }, spec: { ...body.spec, selector: { matchLabels: { app: 'other' } } } } }),
       (e: any) => e.code === 422 && /`selector` does not match template `labels`/.test(statusOf(e).message),
     );
+  });
+
+  it('serves the scale subresource of deployments as autoscaling/v1 Scale', async () => {
+    const apps = cluster.kubeConfig().makeApiClient(AppsV1Api);
+    const scale = await apps.readNamespacedDeploymentScale({ namespace: 'default', name: 'web' });
+    assert.equal(scale.spec!.replicas, 3);
+    assert.equal(scale.status!.selector, 'app=web');
+    const updated = await apps.replaceNamespacedDeploymentScale({ namespace: 'default', name: 'web', body: { ...scale, spec: { replicas: 5 } } });
+    assert.equal(updated.spec!.replicas, 5);
+    const d = await apps.readNamespacedDeployment({ namespace: 'default', name: 'web' });
+    assert.equal(d.spec!.replicas, 5);
+    assert.equal(d.metadata!.generation, 3);
+    await assert.rejects(apps.replaceNamespacedDeploymentScale({ namespace: 'default', name: 'web', body: { ...scale, spec: { replicas: 6 } } }), (e: any) => e.code === 409);
+  });
+
+  it('serves RBAC objects, including names with colons', async () => {
+    const rbac = cluster.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: 'flink-operator:manager' }, rules: [{ apiGroups: ['flink.apache.org'], resources: ['flinkdeployments'], verbs: ['*'] }] } });
+    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'flink' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+    await rbac.createNamespacedRoleBinding({
+      namespace: 'default',
+      body: { metadata: { name: 'flink' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'flink' }, subjects: [{ kind: 'ServiceAccount', name: 'flink', namespace: 'default' }] },
+    });
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name: 'flink-operator:manager' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flink-operator:manager' }, subjects: [] },
+    });
+    assert.equal((await rbac.listClusterRole()).items.length, 1);
+    assert.equal((await rbac.readNamespacedRoleBinding({ namespace: 'default', name: 'flink' })).roleRef.name, 'flink');
   });
 
   it('assigns service cluster IPs and serves leases for leader election with 409 on a lost race', async () => {
