@@ -59,7 +59,6 @@ export const STATE_KEYS = [
   'savepointHistory',
   'lastPeriodicSavepointTimestamp',
   'lastPeriodicCheckpointTimestamp',
-  'legacyStatusArchive',
 ] as const;
 export type StateKey = (typeof STATE_KEYS)[number];
 
@@ -112,7 +111,6 @@ function encodeEntries(state: InternalState): Map<StateKey, string> {
   put('savepointHistory', yaml(state.savepointHistory));
   put('lastPeriodicSavepointTimestamp', num(state.lastPeriodicSavepointTimestamp));
   put('lastPeriodicCheckpointTimestamp', num(state.lastPeriodicCheckpointTimestamp));
-  put('legacyStatusArchive', (state as { legacyStatusArchive?: string }).legacyStatusArchive);
   return entries;
 }
 
@@ -304,7 +302,6 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     savepointHistory: history === undefined || history === null ? [] : history,
     lastPeriodicSavepointTimestamp: integer('lastPeriodicSavepointTimestamp'),
     lastPeriodicCheckpointTimestamp: integer('lastPeriodicCheckpointTimestamp'),
-    legacyStatusArchive: text('legacyStatusArchive'),
     lastWriter: storedFencingToken(configMap.metadata ?? undefined),
   };
   for (const key of Object.keys(candidate)) if (candidate[key] === undefined) delete candidate[key];

@@ -26,22 +26,7 @@ test('every field survives encode → decode', () => {
   const result = encodeStateConfigMap(state, { deployment });
   assert.deepEqual(decodeStateConfigMap(result.configMap), state);
   assert.deepEqual(result.state, state);
-  for (const key of STATE_KEYS) {
-    if (key === 'legacyStatusArchive') continue; // only after a migration; next test
-    assert.ok(result.configMap.data?.[key] !== undefined, `key ${key} is written`);
-  }
-});
-
-test('a migrated state keeps the verbatim legacy status archive (compressed when large) and reads it back', () => {
-  const archive = JSON.stringify({ reconciliationStatus: { lastReconciledSpec: '{"spec":{"job":{"parallelism":2.0}}}' } });
-  const state = { ...fullState(), legacyStatusArchive: archive } as InternalState;
-  const small = encodeStateConfigMap(state, { deployment });
-  assert.equal(small.configMap.data?.legacyStatusArchive, archive, 'kept byte for byte');
-  assert.deepEqual(decodeStateConfigMap(small.configMap), state);
-  const large = { ...fullState(), legacyStatusArchive: JSON.stringify({ blob: 'y'.repeat(300 * 1024) }) } as InternalState;
-  const packed = encodeStateConfigMap(large, { deployment });
-  assert.deepEqual(packed.compressedKeys, ['legacyStatusArchive']);
-  assert.deepEqual(decodeStateConfigMap(packed.configMap), large);
+  for (const key of STATE_KEYS) assert.ok(result.configMap.data?.[key] !== undefined, `key ${key} is written`);
 });
 
 test('the fixture sets every field the internal-state schema declares (so the round trip above covers them all)', () => {
