@@ -295,6 +295,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
         jobId: state.deployedJobId,
         stopJob: true,
         requestedAt: this.deps.now(),
+        // Chosen here and recorded with the intent, so a trigger re-sent after a crash is the same operation for Flink.
+        triggerId: this.deps.newJobId(),
         ...(savepointTarget(desired) ? { targetDirectory: savepointTarget(desired)! } : {}),
         ...(formatTypeOf(desired) ? { formatType: formatTypeOf(desired)! } : {}),
       };
@@ -310,13 +312,19 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return 'progress';
   }
 
-  /** Side effect of a recorded savepoint intent, then its result (the trigger id). */
+  /**
+   * Side effect of a recorded savepoint intent. The trigger id was recorded with the intent, so
+   * there is no result to write: Flink answers for that id from now on, and sending it again
+   * (after a crash right here) names the same operation.
+   */
   private async sendSavepointTrigger(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const options = { ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}), ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}) };
-    const triggerId = pending.stopJob
-      ? await pass.api.stopWithSavepoint(pending.jobId, { ...options, drain: false })
-      : await pass.api.triggerSavepoint(pending.jobId, options);
-    await this.save(pass, (s) => (s.pendingSavepoint && s.pendingSavepoint.requestedAt === pending.requestedAt ? { ...s, pendingSavepoint: { ...s.pendingSavepoint, triggerId } } : s));
+    const options = {
+      ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
+      ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
+      ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
+    };
+    if (pending.stopJob) await pass.api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
+    else await pass.api.triggerSavepoint(pending.jobId, options);
     return 'progress';
   }
 

@@ -17,6 +17,8 @@ import type { ObservableObjectReader } from '../kube/object-reader.js';
 import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
+import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
+import type { StateStore } from '../state/state-store.js';
 import { specHash } from '../state/state-rebuild.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { FlinkClusterApplier } from './flink-cluster-applier.js';
@@ -28,19 +30,43 @@ export function randomJobId(): string {
   return randomBytes(16).toString('hex');
 }
 
-export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: OperatorDependencies): Reconciler => {
+/**
+ * Where the reconciler keeps its internal state.
+ * - `configmap` (the product): the companion `<name>-operator-state` ConfigMap.
+ * - `legacy-status`: the Apache operator's v1beta1 status layout (LegacyStatusStateStore), the
+ *   seed's design. Only for the comparison benchmark (bench/): it GETs the object on every load and
+ *   cannot express every intent (see legacy-status-state-store.ts); never use it in production.
+ */
+export type StateLayout = 'configmap' | 'legacy-status';
+
+export interface FlinkDeploymentReconcilerOptions {
+  /** Default `configmap`. */
+  readonly stateLayout?: StateLayout;
+}
+
+/** The reconciler factory with `options`; `makeFlinkDeploymentReconcilerWith()` is `makeFlinkDeploymentReconciler`. */
+export function makeFlinkDeploymentReconcilerWith(options: FlinkDeploymentReconcilerOptions = {}): ReconcilerFactory {
+  return (runtime) => buildReconciler(runtime, options.stateLayout ?? 'configmap');
+}
+
+export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: OperatorDependencies): Reconciler => buildReconciler(runtime, 'configmap');
+
+function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout): Reconciler {
   const { config, readers, apiClients, writeTracker } = runtime;
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
   const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig);
   const recorder = new StatusRecorder({ client: deploymentClient, informer: flinkDeployments, writeTracker });
-  const store = new ConfigMapStateStore({
-    client: new KubeConfigMapClient(runtime.kubeConfig),
-    fencingToken: runtime.fencingToken,
-    informer: readers.stateConfigMaps,
-    writeTracker,
-    onHistoryTrimmed: (deployment, dropped) =>
-      runtime.events.warning(deployment, 'SavepointHistoryTrimmed', `${dropped} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit`),
-  });
+  const store: StateStore =
+    stateLayout === 'legacy-status'
+      ? new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken })
+      : new ConfigMapStateStore({
+          client: new KubeConfigMapClient(runtime.kubeConfig),
+          fencingToken: runtime.fencingToken,
+          informer: readers.stateConfigMaps,
+          writeTracker,
+          onHistoryTrimmed: (deployment, dropped) =>
+            runtime.events.warning(deployment, 'SavepointHistoryTrimmed', `${dropped} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit`),
+        });
   const apps = apiClients.make(AppsV1Api);
   const core = apiClients.make(CoreV1Api);
   const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services);
@@ -86,4 +112,4 @@ export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: Operat
     now: () => Date.now(),
   };
   return new FlinkDeploymentReconciler(dependencies);
-};
+}

@@ -1,0 +1,166 @@
+/**
+ * The crash test of issue 7: the operator runs as a child process (`flink-operator run`) against
+ * the development cluster; during a savepoint upgrade it is killed with SIGKILL at random moments
+ * (seeded) and restarted. Each run must converge to STABLE on the new spec with exactly one
+ * savepoint taken for the upgrade, the new job restored from it, and no job id submitted twice.
+ *
+ * Used by test/e2e/crash-recovery.test.ts (a few seeds) and test/e2e/run-crash-test.ts (many).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
+import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
+import { startSimulatedCluster, type SimulatedCluster } from '../../src/devcluster/simulated-cluster.js';
+import { installCrd } from './operator-harness.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const GROUP = 'flink.apache.org';
+
+/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface CrashWorld {
+  world: SimulatedCluster;
+  kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
+export async function startCrashWorld(): Promise<CrashWorld> {
+  const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 150 } });
+  const kubeconfigPath = join(mkdtempSync(join(tmpdir(), 'crash-test-')), 'kubeconfig');
+  writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
+  await installCrd(world.cluster.kubeConfig());
+  return { world, kubeconfigPath, stop: () => world.stop() };
+}
+
+class OperatorProcess {
+  private readonly child: ChildProcess;
+  readonly output: string[] = [];
+  readonly exited: Promise<void>;
+
+  constructor(kubeconfigPath: string, identity: string) {
+    this.child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run',
+        '--kubeconfig', kubeconfigPath, '--flink-rest-access', 'apiserver-proxy', '--http-port', '0', '--http-host', '127.0.0.1',
+        '--progress-check-interval', '50ms', '--reconcile-interval', '2s', '--requeue-jitter', '0', '--log-level', 'warn', '--identity', identity],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    const keep = (chunk: Buffer) => {
+      this.output.push(chunk.toString());
+      if (this.output.length > 200) this.output.shift();
+    };
+    this.child.stdout?.on('data', keep);
+    this.child.stderr?.on('data', keep);
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}
+
+export interface CrashRunResult {
+  seed: number;
+  kills: number;
+  /** The persisted step found in the state ConfigMap right after each kill. */
+  killedDuring: string[];
+  savepointsForUpgrade: number;
+  submissions: number;
+  restoredFromUpgradeSavepoint: boolean;
+  duplicateJobIds: string[];
+  converged: boolean;
+  durationMs: number;
+  detail: string;
+}
+
+async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 30));
+  }
+}
+
+/** One run: deploy, upgrade with a savepoint, kill the operator 1–2 times at random moments, check the lineage. */
+export async function crashRun(world: CrashWorld, seed: number): Promise<CrashRunResult> {
+  const started = Date.now();
+  const random = seededRandom(seed);
+  const name = `crash-${seed}`;
+  const kc = world.world.cluster.kubeConfig();
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name })) as FlinkDeploymentV1;
+  const stableAt = (generation: number) => async () => {
+    const d = await read();
+    return d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING' ? d : undefined;
+  };
+
+  let operator = new OperatorProcess(world.kubeconfigPath, `crash-op-${seed}`);
+  const killedDuring: string[] = [];
+  try {
+    await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', body: flinkDeployment(name).withSpec({ job: { upgradeMode: 'savepoint' } }).build() });
+    const before = await until(stableAt(1), 30_000, `${name} STABLE before the upgrade`);
+    const patchedAt = Date.now();
+    await custom.patchNamespacedCustomObject(
+      { group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body: { spec: { image: 'flink:1.20.1' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    const kills = random() < 0.5 ? 1 : 2;
+    for (let k = 0; k < kills; k++) {
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 900)));
+      await operator.kill();
+      const cm = await core.readNamespacedConfigMap({ namespace: 'default', name: `${name}-operator-state` }).catch(() => undefined);
+      const data = cm?.data ?? {};
+      killedDuring.push(data.pendingOperation?.includes('pendingSavepoint') ? 'savepoint pending' : data.reconciliationState === 'UPGRADING' ? (data.pendingOperation?.includes('jobIdToSubmit') ? 'deploy pending' : 'upgrading') : `${data.reconciliationState ?? 'no state'} (rev ${data.revision})`);
+      await new Promise((r) => setTimeout(r, Math.floor(random() * 200)));
+      operator = new OperatorProcess(world.kubeconfigPath, `crash-op-${seed}-${k + 1}`);
+    }
+    const after = await until(stableAt(2), 45_000, `${name} STABLE after the upgrade`);
+
+    const lineage = world.world.simulation.lineage('default', name);
+    const upgradeSavepoints = lineage.savepoints.filter((s) => Date.parse(s.triggeredAt) >= patchedAt);
+    const ids = lineage.submissions.map((s) => s.jobId);
+    const duplicateJobIds = ids.filter((id, i) => ids.indexOf(id) !== i);
+    const newest = lineage.submissions.at(-1);
+    const restored = upgradeSavepoints.length === 1 && newest?.restoredFrom === upgradeSavepoints[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
+    const image = (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name }) as FlinkDeploymentV1).spec.image;
+    return {
+      seed,
+      kills,
+      killedDuring,
+      savepointsForUpgrade: upgradeSavepoints.length,
+      submissions: lineage.submissions.length,
+      restoredFromUpgradeSavepoint: restored,
+      duplicateJobIds,
+      converged: image === 'flink:1.20.1' && before.status?.jobStatus?.jobId !== after.status?.jobStatus?.jobId,
+      durationMs: Date.now() - started,
+      detail: JSON.stringify({ savepoints: lineage.savepoints, submissions: lineage.submissions }),
+    };
+  } catch (error) {
+    throw new Error(`seed ${seed} (killed during: ${killedDuring.join(', ')}): ${(error as Error).message}\noperator output:\n${operator.output.join('').slice(-3000)}`);
+  } finally {
+    await operator.kill();
+  }
+}
+
+/** True when a run kept every invariant. */
+export function runKeptInvariants(r: CrashRunResult): boolean {
+  return r.converged && r.savepointsForUpgrade === 1 && r.submissions === 2 && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
+}
