@@ -158,7 +158,7 @@ describe('dev cluster: custom resources through client-node', () => {
 
   it('deletes every custom object when its CRD is deleted, then removes the CRD from discovery', async () => {
     await ext.deleteCustomResourceDefinition({ name: 'gadgets.example.com' });
-    await eventually(async () => (await raw(cluster.url, 'GET', '/apis/example.com/v1/gadgets')).status === 404, 3000, 'gadgets gone');
+    await eventually(async () => (await raw(cluster.url, 'GET', '/apis/example.com/v1/gadgets')).status === 404, 10_000, 'gadgets gone');
     const rl = await raw(cluster.url, 'GET', '/apis/example.com/v1');
     assert.ok(!rl.json.resources.some((r: any) => r.name === 'gadgets'));
     assert.equal((await raw(cluster.url, 'POST', CRDS, gadgetCrd())).status, 201);

@@ -19,7 +19,7 @@ describe('flink-operator dev-cluster', () => {
     child.stderr.on('data', (d) => (out += d));
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     try {
-      await eventually(() => existsSync(kubeconfig) && /serving at http:\/\/127\.0\.0\.1:\d+/.test(out), 15_000, 'dev cluster start');
+      await eventually(() => existsSync(kubeconfig) && /serving at http:\/\/127\.0\.0\.1:\d+/.test(out), 60_000, 'dev cluster start');
       const yaml = readFileSync(kubeconfig, 'utf8');
       assert.match(yaml, /insecure-skip-tls-verify: true/);
       const url = /serving at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)![1];

@@ -35,7 +35,7 @@ export class KubectlRunner {
     return child;
   }
 
-  run(args: string[], input?: string, timeoutMs = 20_000): Promise<KubectlResult> {
+  run(args: string[], input?: string, timeoutMs = 60_000): Promise<KubectlResult> {
     return new Promise((resolve, reject) => {
       const child = this.spawnKubectl(args);
       let stdout = '';

@@ -158,9 +158,9 @@ describe('dev cluster: the real kubectl', () => {
   it('watches with get -w', async () => {
     const w = k.start(['get', 'configmaps', '-w']);
     try {
-      await eventually(() => /NAME\s+DATA\s+AGE/.test(w.output()), 10_000, 'kubectl get -w header');
+      await eventually(() => /NAME\s+DATA\s+AGE/.test(w.output()), 30_000, 'kubectl get -w header');
       await k.ok(['apply', '-f', '-'], 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: watched\ndata:\n  x: "1"\n');
-      await eventually(() => /^watched\s+1\s+\d+s$/m.test(w.output()), 10_000, 'watched configmap row');
+      await eventually(() => /^watched\s+1\s+\d+s$/m.test(w.output()), 30_000, 'watched configmap row');
     } finally {
       await w.stop();
     }

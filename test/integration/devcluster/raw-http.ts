@@ -40,7 +40,7 @@ export function statusOf(e: unknown): { code: number; reason: string; message: s
 }
 
 /** Resolves when `predicate()` holds, polling every 10 ms; rejects after `timeoutMs`. */
-export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = 3000, what = 'condition'): Promise<void> {
+export async function eventually(predicate: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await predicate()) return;

@@ -19,7 +19,7 @@ export async function openWatch(baseUrl: string, path: string, headers: Record<s
     status: res.status,
     events: [],
     ended: false,
-    async waitFor(n, timeoutMs = 3000) {
+    async waitFor(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (handle.events.length < n) {
         if (Date.now() > deadline) throw new Error(`watch: expected ${n} events, got ${handle.events.length}: ${JSON.stringify(handle.events.map((e) => e.type))}`);
@@ -27,7 +27,7 @@ export async function openWatch(baseUrl: string, path: string, headers: Record<s
       }
       return handle.events;
     },
-    async waitEnd(timeoutMs = 3000) {
+    async waitEnd(timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (!handle.ended) {
         if (Date.now() > deadline) throw new Error('watch did not end');

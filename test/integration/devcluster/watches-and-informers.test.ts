@@ -68,7 +68,7 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.equal(bm.events[0].type, 'BOOKMARK');
     assert.equal(bm.events[0].object.kind, 'ConfigMap');
     assert.match(bm.events[0].object.metadata.resourceVersion, /^\d+$/);
-    await bm.waitEnd(2500);
+    await bm.waitEnd(10_000);
     assert.equal(plain.events.length, 0);
     assert.equal(plain.ended, false, 'a watch without timeout stays open');
     plain.close();
@@ -100,23 +100,23 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'inf-a', labels: { inf: '1' } } } });
     const listsBefore = lists();
     await informer.start();
-    await eventually(() => seen.has('inf-a'), 3000, 'initial list');
-    await eventually(() => cluster.openWatches() > 0, 3000, 'informer watch');
+    await eventually(() => seen.has('inf-a'), 10_000, 'initial list');
+    await eventually(() => cluster.openWatches() > 0, 10_000, 'informer watch');
 
     const watchesBefore = watches();
     cluster.faults.closeAllWatches();
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'inf-b', labels: { inf: '1' } } } });
-    await eventually(() => seen.has('inf-b'), 3000, 'event after a dropped watch');
+    await eventually(() => seen.has('inf-b'), 10_000, 'event after a dropped watch');
     assert.ok(watches() > watchesBefore, 'the informer re-watched');
     assert.equal(lists(), listsBefore + 1, 'a dropped watch does not relist');
 
     cluster.faults.expireNextWatch();
     cluster.faults.closeAllWatches();
     await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'inf-a' });
-    await eventually(() => lists() >= listsBefore + 2, 3000, 'relist after 410');
-    await eventually(() => !seen.has('inf-a'), 3000, 'delete seen through the relist');
+    await eventually(() => lists() >= listsBefore + 2, 10_000, 'relist after 410');
+    await eventually(() => !seen.has('inf-a'), 10_000, 'delete seen through the relist');
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'inf-c', labels: { inf: '1' } } } });
-    await eventually(() => seen.has('inf-c'), 3000, 'events after the relist');
+    await eventually(() => seen.has('inf-c'), 10_000, 'events after the relist');
     await informer.stop();
   });
 
