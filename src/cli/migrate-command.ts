@@ -8,13 +8,15 @@
  * already migrated or (dry run) would migrate; 1 when any was refused or failed; 2 for usage errors.
  *
  * Reads the deployments through the v1beta1 endpoint (the only one whose schema still shows the
- * legacy fields). Sequential: one deployment at a time, so the output order is the list order.
+ * legacy fields). Refuses to start (nothing written) when the new CRD is not applied yet: the old
+ * CRD's schema has no `stateRef`, so the API server would prune it from the rewritten status.
+ * Sequential: one deployment at a time, so the output order is the list order.
  */
 import { hostname } from 'node:os';
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { API_VERSION_V1BETA1, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
-import { toKubeApiError } from '../kube/api-errors.js';
+import { API_VERSION_V1, API_VERSION_V1BETA1, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
+import { isNotFound, toKubeApiError } from '../kube/api-errors.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../kube/configmap-client.js';
 import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment, type MigrationOutcome, type MigrationOutcomeKind } from '../state/legacy-migration.js';
@@ -33,6 +35,8 @@ export interface MigrateClients {
   readonly deployments: FlinkDeploymentClient;
   /** Lists FlinkDeployments through v1beta1. */
   listV1beta1(namespace: string | undefined, selector: string | undefined): Promise<FlinkDeploymentV1beta1[]>;
+  /** Whether the API server serves flink.apache.org/v1 FlinkDeployments (i.e. the new CRD is applied). */
+  servesV1(namespace: string | undefined): Promise<boolean>;
 }
 
 export interface MigrateReport {
@@ -65,6 +69,16 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
         throw toKubeApiError(error);
       }
     },
+    async servesV1(namespace) {
+      const base = { group: FLINK_GROUP, version: API_VERSION_V1, plural: FLINK_DEPLOYMENT_PLURAL, limit: 1 };
+      try {
+        await (namespace ? custom.listNamespacedCustomObject({ ...base, namespace }) : custom.listClusterCustomObject(base));
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw toKubeApiError(error);
+      }
+    },
   };
 }
 
@@ -77,6 +91,15 @@ export async function runMigrate(clients: MigrateClients, options: MigrateOption
   const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
   let items: FlinkDeploymentV1beta1[];
   try {
+    // Without the new CRD the API server would prune stateRef from the rewritten status (the old
+    // schema does not declare it): refuse before writing anything.
+    if (!(await clients.servesV1(namespace))) {
+      out(
+        `error: the API server does not serve ${FLINK_GROUP}/${API_VERSION_V1} FlinkDeployments: apply this operator's CRD first ` +
+          `(kubectl apply -f crds/), then run migrate again; nothing was written`,
+      );
+      return { outcomes: [], exitCode: 1 };
+    }
     items = await clients.listV1beta1(namespace, options.selector);
   } catch (error) {
     out(`error: cannot list FlinkDeployments (flink.apache.org/v1beta1) in ${scope}: ${toKubeApiError(error).message}`);
