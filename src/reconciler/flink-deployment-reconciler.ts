@@ -57,15 +57,26 @@ export class FlinkDeploymentReconciler implements Reconciler {
     let deployment = d.deployments.get(request.namespace, request.name);
     if (!deployment) return {};
     if (deployment.metadata.deletionTimestamp) return this.cleanup(deployment);
-    if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment);
 
     let state: InternalState;
     try {
+      // Before any write through v1: a legacy status would lose its internal fields (design/002).
+      if (deployment.status && !deployment.status.stateRef && (await d.store.load(deployment)).kind === 'missing') {
+        const migration = await d.legacy.migrateIfLegacy(deployment);
+        if (migration.kind === 'migrated' || migration.kind === 'resumed') {
+          d.events.emit(deployment, 'Normal', 'Migrated', migration.message);
+        } else if (migration.kind !== 'already-migrated') {
+          // Nothing may be written through v1 now (it would drop the legacy fields): an event only.
+          d.events.emit(deployment, 'Warning', 'MigrationFailed', `${migration.message}; run \`flink-operator migrate -n ${request.namespace}\` after fixing it`);
+          return { requeueAfterMs: d.timings.reconcileIntervalMs };
+        }
+      }
       state = await this.loadState(deployment);
     } catch (error) {
       if (error instanceof ForeignStateError || error instanceof CorruptStateError) return this.refuseState(deployment, error);
       throw error;
     }
+    if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment);
 
     const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment) };
     await this.observe(pass);

@@ -61,6 +61,11 @@ export interface FinalizerWriter {
   remove(deployment: FlinkDeploymentV1): Promise<void>;
 }
 
+/** Moves a legacy (Apache operator) status into the split layout; src/state/legacy-migration.ts. */
+export interface LegacyMigrator {
+  migrateIfLegacy(deployment: FlinkDeploymentV1): Promise<{ kind: string; message: string }>;
+}
+
 export type EventType = 'Normal' | 'Warning';
 
 export interface DeploymentEventSink {
@@ -88,6 +93,7 @@ export interface FlinkDeploymentReconcilerDependencies {
   store: StateStore;
   status: StatusWriter;
   finalizers: FinalizerWriter;
+  legacy: LegacyMigrator;
   cluster: FlinkClusterOperations;
   flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
   events: DeploymentEventSink;

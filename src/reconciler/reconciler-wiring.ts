@@ -17,6 +17,7 @@ import type { ObservableObjectReader } from '../kube/object-reader.js';
 import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
+import { migrateIfLegacy } from '../state/legacy-migration.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
 import type { StateStore } from '../state/state-store.js';
 import { specHash } from '../state/state-rebuild.js';
@@ -55,12 +56,13 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
   const { config, readers, apiClients, writeTracker } = runtime;
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
   const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig);
+  const configMapClient = new KubeConfigMapClient(runtime.kubeConfig);
   const recorder = new StatusRecorder({ client: deploymentClient, informer: flinkDeployments, writeTracker });
   const store: StateStore =
     stateLayout === 'legacy-status'
       ? new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken })
       : new ConfigMapStateStore({
-          client: new KubeConfigMapClient(runtime.kubeConfig),
+          client: configMapClient,
           fencingToken: runtime.fencingToken,
           informer: readers.stateConfigMaps,
           writeTracker,
@@ -88,12 +90,21 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     },
   };
 
+  const legacy = {
+    async migrateIfLegacy(deployment: FlinkDeploymentV1) {
+      const writer = runtime.fencingToken();
+      if (!writer) return { kind: 'failed', message: 'not the leader' };
+      return migrateIfLegacy(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '', { configMaps: configMapClient, deployments: deploymentClient, dryRun: false, writer });
+    },
+  };
+
   const dependencies: FlinkDeploymentReconcilerDependencies = {
     deployments: recorder.overlay,
     clusterDeployments: readers.deployments,
     store,
     status: recorder,
     finalizers,
+    legacy,
     cluster: {
       render: (deployment, inputs) => buildFlinkClusterResources(deployment, inputs),
       apply: (objects) => applier.apply(objects),
