@@ -19,6 +19,8 @@ export interface FaultMatch {
   name?: string;
 }
 
+export type WatchExpiry = 'event' | 'http';
+
 export type FaultFailure = { code: 409 | 500 | 503 | 429 | number; retryAfterSeconds?: number; message?: string } | 'reset';
 
 export interface RequestFacts {
@@ -56,7 +58,7 @@ function matches(m: FaultMatch, r: RequestFacts): boolean {
 export class FaultInjector {
   private fails: FailRule[] = [];
   private delays: DelayRule[] = [];
-  private expireWatches = 0;
+  private expireWatches: WatchExpiry[] = [];
 
   constructor(private readonly closeWatches: () => void) {}
 
@@ -75,23 +77,26 @@ export class FaultInjector {
     this.closeWatches();
   }
 
-  /** The next `count` watch requests get an ERROR 410 Expired event and are closed. */
-  expireNextWatch(count = 1): void {
-    this.expireWatches += count;
+  /**
+   * The next `count` watch requests are answered 410 Expired: as an ERROR event followed by the end
+   * of the stream ('event', what the watch cache does), or as an HTTP 410 Status ('http').
+   */
+  expireNextWatch(count = 1, as: WatchExpiry = 'event'): void {
+    for (let i = 0; i < count; i++) this.expireWatches.push(as);
   }
 
   clear(): void {
     this.fails = [];
     this.delays = [];
-    this.expireWatches = 0;
+    this.expireWatches = [];
   }
 
   pending(): number {
-    return this.fails.reduce((n, r) => n + r.remaining, 0) + this.expireWatches;
+    return this.fails.reduce((n, r) => n + r.remaining, 0) + this.expireWatches.length;
   }
 
   /** Called by the server for each request: the failure to answer with, and the delay. */
-  take(r: RequestFacts): { failure?: FaultFailure; delayMs: number; expireWatch: boolean } {
+  take(r: RequestFacts): { failure?: FaultFailure; delayMs: number; expireWatch: WatchExpiry | undefined } {
     let failure: FaultFailure | undefined;
     const idx = this.fails.findIndex((f) => f.remaining > 0 && matches(f.match, r));
     if (idx >= 0) {
@@ -106,11 +111,8 @@ export class FaultInjector {
       }
     }
     this.delays = this.delays.filter((d) => d.remaining > 0);
-    let expireWatch = false;
-    if (!failure && r.verb === 'watch' && this.expireWatches > 0) {
-      this.expireWatches--;
-      expireWatch = true;
-    }
+    let expireWatch: WatchExpiry | undefined;
+    if (!failure && r.verb === 'watch' && this.expireWatches.length > 0) expireWatch = this.expireWatches.shift();
     return { failure, delayMs, expireWatch };
   }
 }

@@ -13,8 +13,8 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import YAML from 'yaml';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
-import { ApiError, badRequest, conflict, internalError, methodNotAllowed, pathNotFound, serviceUnavailable, tooManyRequests, unsupportedMediaType, type JsonObject } from './errors.js';
-import { FaultInjector, type FaultFailure } from './faults.js';
+import { ApiError, badRequest, conflict, gone, internalError, methodNotAllowed, pathNotFound, serviceUnavailable, tooManyRequests, unsupportedMediaType, type JsonObject } from './errors.js';
+import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js';
 import { GarbageCollector, type DeleteOptions } from './garbage-collector.js';
 import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
 import { patchTypeOf } from './patches.js';
@@ -322,7 +322,7 @@ export class HttpApiServer {
     url: URL,
     p: ParsedResourcePath,
     entry: RequestLogEntry,
-    expireWatch: boolean,
+    expireWatch: WatchExpiry | undefined,
     watchStarted: () => void,
   ): Promise<void> {
     const method = req.method ?? 'GET';
@@ -360,6 +360,7 @@ export class HttpApiServer {
       if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
       if (isTrue(q.get('watch'))) {
         const timeout = q.get('timeoutSeconds');
+        if (expireWatch === 'http') throw gone(`too old resource version: ${rv ?? 0} (${this.o.ops.store.currentRevision()})`);
         watchStarted();
         startWatch(
           this.o.ops,
@@ -374,7 +375,7 @@ export class HttpApiServer {
             timeoutSeconds: timeout ? Number(timeout) : undefined,
             bookmarks: isTrue(q.get('allowWatchBookmarks')),
             table,
-            expire: expireWatch,
+            expire: expireWatch === 'event',
           },
           { bookmarkIntervalMs: this.o.bookmarkIntervalMs, onBytes: () => undefined },
         );
@@ -516,7 +517,7 @@ export class HttpApiServer {
           this.o.faults.closeAllWatches();
           break;
         case 'expireNextWatch':
-          this.o.faults.expireNextWatch(body.count ?? 1);
+          this.o.faults.expireNextWatch(body.count ?? 1, body.as === 'http' ? 'http' : 'event');
           break;
         case 'clear':
           this.o.faults.clear();

@@ -117,6 +117,14 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     await eventually(() => !seen.has('inf-a'), 10_000, 'delete seen through the relist');
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'inf-c', labels: { inf: '1' } } } });
     await eventually(() => seen.has('inf-c'), 10_000, 'events after the relist');
+
+    // the same through an HTTP 410 answer to the re-watch
+    cluster.faults.expireNextWatch(1, 'http');
+    cluster.faults.closeAllWatches();
+    await eventually(() => lists() >= listsBefore + 3, 10_000, 'relist after an HTTP 410');
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'inf-d', labels: { inf: '1' } } } });
+    await eventually(() => seen.has('inf-d'), 10_000, 'events after the second relist');
+    assert.equal(cluster.requestLog.count({ verb: 'watch', resource: 'configmaps', code: 410 }), 1);
     await informer.stop();
   });
 
