@@ -406,7 +406,7 @@ export class ApiOperations {
         causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
       });
     }
-    if (patchType === 'strategic' && (type.crd || subresource === 'scale' && false)) {
+    if (patchType === 'strategic' && type.crd) {
       throw unsupportedMediaType(
         'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
       );

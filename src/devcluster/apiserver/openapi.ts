@@ -12,7 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ResourceRegistry } from './resource-registry.js';
-import { apiVersionOf, type ResourceType } from './resource-types.js';
+import type { ResourceType } from './resource-types.js';
 
 export const OPENAPI_V2_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 export const OPENAPI_V2_BODY = Buffer.from('0a03322e3012150a0a4b756265726e65746573120776312e33322e304200', 'hex');
@@ -84,4 +84,3 @@ export class OpenApiDocuments {
   }
 }
 
-export { apiVersionOf };
