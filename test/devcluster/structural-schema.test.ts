@@ -66,4 +66,21 @@ describe('structural schema: pruning, defaulting, validation', () => {
     ]);
     assert.deepEqual(validateObject({ spec: {} }, schema).map((e) => `${e.field}: ${e.text}`), ['spec.image: Required value']);
   });
+
+  it('checks list-type map and set uniqueness and the int32 format', () => {
+    const listSchema = {
+      type: 'object',
+      properties: {
+        conditions: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], items: { type: 'object', properties: { type: { type: 'string' } } } },
+        tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
+        small: { type: 'integer', format: 'int32' },
+      },
+    };
+    const texts = validateObject({ conditions: [{ type: 'Ready' }, { type: 'Ready' }], tags: ['a', 'a'], small: 3000000000 }, listSchema).map((e) => `${e.field}: ${e.text}`);
+    assert.deepEqual(texts, [
+      'conditions[1]: Duplicate value: map[string]interface {}{"type":"Ready"}',
+      'tags[1]: Duplicate value: "a"',
+      'small: Invalid value: 3000000000: small in body must be of type int32: "3000000000"',
+    ]);
+  });
 });

@@ -11,10 +11,12 @@
  *   It reports the pruned paths so fieldValidation=Strict can reject them.
  * - {@link validateValue} reports errors worded as the real server's (`spec.replicas in body should
  *   be less than or equal to 10`), with the field path `spec.items[0].name`.
- * Caveats: not supported: oneOf/anyOf/allOf/not, x-kubernetes-validations (CEL),
- * x-kubernetes-list-type uniqueness, most `format`s. Non-structural schemas are accepted as is.
+ * - x-kubernetes-list-type set/map uniqueness is checked (`Duplicate value: ...`), and the
+ *   int32 and date-time formats.
+ * Caveats: not supported: oneOf/anyOf/allOf/not, x-kubernetes-validations (CEL), other `format`s.
+ * Non-structural schemas are accepted as is.
  */
-import { invalidValue, notSupported, requiredValue, type FieldError, type JsonObject } from './errors.js';
+import { invalidValue, notSupported, renderValue, requiredValue, type FieldError, type JsonObject } from './errors.js';
 
 export type Schema = JsonObject;
 
@@ -154,6 +156,9 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
         errors.push(invalidValue(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum === true ? '' : 'or equal to '}${schema.minimum}`));
       }
     }
+    if (schema.format === 'int32' && Number.isInteger(value) && (value > 2147483647 || value < -2147483648)) {
+      errors.push(invalidValue(path, value, `${path} in body must be of type int32: "${value}"`));
+    }
     if (typeof schema.multipleOf === 'number' && schema.multipleOf > 0 && Math.abs(value / schema.multipleOf - Math.round(value / schema.multipleOf)) > 1e-9) {
       errors.push(invalidValue(path, value, `${path} in body should be a multiple of ${schema.multipleOf}`));
     }
@@ -175,7 +180,7 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
       }
       if (re && !re.test(value)) errors.push(invalidValue(path, value, `${path} in body should match '${schema.pattern}'`));
     }
-    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value))) {
+    if (schema.format === 'date-time' && Number.isNaN(Date.parse(value)) && value !== '') {
       errors.push(invalidValue(path, value, `${path} in body must be of type date-time: "${value}"`));
     }
   }
@@ -187,6 +192,7 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
       errors.push(invalidValue(path, value, `${path} in body should have at least ${schema.minItems} items`));
     }
     if (isPlainObject(schema.items)) value.forEach((item, i) => validateValue(item, schema.items, `${path}[${i}]`, errors));
+    validateListType(value, schema, path, errors);
   }
   if (isPlainObject(value)) {
     const props: JsonObject = isPlainObject(schema.properties) ? schema.properties : {};
@@ -204,6 +210,38 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
       const childSchema = props[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
       validateValue(child, childSchema, childPath(path, key), errors);
     }
+  }
+}
+
+/** Go's `%#v` of a map[string]interface{}, as field.Duplicate renders list-map keys. */
+function goMapLiteral(m: JsonObject): string {
+  return `map[string]interface {}{${Object.keys(m)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${typeof m[k] === 'string' ? JSON.stringify(m[k]) : String(m[k])}`)
+    .join(', ')}}`;
+}
+
+/** x-kubernetes-list-type set (unique items) and map (unique x-kubernetes-list-map-keys). */
+function validateListType(list: unknown[], schema: Schema, path: string, errors: FieldError[]): void {
+  const listType = schema['x-kubernetes-list-type'];
+  if (listType === 'set') {
+    const seen = new Set<string>();
+    list.forEach((item, i) => {
+      const key = JSON.stringify(item);
+      if (seen.has(key)) errors.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, text: `Duplicate value: ${renderValue(item)}` });
+      seen.add(key);
+    });
+  } else if (listType === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])) {
+    const keys: string[] = schema['x-kubernetes-list-map-keys'];
+    const seen = new Set<string>();
+    list.forEach((item, i) => {
+      if (!isPlainObject(item)) return;
+      const keyMap: JsonObject = {};
+      for (const k of keys) if (item[k] !== undefined) keyMap[k] = item[k];
+      const key = JSON.stringify(keys.map((k) => item[k]));
+      if (seen.has(key)) errors.push({ type: 'FieldValueDuplicate', field: `${path}[${i}]`, text: `Duplicate value: ${goMapLiteral(keyMap)}` });
+      seen.add(key);
+    });
   }
 }
 
