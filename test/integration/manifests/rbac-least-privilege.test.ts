@@ -1,0 +1,209 @@
+/**
+ * The install manifests grant exactly what the operator uses.
+ *
+ * 1. The operator runs the end-to-end flows (deploy, savepoint upgrade, suspend/resume, a
+ *    JobManager that cannot start, delete, migration of a legacy status) on the development cluster
+ *    with simulated Flink, with leader election, cluster-wide and then namespaced, each with its own
+ *    User-Agent so the request log tells its requests from the test's and the simulation's.
+ * 2. `kubectl apply -k` of manifests/, manifests/apiserver-proxy/ and manifests/namespaced/ on a
+ *    development cluster; the Roles/ClusterRoles bound to the operator's ServiceAccount are read back.
+ * 3. Every request the operator made is allowed; every granted permission was used, except the
+ *    few listed in NOT_EXERCISED with the reason (and those must really be unused, so the list stays exact).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
+import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
+import { startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
+import { simulationKubeConfig } from '../../../src/devcluster/simulation/simulation-kube-config.js';
+import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
+import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
+import { makeFlinkDeploymentReconciler } from '../../../src/reconciler/reconciler-wiring.js';
+import { createLogger } from '../../../src/runtime/logger.js';
+import { Manager } from '../../../src/runtime/manager.js';
+import { migrateIfLegacy } from '../../../src/state/legacy-migration.js';
+import { startHarness, testOperatorConfig, type OperatorHarness } from '../../e2e/operator-harness.js';
+import { KubectlRunner } from '../devcluster/kubectl-runner.js';
+import { builtVariants } from '../../migration/legacy-variants.js';
+import { permissionKey, permissionOf, RbacAuthorizer, type Permission } from './rbac-rules.js';
+
+const MANIFESTS = fileURLToPath(new URL('../../../manifests/', import.meta.url));
+const OPERATOR_NAMESPACE = 'flink-operator';
+const WATCHED_NAMESPACE = 'flink-jobs';
+const CLUSTER_WIDE_UA = 'flink-operator-rbac-test/cluster-wide';
+const NAMESPACED_UA = 'flink-operator-rbac-test/namespaced';
+const SERVICE_ACCOUNT = { name: 'flink-operator', namespace: OPERATOR_NAMESPACE };
+
+/** Granted but not requested in these flows, and why each is still needed. */
+const NOT_EXERCISED: Record<string, string> = {
+  'update flink.apache.org/flinkdeployments/finalizers':
+    'no request goes there: the OwnerReferencesPermissionEnforcement admission plugin requires it to set blockOwnerDeletion on owned objects',
+  'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
+  'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
+};
+
+let h: OperatorHarness;
+let manifestsCluster: DevCluster;
+let kubectl: KubectlRunner;
+let clusterWideRequests: RequestLogEntry[] = [];
+let namespacedRequests: RequestLogEntry[] = [];
+
+const stable = (generation: number) => (d: FlinkDeploymentV1) =>
+  d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING';
+
+function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown>): Promise<Manager> {
+  const config = testOperatorConfig({ leaderElect: true, leaseNamespace: OPERATOR_NAMESPACE, leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100, ...overrides });
+  const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'json', level: config.logLevel as never }) });
+  return manager.start().then(() => manager);
+}
+
+before(async () => {
+  h = await startHarness({ operator: false });
+  const core = h.kubeConfig.makeApiClient(CoreV1Api);
+  for (const name of [OPERATOR_NAMESPACE, WATCHED_NAMESPACE]) await core.createNamespace({ body: { metadata: { name } } });
+
+  // --- cluster-wide operator (Flink REST through the API server proxy, as on the dev cluster) ---
+  const operatorKc = simulationKubeConfig(h.kubeConfig, CLUSTER_WIDE_UA);
+  // a legacy resource, migrated by the operator's own code path with the operator's identity
+  const legacy = builtVariants()[0]!;
+  await h.custom.createNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy' } } });
+  const created = (await h.custom.getNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'legacy' })) as FlinkDeploymentV1;
+  await h.custom.replaceNamespacedCustomObjectStatus({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'legacy', body: { ...created, status: legacy.status } });
+  const migrated = await migrateIfLegacy('default', 'legacy', {
+    configMaps: new KubeConfigMapClient(operatorKc),
+    deployments: new KubeFlinkDeploymentClient(operatorKc),
+    dryRun: false,
+    writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
+  });
+  assert.equal(migrated.kind, 'migrated', migrated.message);
+
+  let manager = await startOperator(operatorKc, { identity: 'rbac-cluster-wide' });
+  await h.create(flinkDeployment('rbac').withSpec({ job: { upgradeMode: 'savepoint' } }).build());
+  await h.create(flinkDeployment('rbac-broken').withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } }).build());
+  await h.waitFor('rbac', stable(1), 'rbac STABLE');
+  await h.patch('rbac', { spec: { image: 'flink:1.20.1' } });
+  await h.waitFor('rbac', stable(2), 'rbac upgraded with a savepoint');
+  await h.patch('rbac', { spec: { job: { state: 'suspended' } } });
+  await h.waitFor('rbac', (d) => d.status?.lifecycleState === 'SUSPENDED', 'rbac SUSPENDED');
+  await h.patch('rbac', { spec: { job: { state: 'running' } } });
+  await h.waitFor('rbac', stable(4), 'rbac resumed');
+  await h.waitFor('rbac-broken', (d) => d.status?.jobManagerDeploymentStatus === 'ERROR', 'rbac-broken in ERROR');
+  await h.delete('rbac');
+  await h.waitUntil(async () => ((await h.get('rbac')) === undefined ? true : undefined), 'rbac deleted');
+  await manager.stop();
+  clusterWideRequests = h.world.cluster.requestLog.entries({ userAgentPrefix: CLUSTER_WIDE_UA });
+  // the service proxy requests of the Flink REST client carry no User-Agent of their own
+  clusterWideRequests.push(...h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }));
+
+  // --- namespaced operator (watches flink-jobs only) ---
+  const namespacedKc = simulationKubeConfig(h.kubeConfig, NAMESPACED_UA);
+  const proxyBefore = h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }).length;
+  await h.custom.createNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy', namespace: WATCHED_NAMESPACE } } });
+  const createdScoped = (await h.custom.getNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', name: 'legacy' })) as FlinkDeploymentV1;
+  await h.custom.replaceNamespacedCustomObjectStatus({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', name: 'legacy', body: { ...createdScoped, status: legacy.status } });
+  const migratedScoped = await migrateIfLegacy(WATCHED_NAMESPACE, 'legacy', {
+    configMaps: new KubeConfigMapClient(namespacedKc),
+    deployments: new KubeFlinkDeploymentClient(namespacedKc),
+    dryRun: false,
+    writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
+  });
+  assert.equal(migratedScoped.kind, 'migrated', migratedScoped.message);
+  // its own Lease (the cluster-wide run's Lease must not hide the create)
+  manager = await startOperator(namespacedKc, { identity: 'rbac-namespaced', namespaces: [WATCHED_NAMESPACE], leaseName: 'flink-operator-lock-namespaced' });
+  await h.create(flinkDeployment('scoped').inNamespace(WATCHED_NAMESPACE).build());
+  await h.waitFor('scoped', stable(1), 'scoped STABLE', 15_000, WATCHED_NAMESPACE);
+  await h.patch('scoped', { spec: { image: 'flink:1.20.1' } }, WATCHED_NAMESPACE);
+  await h.waitFor('scoped', stable(2), 'scoped upgraded', 15_000, WATCHED_NAMESPACE);
+  await h.delete('scoped', WATCHED_NAMESPACE);
+  await h.waitUntil(async () => ((await h.get('scoped', WATCHED_NAMESPACE)) === undefined ? true : undefined), 'scoped deleted');
+  await manager.stop();
+  namespacedRequests = h.world.cluster.requestLog.entries({ userAgentPrefix: NAMESPACED_UA });
+  namespacedRequests.push(...h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }).slice(proxyBefore));
+
+  manifestsCluster = await startDevCluster();
+  kubectl = new KubectlRunner(manifestsCluster.kubeconfigYaml());
+});
+
+after(async () => {
+  kubectl?.cleanup();
+  await manifestsCluster?.stop();
+  await h?.stop();
+});
+
+async function rbacObjects(kc: KubeConfig) {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  return {
+    roles: (await rbac.listRoleForAllNamespaces()).items,
+    clusterRoles: (await rbac.listClusterRole()).items,
+    roleBindings: (await rbac.listRoleBindingForAllNamespaces()).items,
+    clusterRoleBindings: (await rbac.listClusterRoleBinding()).items,
+  };
+}
+
+/** Whether some request used a granted permission. */
+function used(grant: Permission, requests: Permission[]): boolean {
+  return requests.some((r) => r.verb === grant.verb && r.apiGroup === grant.apiGroup && r.resource === grant.resource && (grant.namespace === '' || grant.namespace === r.namespace));
+}
+
+/** `verb [group/]resource` (namespace left out). */
+const shortKey = (p: Permission) => `${p.verb} ${p.apiGroup ? `${p.apiGroup}/` : ''}${p.resource}`;
+
+function checkExact(authorizer: RbacAuthorizer, requests: RequestLogEntry[], label: string): void {
+  const needed = requests.map(permissionOf);
+  const denied = [...new Set(needed.filter((p) => !authorizer.allows(p)).map(permissionKey))].sort();
+  assert.deepEqual(denied, [], `${label}: requests the manifests do not allow`);
+  const unused = [...new Set(authorizer.granted().filter((g) => !used(g, needed)).map(shortKey))].sort();
+  assert.deepEqual(unused, Object.keys(NOT_EXERCISED).sort(), `${label}: granted but never used (each needs a NOT_EXERCISED reason)`);
+}
+
+test('the operator made requests in every area the manifests cover (the flows really ran)', () => {
+  const kinds = new Set(clusterWideRequests.map((e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}`));
+  for (const k of ['flinkdeployments', 'flinkdeployments/status', 'configmaps', 'deployments', 'services', 'services/proxy', 'events', 'leases', 'pods']) assert.ok(kinds.has(k), `no ${k} request`);
+  assert.ok(namespacedRequests.length > 0);
+  assert.ok(namespacedRequests.every((e) => e.namespace !== '' ), `the namespaced operator made cluster-wide requests: ${[...new Set(namespacedRequests.filter((e) => e.namespace === '').map((e) => `${e.verb} ${e.path}`))].join(', ')}`);
+});
+
+test('cluster-wide install with the apiserver-proxy overlay: every request allowed, nothing granted beyond use', async () => {
+  await kubectl.ok(['apply', '-k', `${MANIFESTS}apiserver-proxy`]);
+  const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, await rbacObjects(manifestsCluster.kubeConfig()));
+  checkExact(authorizer, clusterWideRequests, 'manifests/apiserver-proxy');
+});
+
+test('the default install (direct Flink REST access) grants the same minus services/proxy', async () => {
+  await kubectl.ok(['apply', '-k', MANIFESTS]);
+  const objects = await rbacObjects(manifestsCluster.kubeConfig());
+  const role = objects.clusterRoles.find((r) => r.metadata?.name === 'flink-operator')!;
+  assert.ok(role, 'ClusterRole flink-operator');
+  // apply -k of the default after the overlay replaces the ClusterRole's rules with the default's
+  assert.equal(role.rules?.some((r) => r.resources?.includes('services/proxy')), false);
+  const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, objects);
+  const direct = clusterWideRequests.filter((e) => e.subresource !== 'proxy');
+  checkExact(authorizer, direct, 'manifests/');
+  const deployment = JSON.parse(await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'json'])) as {
+    spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Array<Record<string, any>> } } };
+  };
+  assert.equal(deployment.spec.replicas, 2);
+  const pod = deployment.spec.template.spec;
+  assert.equal(pod.serviceAccountName, 'flink-operator');
+  assert.equal(pod.securityContext['runAsNonRoot'], true);
+  const c = pod.containers[0]!;
+  assert.ok((c['args'] as string[]).includes('--leader-elect'));
+  assert.deepEqual(c['securityContext'], { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, privileged: false, capabilities: { drop: ['ALL'] } });
+  assert.equal(c['livenessProbe'].httpGet.path, '/healthz');
+  assert.equal(c['readinessProbe'].httpGet.path, '/readyz');
+  assert.equal(c['ports'][0].containerPort, 8085);
+  assert.ok(c['resources'].requests.cpu && c['resources'].limits.memory);
+});
+
+test('namespaced install: Roles in the watched namespace (and the Lease namespace) allow every request, nothing more', async () => {
+  await kubectl.ok(['apply', '-k', `${MANIFESTS}namespaced`]);
+  const objects = await rbacObjects(manifestsCluster.kubeConfig());
+  // only what the namespaced variant itself creates: its Roles and RoleBindings, no ClusterRoleBinding
+  const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, { ...objects, clusterRoleBindings: [] });
+  // the namespaced variant uses direct Flink REST access
+  checkExact(authorizer, namespacedRequests.filter((e) => e.subresource !== 'proxy'), 'manifests/namespaced');
+  const args = JSON.parse(await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}'])) as string[];
+  assert.ok(args.includes(`--namespace=${WATCHED_NAMESPACE}`), args.join(' '));
+});
