@@ -56,6 +56,8 @@ export interface ConfigMapStateStoreOptions {
 }
 
 const CONFIGMAP_KIND = 'ConfigMap';
+/** Longest Retry-After (429) the store waits in-line before its next attempt. */
+const MAX_RETRY_AFTER_SECONDS = 2;
 
 /** State equality for "did fn change anything": revision and lastWriter are the store's, not fn's. */
 function sameState(a: InternalState, b: InternalState): boolean {
@@ -138,7 +140,9 @@ export class ConfigMapStateStore implements StateStore {
         // 404 on a PUT: deleted since our (cached) read; the fresh read confirms it (StateDeletedError)
         if (!isConflict(error) && !isTransient(error) && !(existing && isNotFound(error))) throw toKubeApiError(error);
         lastError = error;
-        if (attempt < this.maxAttempts) await sleep(this.retryDelayMs * 2 ** (attempt - 1));
+        // back off, at least as long as a 429 asked (capped: the work queue retries later anyway)
+        const asked = Math.min(toKubeApiError(error).retryAfterSeconds ?? 0, MAX_RETRY_AFTER_SECONDS) * 1000;
+        if (attempt < this.maxAttempts) await sleep(Math.max(this.retryDelayMs * 2 ** (attempt - 1), asked));
       }
     }
     throw new StateWriteRetriesExhaustedError(`${namespace}/${name}`, this.maxAttempts, toKubeApiError(lastError));

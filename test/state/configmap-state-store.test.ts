@@ -125,12 +125,21 @@ test('a lost answer (the write landed, the response did not): re-read shows it, 
 test('transient failures are retried (bounded), then StateWriteRetriesExhaustedError', async () => {
   const { client, store } = setup();
   client.failNext('create', 500);
-  client.failNext('create', 429);
+  client.failNext('create', 0);
   await store.update(deployment, deployed);
   assert.equal(client.count('create'), 3);
   for (let i = 0; i < 5; i++) client.failNext('replace', 503);
   await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'x' })), StateWriteRetriesExhaustedError);
   assert.equal(client.count('replace'), 5);
+});
+
+test('a 429 is retried after the Retry-After the server asked for', async () => {
+  const { client, store } = setup();
+  client.failNext('create', 429);
+  const started = Date.now();
+  await store.update(deployment, deployed);
+  assert.ok(Date.now() - started >= 900, 'waited about a second');
+  assert.equal(client.count('create'), 2);
 });
 
 test('fencing: no token → NotLeaderError; a newer leader wrote → StaleLeaderError; nothing written', async () => {

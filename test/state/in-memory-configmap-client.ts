@@ -38,8 +38,9 @@ export class InMemoryConfigMapClient implements ConfigMapClient {
 
   /** Makes the next `verb` request fail with `code`; `applyFirst` = the write lands, the answer is lost. */
   failNext(verb: ConfigMapVerb, code: number, options: { applyFirst?: boolean } = {}): void {
-    const reason = code === 409 ? 'Conflict' : code === 0 ? 'ECONNRESET' : 'InternalError';
-    this.scripted.push({ verb, error: new KubeApiError(code, reason, `scripted ${code}`), applyFirst: options.applyFirst ?? false });
+    const reason = code === 409 ? 'Conflict' : code === 0 ? 'ECONNRESET' : code === 429 ? 'TooManyRequests' : 'InternalError';
+    const error = new KubeApiError(code, reason, `scripted ${code}`, code === 429 ? { retryAfterSeconds: 1 } : {});
+    this.scripted.push({ verb, error, applyFirst: options.applyFirst ?? false });
   }
 
   /** The stored object (no call recorded): what `kubectl get` would show. */
