@@ -12,6 +12,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import YAML from 'yaml';
+import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
 import { ApiError, badRequest, conflict, gone, internalError, methodNotAllowed, pathNotFound, serviceUnavailable, tooManyRequests, unsupportedMediaType, type JsonObject } from './errors.js';
 import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js';
@@ -223,12 +224,18 @@ export class HttpApiServer {
     let version: string | undefined;
     let rest: string[];
     if (segs[0] === 'api') {
-      if (segs.length === 1) return this.sendJson(res, 200, this.o.registry.apiVersionsDoc(this.serverAddress));
+      if (segs.length === 1) {
+        if (acceptsAggregatedV2(req.headers.accept)) return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, true), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
+        return this.sendJson(res, 200, this.o.registry.apiVersionsDoc(this.serverAddress));
+      }
       group = '';
       version = segs[1];
       rest = segs.slice(2);
     } else if (segs[0] === 'apis') {
-      if (segs.length === 1) return this.sendJson(res, 200, this.o.registry.apiGroupListDoc());
+      if (segs.length === 1) {
+        if (acceptsAggregatedV2(req.headers.accept)) return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, false), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
+        return this.sendJson(res, 200, this.o.registry.apiGroupListDoc());
+      }
       group = segs[1];
       if (segs.length === 2) {
         const g = this.o.registry.groups().find((x) => x.name === group);

@@ -38,6 +38,17 @@ describe('dev cluster: custom resources through client-node', () => {
     const crd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
     assert.deepEqual(crd.status!.storedVersions, ['v1']);
     assert.equal(crd.status!.conditions!.find((c) => c.type === 'Established')!.status, 'True');
+    const v2 = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList';
+    const aggregated = await raw(cluster.url, 'GET', '/apis', undefined, { Accept: `${v2},application/json` });
+    assert.equal(aggregated.headers.get('content-type'), v2);
+    const ex = aggregated.json.items.find((i: any) => i.metadata.name === 'example.com');
+    assert.deepEqual(ex.versions.map((v: any) => v.version), ['v1', 'v1beta1']);
+    const aw = ex.versions[0].resources.find((r: any) => r.resource === 'widgets');
+    assert.deepEqual(aw.responseKind, { group: 'example.com', version: 'v1', kind: 'Widget' });
+    assert.equal(aw.scope, 'Namespaced');
+    assert.deepEqual(aw.subresources.map((x: any) => x.subresource), ['status', 'scale']);
+    const betaOnly = await raw(cluster.url, 'GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+    assert.equal(betaOnly.json.kind, 'APIGroupList', 'only exactly v2 gets the aggregated document');
     const openapi = await raw(cluster.url, 'GET', '/openapi/v3');
     assert.ok(openapi.json.paths['apis/example.com/v1']);
   });

@@ -33,6 +33,19 @@ describe('dev cluster: the real kubectl', () => {
     await cluster.stop();
   });
 
+  it('serves kubectl aggregated discovery v2 (one request instead of one per group version)', async () => {
+    const fresh = new KubectlRunner(cluster.kubeconfigYaml());
+    try {
+      const before = cluster.requestLog.entries().length;
+      await fresh.ok(['get', 'configmaps']);
+      const paths = cluster.requestLog.entries().slice(before).map((e) => e.path);
+      assert.ok(paths.includes('/apis'));
+      assert.ok(!paths.some((p) => p === '/api/v1' || p === '/apis/apps/v1'), `no legacy per-group-version discovery: ${paths.join(' ')}`);
+    } finally {
+      fresh.cleanup();
+    }
+  });
+
   it('reports server version v1.32', async () => {
     const out = await k.ok(['version', '-o', 'json']);
     assert.equal(JSON.parse(out).serverVersion.minor, '32');
