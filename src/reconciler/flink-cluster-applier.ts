@@ -11,7 +11,7 @@
  * retried, never forced.
  */
 import { createHash } from 'node:crypto';
-import type { AppsV1Api, CoreV1Api, KubernetesObject, V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { isAlreadyExists, isNotFound } from '../kube/api-errors.js';
 
@@ -24,6 +24,28 @@ export interface FlinkClusterObjects {
   taskManagerDeployment: V1Deployment;
   restService: V1Service;
   internalService: V1Service;
+}
+
+/** Labels Flink puts on its Kubernetes HA ConfigMaps (`<cluster-id>-cluster-config-map`, leader ConfigMaps). */
+export function haConfigMapSelector(clusterId: string): string {
+  return `app=${clusterId},configmap-type=high-availability`;
+}
+
+export interface ApplyOptions {
+  /**
+   * Delete the cluster's Flink HA metadata before the JobManager changes, so a new JobManager
+   * submits its new job instead of recovering the old one (every redeploy except last-state).
+   * Done only when the JobManager Deployment is actually about to be written, so applying again
+   * after a crash never deletes the HA metadata of the JobManager it already started.
+   */
+  resetHaMetadata: boolean;
+}
+
+export interface HaMetadataSummary {
+  /** Job ids with a JobGraph in the HA store. */
+  jobIds: string[];
+  /** True when a completed checkpoint pointer is recorded. */
+  hasCheckpoint: boolean;
 }
 
 export interface ApplyResult {
@@ -58,17 +80,41 @@ export class FlinkClusterApplier {
   ) {}
 
   /** Creates or updates every resource; the JobManager last, so it starts with its configuration in place. */
-  async apply(objects: FlinkClusterObjects): Promise<ApplyResult> {
+  async apply(objects: FlinkClusterObjects, options: ApplyOptions = { resetHaMetadata: false }): Promise<ApplyResult> {
     const written: string[] = [];
     const configHash = hashOf(objects.configMap.data);
     if (await this.applyConfigMap(objects.configMap)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
     for (const service of [objects.internalService, objects.restService]) {
       if (await this.applyService(service)) written.push(`Service/${service.metadata?.name}`);
     }
-    for (const deployment of [objects.taskManagerDeployment, objects.jobManagerDeployment]) {
-      if (await this.applyDeployment(withConfigHash(deployment, configHash))) written.push(`Deployment/${deployment.metadata?.name}`);
-    }
+    if (await this.applyDeployment(withConfigHash(objects.taskManagerDeployment, configHash))) written.push(`Deployment/${objects.taskManagerDeployment.metadata?.name}`);
+    const jobManager = withConfigHash(objects.jobManagerDeployment, configHash);
+    const beforeWrite = options.resetHaMetadata ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!) : undefined;
+    if (await this.applyDeployment(jobManager, beforeWrite)) written.push(`Deployment/${jobManager.metadata?.name}`);
     return { written };
+  }
+
+  /** What Flink's HA store holds for the cluster, or undefined when it has no HA ConfigMap. */
+  async readHaMetadata(namespace: string, clusterId: string): Promise<HaMetadataSummary | undefined> {
+    const list = await this.core.listNamespacedConfigMap({ namespace, labelSelector: haConfigMapSelector(clusterId) });
+    if (list.items.length === 0) return undefined;
+    const keys = list.items.flatMap((cm) => Object.keys(cm.data ?? {}));
+    return {
+      jobIds: keys.filter((k) => k.startsWith('jobGraph-')).map((k) => k.slice('jobGraph-'.length)),
+      hasCheckpoint: keys.some((k) => k.startsWith('completedCheckpoint')),
+    };
+  }
+
+  /** Deletes the cluster's Flink HA ConfigMaps (idempotent). */
+  async deleteHaMetadata(namespace: string, clusterId: string): Promise<void> {
+    const list = await this.core.listNamespacedConfigMap({ namespace, labelSelector: haConfigMapSelector(clusterId) });
+    for (const cm of list.items) {
+      try {
+        await this.core.deleteNamespacedConfigMap({ namespace, name: cm.metadata!.name! });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+    }
   }
 
   /** Deletes the JobManager and TaskManager Deployments. Returns the names still present in the cache. */
@@ -82,6 +128,15 @@ export class FlinkClusterApplier {
       }
     }
     return names.filter((name) => this.deployments.get(namespace, name) !== undefined);
+  }
+
+  /** Sets the replicas of a Deployment (merge patch of spec.replicas); nothing when already equal in the cache. */
+  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
+    if (this.deployments.get(namespace, name)?.spec?.replicas === replicas) return;
+    await this.apps.patchNamespacedDeployment(
+      { namespace, name, body: { spec: { replicas } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
   }
 
   /** Deletes the Services and the Flink ConfigMap (used on deletion of the FlinkDeployment). */
@@ -149,12 +204,13 @@ export class FlinkClusterApplier {
     return true;
   }
 
-  private async applyDeployment(rendered: V1Deployment): Promise<boolean> {
+  private async applyDeployment(rendered: V1Deployment, beforeWrite?: () => Promise<void>): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
     const live = this.deployments.get(namespace, name) ?? (await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name })));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    await beforeWrite?.();
     const desired = annotate(rendered, hash);
     if (!live) {
       try {

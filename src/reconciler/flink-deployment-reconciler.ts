@@ -15,42 +15,49 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from '../api/internal-state.js';
-import { savepointDirectory, flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import { emptyInternalState, type InternalState } from '../api/internal-state.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
 import { CorruptStateError, ForeignStateError } from '../state/state-errors.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
 import { rebuildStateFromWorld } from '../state/state-rebuild.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { ClusterSteps, restorePathFor, taskManagerDeploymentName, withRunningState } from './cluster-steps.js';
+import { deploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
 import { classifyJobManager } from './job-manager-observer.js';
-import { savepointProgress } from './pending-savepoint.js';
-import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
-import { buildStatus, type ObservedJob, type PassOutcome } from './status-builder.js';
+import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
+import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
+import { SnapshotSteps } from './snapshot-steps.js';
+import { buildStatus, type ObservedJob } from './status-builder.js';
 import { diffSpecs, sameValue } from './spec-diff.js';
 
-const TERMINAL_JOB_STATES = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
-
-function taskManagerName(name: string): string {
-  return `${name}-taskmanager`;
-}
-
-/** Outcome of one step: requeue now (`continue`), after the progress interval, or the steady interval. */
-type StepResult = 'continue' | 'progress' | 'steady';
-
-/** Mutable context of one reconcile pass. */
-interface Pass {
-  deployment: FlinkDeploymentV1;
-  state: InternalState;
-  outcome: PassOutcome;
-  api: FlinkJobApi;
+/** The spec to record as reconciled in a steady pass: the desired one, but the savepoint nonce only once its savepoint was taken. */
+function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalState): FlinkDeploymentSpec {
+  const spec = withRunningState(desired);
+  if (spec.job) {
+    const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
+    if (acked === undefined) delete spec.job.savepointTriggerNonce;
+    else spec.job.savepointTriggerNonce = acked;
+  }
+  return spec;
 }
 
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Generation for which SpecChanged / ValidationError was last emitted, by uid (event hygiene only). */
   private readonly announced = new Map<string, string>();
 
-  constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {}
+  private readonly snapshots: SnapshotSteps;
+  private readonly cluster: ClusterSteps;
+
+  constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
+    const context: PassContext = {
+      deps,
+      save: (pass, fn) => this.save(pass, fn),
+      announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
+    };
+    this.snapshots = new SnapshotSteps(context);
+    this.cluster = new ClusterSteps(context, this.snapshots);
+  }
 
   async reconcile(request: ReconcileRequest): Promise<ReconcileResult> {
     const d = this.deps;
@@ -78,7 +85,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     }
     if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment);
 
-    const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment) };
+    const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment), settings: deploymentOperatorSettings(deployment.spec) };
     await this.observe(pass);
     let result: StepResult;
     try {
@@ -96,9 +103,10 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const t = this.deps.timings;
     if (result === 'continue') return 0;
     if (result === 'progress') return t.progressCheckIntervalMs;
+    const wakeUp = pass.wakeUpInMs !== undefined ? Math.max(pass.wakeUpInMs, 50) : Infinity;
     const steady = pass.state.reconciliationState === 'DEPLOYED' && !pass.state.pendingSavepoint
       && (pass.state.lastReconciledSpec?.job?.state === 'suspended' || (pass.outcome.jobManagerStatus === 'READY' && pass.outcome.job?.state === 'RUNNING'));
-    return steady ? t.reconcileIntervalMs : t.progressCheckIntervalMs;
+    return Math.min(steady ? t.reconcileIntervalMs : t.progressCheckIntervalMs, wakeUp);
   }
 
   // ---- state ----
@@ -142,7 +150,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const d = this.deps;
     const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
     const jobManager = d.clusterDeployments.get(namespace, name);
-    const taskManager = d.clusterDeployments.get(namespace, taskManagerName(name));
+    const taskManager = d.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
     if (taskManager) pass.outcome.taskManagerReplicas = taskManager.status?.replicas ?? 0;
     let observed = classifyJobManager(jobManager, undefined);
     if (observed.status === 'DEPLOYING' && jobManager) {
@@ -181,17 +189,18 @@ export class FlinkDeploymentReconciler implements Reconciler {
       desired = pass.state.lastReconciledSpec;
       desiredGeneration = pass.state.lastReconciledGeneration ?? generation;
     }
+    pass.settings = deploymentOperatorSettings(desired);
 
     const state = pass.state;
-    if (state.pendingSavepoint) return this.progressPendingSavepoint(pass, state.pendingSavepoint);
-    if (state.reconciliationState === 'UPGRADING') {
-      if (state.jobIdToSubmit) return this.deploy(pass);
-      if (desired.job?.state === 'suspended') return this.finishSuspend(pass, desired, desiredGeneration);
-      return this.recordDeployIntent(pass, desired, desiredGeneration, this.restorePathFor(desired, state));
+    if (state.pendingSavepoint) return this.snapshots.progress(pass, state.pendingSavepoint);
+    if (state.reconciliationState === 'UPGRADING' || state.reconciliationState === 'ROLLING_BACK') {
+      if (state.jobIdToSubmit) return this.cluster.deploy(pass);
+      if (desired.job?.state === 'suspended') return this.cluster.finishSuspend(pass, desired, desiredGeneration);
+      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
     }
     if (!state.lastReconciledSpec) {
       if (desired.job?.state === 'suspended') return 'steady';
-      return this.recordDeployIntent(pass, desired, desiredGeneration, desired.job?.initialSavepointPath);
+      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, desired.job?.initialSavepointPath);
     }
 
     const reconciledSuspended = state.lastReconciledSpec.job?.state === 'suspended';
@@ -199,39 +208,69 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (reconciledSuspended) {
       if (wantSuspended) return 'steady';
       d.events.emit(deployment, 'Normal', 'SpecChanged', 'Job resumed (job.state: running)');
-      return this.recordDeployIntent(pass, desired, desiredGeneration, this.restorePathFor(desired, state));
+      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
     }
     if (wantSuspended) {
       this.announceOnce(deployment, `suspend-${desiredGeneration}`, 'Normal', 'Suspended', 'Suspending the job (job.state: suspended)');
-      return this.stopJob(pass, desired, desiredGeneration);
+      return this.cluster.stopJob(pass, desired, desiredGeneration);
     }
 
     const diff = diffSpecs(state.lastReconciledSpec, desired);
     if (diff.type !== 'IGNORE') {
       this.announceOnce(deployment, `changed-${desiredGeneration}`, 'Normal', 'SpecChanged', `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}`);
-      return this.stopJob(pass, desired, desiredGeneration);
+      if (diff.type === 'SCALE') return this.cluster.rescale(pass, desired, desiredGeneration);
+      if (diff.type === 'SAVEPOINT_REDEPLOY') return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, desired.job?.initialSavepointPath);
+      return this.cluster.stopJob(pass, desired, desiredGeneration);
     }
     return this.steadyState(pass, desired, desiredGeneration);
   }
 
-  /** Nothing to deploy: acknowledge ignored changes, promote the stable spec, watch the JobManager. */
+  /**
+   * Nothing to redeploy. In order: roll back a spec that never became ready, restart or report a
+   * failed job, take a due savepoint, trim the history, acknowledge ignored changes, promote the
+   * stable spec, keep the TaskManager replicas, report a missing JobManager.
+   */
   private async steadyState(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
     const d = this.deps;
     const state = pass.state;
-    const ack = state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, withRunningState(desired));
-    const promote = pass.outcome.job?.state === 'RUNNING' && state.reconciliationState === 'DEPLOYED'
+    const now = d.now();
+    const job = pass.outcome.job;
+    const running = job?.state === 'RUNNING' && pass.outcome.jobManagerStatus === 'READY';
+
+    if (state.reconciliationState === 'DEPLOYED' && this.shouldRollBack(pass, now)) {
+      return this.cluster.rollBack(pass, `not ready within ${pass.settings.readinessTimeoutMs / 1000} s (JobManager ${pass.outcome.jobManagerStatus}, job ${job?.state ?? 'not running'})`);
+    }
+    if (job?.state === 'FAILED' && state.deployedJobId === job.jobId) {
+      if (pass.settings.restartFailedJobs) return this.cluster.restartFailedJob(pass, generation);
+      await this.reportFailedJob(pass, job.jobId);
+    }
+    if (running && state.deployedJobId) {
+      const due = dueSavepoint(state, desired, pass.settings, now);
+      if (due) {
+        return this.snapshots.start(pass, {
+          triggerType: due.triggerType, stopJob: false, jobId: state.deployedJobId, spec: desired, ...(due.triggerType === 'MANUAL' ? { nonce: due.nonce } : {}),
+        });
+      }
+      const next = untilNextPeriodicSavepoint(state, pass.settings, now);
+      if (next !== undefined) pass.wakeUpInMs = next;
+      await this.snapshots.trimHistory(pass);
+    }
+
+    const acknowledged = acknowledgedSpec(desired, state);
+    const ack = state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, acknowledged);
+    const promote = running && state.reconciliationState === 'DEPLOYED'
       && (!sameValue(state.lastStableSpec, state.lastReconciledSpec) || state.lastStableGeneration !== state.lastReconciledGeneration);
-    if (ack || promote) {
-      const spec = withRunningState(desired);
+    if ((ack && state.reconciliationState !== 'ROLLED_BACK') || promote) {
       const reconciled = state.lastReconciledSpec;
       await this.save(pass, (s) => {
         const next = { ...s };
-        if (ack) Object.assign(next, { lastReconciledSpec: spec, lastReconciledGeneration: generation });
-        if (promote && sameValue(s.lastReconciledSpec, reconciled)) Object.assign(next, { lastStableSpec: ack ? spec : s.lastReconciledSpec, lastStableGeneration: ack ? generation : s.lastReconciledGeneration, firstDeployment: false });
+        if (ack && s.reconciliationState !== 'ROLLED_BACK') Object.assign(next, { lastReconciledSpec: acknowledged, lastReconciledGeneration: generation });
+        if (promote && sameValue(s.lastReconciledSpec, reconciled)) Object.assign(next, { lastStableSpec: next.lastReconciledSpec, lastStableGeneration: next.lastReconciledGeneration, firstDeployment: false });
         return next;
       });
     }
-    if (pass.outcome.jobManagerStatus === 'MISSING' && state.reconciliationState === 'DEPLOYED') {
+    await this.cluster.ensureTaskManagerReplicas(pass);
+    if (pass.outcome.jobManagerStatus === 'MISSING' && state.reconciliationState !== 'UPGRADING') {
       const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
       const message = `JobManager Deployment ${namespace}/${name} is missing; the job is not running. Delete and recreate the FlinkDeployment or change job.savepointRedeployNonce to redeploy from job.initialSavepointPath`;
       pass.outcome.error = message;
@@ -240,172 +279,77 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return 'steady';
   }
 
-  private restorePathFor(desired: FlinkDeploymentSpec, state: InternalState): string | undefined {
-    const mode = desired.job?.upgradeMode ?? 'stateless';
-    return mode === 'stateless' ? undefined : state.upgradeSavepointPath ?? state.savepointHistory.at(-1)?.location;
+  /** The Apache operator's rule: enabled, a non-suspended stable spec to go back to, same Flink version, not ready for longer than the readiness timeout. */
+  private shouldRollBack(pass: Pass, now: number): boolean {
+    const { state, settings, outcome } = pass;
+    if (!settings.rollbackEnabled || !state.lastStableSpec || !state.lastReconciledSpec) return false;
+    if (state.lastStableSpec.job?.state === 'suspended' || sameValue(state.lastStableSpec, state.lastReconciledSpec)) return false;
+    if (state.lastStableSpec.flinkVersion !== state.lastReconciledSpec.flinkVersion) return false;
+    if (outcome.jobManagerStatus === 'READY' && outcome.job?.state === 'RUNNING') return false;
+    const since = state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now;
+    return now - since > settings.readinessTimeoutMs;
   }
 
-  /** Step 1 of a deployment: pin the spec, the job id and the restore path (design/005). */
-  private async recordDeployIntent(pass: Pass, desired: FlinkDeploymentSpec, generation: number, restoreFrom: string | undefined): Promise<StepResult> {
-    const jobId = this.deps.newJobId();
-    const spec = withRunningState(desired);
-    const timestamp = new Date(this.deps.now()).toISOString();
-    await this.save(pass, (s) => ({
-      ...s,
-      reconciliationState: 'UPGRADING',
-      lastReconciledSpec: spec,
-      lastReconciledGeneration: generation,
-      jobIdToSubmit: s.jobIdToSubmit ?? jobId,
-      upgradeSavepointPath: restoreFrom,
-      firstDeployment: s.lastReconciledSpec === undefined ? true : s.firstDeployment,
-      reconciliationTimestamp: timestamp,
-    }));
-    return this.deploy(pass);
-  }
-
-  /** Steps 2–3 (6–7): apply the cluster with the pinned job id, then record it as deployed. */
-  private async deploy(pass: Pass): Promise<StepResult> {
-    const d = this.deps;
-    const state = pass.state;
-    const spec = state.lastReconciledSpec!;
-    const jobId = state.jobIdToSubmit!;
-    const restoreFrom = state.upgradeSavepointPath;
-    const objects = d.cluster.render(pass.deployment, {
-      spec,
-      generation: state.lastReconciledGeneration ?? pass.deployment.metadata.generation ?? 0,
-      specHash: d.specHash(spec),
-      jobId,
-      ...(restoreFrom ? { restoreFrom } : {}),
-      ...(spec.job?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
-    });
-    const applied = await d.cluster.apply(objects);
-    if (applied.written.length > 0) {
-      d.events.emit(pass.deployment, 'Normal', 'Submit', `Deploying job ${jobId}` + (restoreFrom ? ` from savepoint ${restoreFrom}` : ' without state'));
+  private async reportFailedJob(pass: Pass, jobId: string): Promise<void> {
+    let cause = 'see the JobManager logs';
+    try {
+      const exceptions = await pass.api.getExceptions(jobId);
+      const newest = exceptions.exceptionHistory?.entries?.[0];
+      cause = (newest?.stacktrace ?? exceptions['root-exception'] ?? cause).split('\n')[0]!.trim();
+    } catch (error) {
+      this.deps.log.debug({ err: (error as Error).message }, 'no exceptions of the failed job');
     }
-    // The restore path is spent once the deployment carries it (its args say --fromSavepoint).
-    await this.save(pass, (s) => (s.jobIdToSubmit === jobId ? { ...s, reconciliationState: 'DEPLOYED', deployedJobId: jobId, jobIdToSubmit: undefined, upgradeSavepointPath: undefined } : s));
-    pass.outcome.jobManagerStatus = 'DEPLOYING';
-    pass.outcome.job = undefined;
-    return 'progress';
-  }
-
-  /** Stops the running job for an upgrade or a suspend, with a savepoint when the mode asks for one. */
-  private async stopJob(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
-    const state = pass.state;
-    const mode = desired.job?.upgradeMode ?? 'stateless';
-    const job = pass.outcome.job;
-    const suspend = desired.job?.state === 'suspended';
-    if (mode === 'stateless') {
-      if (suspend) return this.finishSuspend(pass, desired, generation);
-      return this.recordDeployIntent(pass, desired, generation, undefined);
-    }
-    if (job?.state === 'RUNNING' && state.deployedJobId) {
-      const pending: PendingSnapshot = {
-        kind: 'savepoint',
-        triggerType: 'UPGRADE',
-        jobId: state.deployedJobId,
-        stopJob: true,
-        requestedAt: this.deps.now(),
-        // Chosen here and recorded with the intent, so a trigger re-sent after a crash is the same operation for Flink.
-        triggerId: this.deps.newJobId(),
-        ...(savepointTarget(desired) ? { targetDirectory: savepointTarget(desired)! } : {}),
-        ...(formatTypeOf(desired) ? { formatType: formatTypeOf(desired)! } : {}),
-      };
-      await this.save(pass, (s) => (s.pendingSavepoint ? s : { ...s, reconciliationState: 'UPGRADING', pendingSavepoint: pending }));
-      return this.sendSavepointTrigger(pass, pass.state.pendingSavepoint!);
-    }
-    if (job && TERMINAL_JOB_STATES.has(job.state) && this.restorePathFor(desired, state)) {
-      // The job already ended: nothing to stop; restore from the newest known savepoint.
-      await this.save(pass, (s) => ({ ...s, reconciliationState: 'UPGRADING', upgradeSavepointPath: s.upgradeSavepointPath ?? s.savepointHistory.at(-1)?.location }));
-      return 'continue';
-    }
-    pass.outcome.error = `Waiting for job ${state.deployedJobId ?? ''} to run before taking the ${suspend ? 'suspend' : 'upgrade'} savepoint (job ${job?.state ?? 'not observed'}, JobManager ${pass.outcome.jobManagerStatus}); set job.upgradeMode: stateless to ${suspend ? 'suspend' : 'upgrade'} without state`;
-    return 'progress';
-  }
-
-  /**
-   * Side effect of a recorded savepoint intent. The trigger id was recorded with the intent, so
-   * there is no result to write: Flink answers for that id from now on, and sending it again
-   * (after a crash right here) names the same operation.
-   */
-  private async sendSavepointTrigger(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const options = {
-      ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
-      ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
-      ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
-    };
-    if (pending.stopJob) await pass.api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
-    else await pass.api.triggerSavepoint(pending.jobId, options);
-    return 'progress';
-  }
-
-  private async progressPendingSavepoint(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const d = this.deps;
-    if (pass.outcome.jobManagerStatus !== 'READY') return 'progress';
-    const progress = await savepointProgress(pass.api, pending);
-    const same = (s: InternalState) => s.pendingSavepoint?.requestedAt === pending.requestedAt;
-    switch (progress.kind) {
-      case 'in-progress':
-        return 'progress';
-      case 'not-sent':
-        return this.sendSavepointTrigger(pass, pending);
-      case 'completed': {
-        const record: SavepointRecord = {
-          location: progress.location,
-          timeStamp: d.now(),
-          triggerType: pending.triggerType,
-          ...(pending.formatType ? { formatType: pending.formatType } : {}),
-          ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
-          jobId: pending.jobId,
-        };
-        await this.save(pass, (s) => (same(s)
-          ? { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record], upgradeSavepointPath: pending.stopJob ? record.location : s.upgradeSavepointPath }
-          : s));
-        d.events.emit(pass.deployment, 'Normal', 'SavepointCompleted', `Savepoint ${record.location} completed (${pending.triggerType})`);
-        return 'continue';
-      }
-      case 'failed':
-      case 'lost': {
-        const message = progress.kind === 'failed'
-          ? `Savepoint of job ${pending.jobId} failed: ${progress.reason}; the job keeps its previous spec, the next change retries (or set job.upgradeMode: stateless)`
-          : `Upgrade failed: ${progress.reason}; manual restore required: set job.initialSavepointPath and change job.savepointRedeployNonce`;
-        d.events.emit(pass.deployment, 'Warning', progress.kind === 'failed' ? 'SavepointError' : 'UpgradeFailed', message);
-        pass.outcome.error = message;
-        await this.save(pass, (s) => (same(s) ? { ...s, pendingSavepoint: undefined, reconciliationState: 'DEPLOYED' } : s));
-        return 'steady';
-      }
-    }
-  }
-
-  /** The job is stopped (or stateless): record the suspended spec, then delete the JobManager and TaskManagers. */
-  private async finishSuspend(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
-    const spec = structuredClone(desired);
-    const timestamp = new Date(this.deps.now()).toISOString();
-    await this.save(pass, (s) => ({ ...s, reconciliationState: 'UPGRADING', lastReconciledSpec: spec, lastReconciledGeneration: generation, reconciliationTimestamp: timestamp }));
-    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-    const remaining = await this.deps.cluster.deleteDeployments(namespace, [name, taskManagerName(name)]);
-    if (remaining.length > 0) return 'progress';
-    await this.save(pass, (s) => ({ ...s, reconciliationState: 'DEPLOYED' }));
-    pass.outcome.job = undefined;
-    return 'steady';
+    const message = `Job ${jobId} FAILED: ${cause}. Fix the cause and change the spec (or restartNonce) to redeploy; set kubernetes.operator.job.restart.failed: "true" to restart failed jobs automatically`;
+    pass.outcome.error = message;
+    this.announceOnce(pass.deployment, `failed-${jobId}`, 'Warning', 'JobException', message);
   }
 
   // ---- deletion ----
 
+  /**
+   * Deletion behind the finalizer: with `job.savepoint-on-deletion`, a stop-with-savepoint first
+   * (its location in the final Cleanup event), then the JobManager and TaskManager Deployments,
+   * then Services and Flink ConfigMap, then the finalizer. The state ConfigMap goes with the
+   * FlinkDeployment (ownerReference). A state that cannot be read skips the savepoint, never the
+   * deletion.
+   */
   private async cleanup(deployment: FlinkDeploymentV1): Promise<ReconcileResult> {
     const d = this.deps;
     if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) return {};
     const { namespace, name } = deployment.metadata as { namespace: string; name: string };
     this.announceOnce(deployment, 'cleanup', 'Normal', 'Cleanup', 'Cleaning up the Flink cluster before deleting the FlinkDeployment');
-    const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerName(name)]);
-    if (remaining.length > 0) {
-      await d.status.record(deployment, { ...deployment.status, lifecycleState: 'DELETING' });
-      return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+    const settings = deploymentOperatorSettings(deployment.spec);
+    let pass: Pass | undefined;
+    try {
+      const loaded = await d.store.load(deployment);
+      if (loaded.kind === 'found') pass = { deployment, state: loaded.state, outcome: { jobManagerStatus: 'MISSING', deleting: true }, api: d.flinkApi(deployment), settings };
+    } catch (error) {
+      d.log.warn({ err: (error as Error).message }, 'state unreadable during deletion; deleting without a final savepoint');
     }
+    if (pass && settings.savepointOnDeletion) {
+      await this.observe(pass);
+      const pending = pass.state.pendingSavepoint;
+      if (pending?.stopJob) {
+        await this.snapshots.progress(pass, pending);
+        if (pass.state.pendingSavepoint) return this.deleting(pass, d.timings.progressCheckIntervalMs);
+      } else if (pass.outcome.job?.state === 'RUNNING' && pass.state.deployedJobId) {
+        await this.snapshots.start(pass, { triggerType: 'UPGRADE', stopJob: true, jobId: pass.state.deployedJobId, spec: deployment.spec });
+        return this.deleting(pass, d.timings.progressCheckIntervalMs);
+      }
+    }
+    const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)]);
+    if (remaining.length > 0) return pass ? this.deleting(pass, d.timings.progressCheckIntervalMs) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
     await d.cluster.deleteServicesAndConfig(namespace, [`${name}-rest`, name], `flink-config-${name}`);
+    const last = pass?.state.savepointHistory.at(-1);
+    d.events.emit(deployment, 'Normal', 'Cleanup', `Flink cluster deleted` + (settings.savepointOnDeletion && last ? `; last savepoint: ${last.location}` : ''));
     await d.finalizers.remove(deployment);
-    this.announced.delete(deployment.metadata.uid ?? '');
+    for (const key of [...this.announced.keys()]) if (key.startsWith(`${deployment.metadata.uid}/`)) this.announced.delete(key);
     return {};
+  }
+
+  private async deleting(pass: Pass, requeueAfterMs: number): Promise<ReconcileResult> {
+    await this.deps.status.record(pass.deployment, buildStatus(pass.deployment, pass.state, { ...pass.outcome, deleting: true }, new Date(this.deps.now())));
+    return { requeueAfterMs };
   }
 
   private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
@@ -415,21 +359,6 @@ export class FlinkDeploymentReconciler implements Reconciler {
     this.announced.set(`${uid}/${reason}`, marker);
     this.deps.events.emit(deployment, type, reason, message);
   }
-}
-
-function withRunningState(spec: FlinkDeploymentSpec): FlinkDeploymentSpec {
-  const copy = structuredClone(spec);
-  if (copy.job) copy.job.state = 'running';
-  return copy;
-}
-
-function savepointTarget(spec: FlinkDeploymentSpec): string | undefined {
-  return savepointDirectory(flattenFlinkConfiguration(spec.flinkConfiguration));
-}
-
-function formatTypeOf(spec: FlinkDeploymentSpec): 'CANONICAL' | 'NATIVE' | undefined {
-  const value = flattenFlinkConfiguration(spec.flinkConfiguration)['kubernetes.operator.savepoint.format.type']?.toUpperCase();
-  return value === 'NATIVE' || value === 'CANONICAL' ? value : undefined;
 }
 
 function toObservedJob(job: { jid: string; name: string; state: string; 'start-time': number; 'last-modification': number }): ObservedJob {

@@ -43,7 +43,10 @@ function isUnknownTrigger(error: unknown): boolean {
   return error instanceof FlinkRestError && error.source === 'flink' && (error.status === 404 || error.status === 400);
 }
 
-export async function savepointProgress(api: FlinkJobApi, pending: PendingSnapshot, clockSkewToleranceMs = 0): Promise<SavepointProgress> {
+/** The Flink calls the resolution needs. */
+export type SavepointStatusApi = Pick<FlinkJobApi, 'getSavepointStatus' | 'listJobs' | 'getCheckpoints'>;
+
+export async function savepointProgress(api: SavepointStatusApi, pending: PendingSnapshot, clockSkewToleranceMs = 0): Promise<SavepointProgress> {
   if (pending.triggerId) {
     try {
       const answer = await api.getSavepointStatus(pending.jobId, pending.triggerId);

@@ -10,13 +10,15 @@ import type { ObjectReader } from '../kube/object-reader.js';
 import type { StateStore } from '../state/state-store.js';
 import type {
   CancelJobResult,
+  DisposalStatus,
+  FlinkJobExceptions,
   FlinkCheckpointingStatistics,
   FlinkDashboardConfig,
   FlinkJobOverview,
   SavepointFormatType,
   SavepointStatus,
 } from '../flink/flink-rest-types.js';
-import type { FlinkClusterObjects, ApplyResult } from './flink-cluster-applier.js';
+import type { ApplyOptions, ApplyResult, FlinkClusterObjects, HaMetadataSummary } from './flink-cluster-applier.js';
 
 /** The Flink REST calls the reconciler makes for one deployment. */
 export interface FlinkJobApi {
@@ -28,6 +30,9 @@ export interface FlinkJobApi {
   triggerSavepoint(jobId: string, options: { targetDirectory?: string; formatType?: SavepointFormatType; triggerId?: string }): Promise<string>;
   getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus>;
   getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics>;
+  getExceptions(jobId: string): Promise<FlinkJobExceptions>;
+  disposeSavepoint(savepointPath: string): Promise<string>;
+  getDisposalStatus(triggerId: string): Promise<DisposalStatus>;
 }
 
 export interface ClusterRenderInputs {
@@ -42,10 +47,14 @@ export interface ClusterRenderInputs {
 /** Kubernetes side effects on the Flink cluster's resources. */
 export interface FlinkClusterOperations {
   render(deployment: FlinkDeploymentV1, inputs: ClusterRenderInputs): FlinkClusterObjects;
-  apply(objects: FlinkClusterObjects): Promise<ApplyResult>;
+  apply(objects: FlinkClusterObjects, options: ApplyOptions): Promise<ApplyResult>;
+  /** Flink's HA store for the cluster (undefined: no HA ConfigMap). */
+  readHaMetadata(namespace: string, name: string): Promise<HaMetadataSummary | undefined>;
   /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
   deleteDeployments(namespace: string, names: readonly string[]): Promise<string[]>;
   deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string): Promise<void>;
+  /** Sets the TaskManager Deployment's replicas (a rescale without restart). */
+  scaleTaskManagers(namespace: string, name: string, replicas: number): Promise<void>;
   /** Pods of one component, listed only when the reconciler needs failure reasons. */
   listPods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
 }

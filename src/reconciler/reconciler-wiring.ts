@@ -7,19 +7,23 @@
  * narrow interfaces of reconciler-dependencies.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, type V1Pod } from '@kubernetes/client-node';
-import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import type { Operation } from 'fast-json-patch';
+import { API_VERSION_V1, API_VERSION_V1BETA1, FLINK_DEPLOYMENT_FINALIZER, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
 import { flinkRestClientFor } from '../flink/flink-rest-access.js';
 import { KubeConfigMapClient } from '../kube/configmap-client.js';
-import { KubeFlinkDeploymentClient } from '../kube/flink-deployment-client.js';
+import { type FlinkDeploymentClient, KubeFlinkDeploymentClient } from '../kube/flink-deployment-client.js';
+import { toKubeApiError } from '../kube/api-errors.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacy } from '../state/legacy-migration.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
-import type { StateStore } from '../state/state-store.js';
+import type { LoadResult, StateStore, StateUpdateFunction } from '../state/state-store.js';
+import type { InternalState } from '../api/internal-state.js';
+import { isDeepStrictEqual } from 'node:util';
 import { specHash } from '../state/state-rebuild.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { FlinkClusterApplier } from './flink-cluster-applier.js';
@@ -36,7 +40,8 @@ export function randomJobId(): string {
  * - `configmap` (the product): the companion `<name>-operator-state` ConfigMap.
  * - `legacy-status`: the Apache operator's v1beta1 status layout (LegacyStatusStateStore), the
  *   seed's design. Only for the comparison benchmark (bench/): it GETs the object on every load and
- *   cannot express every intent (see legacy-status-state-store.ts); never use it in production.
+ *   cannot express every intent (see legacy-status-state-store.ts), so the fields it drops are
+ *   carried in memory (VolatileFieldsOverLegacyStore): not crash-safe; never use it in production.
  */
 export type StateLayout = 'configmap' | 'legacy-status';
 
@@ -57,10 +62,14 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
   const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig);
   const configMapClient = new KubeConfigMapClient(runtime.kubeConfig);
-  const recorder = new StatusRecorder({ client: deploymentClient, informer: flinkDeployments, writeTracker });
+  const recorder = new StatusRecorder({
+    client: stateLayout === 'legacy-status' ? new StatusPatchesUnderV1beta1(deploymentClient, runtime.kubeConfig) : deploymentClient,
+    informer: flinkDeployments,
+    writeTracker,
+  });
   const store: StateStore =
     stateLayout === 'legacy-status'
-      ? new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken })
+      ? new VolatileFieldsOverLegacyStore(new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken }))
       : new ConfigMapStateStore({
           client: configMapClient,
           fencingToken: runtime.fencingToken,
@@ -107,9 +116,11 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     legacy,
     cluster: {
       render: (deployment, inputs) => buildFlinkClusterResources(deployment, inputs),
-      apply: (objects) => applier.apply(objects),
+      apply: (objects, options) => applier.apply(objects, options),
+      readHaMetadata: (namespace, name) => applier.readHaMetadata(namespace, name),
       deleteDeployments: (namespace, names) => applier.deleteDeployments(namespace, names),
       deleteServicesAndConfig: (namespace, services, configMap) => applier.deleteServicesAndConfig(namespace, services, configMap),
+      scaleTaskManagers: (namespace, name, replicas) => applier.scaleDeployment(namespace, `${name}-taskmanager`, replicas),
       listPods: async (namespace, labelSelector): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector })).items,
     },
     flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),
@@ -123,4 +134,109 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     now: () => Date.now(),
   };
   return new FlinkDeploymentReconciler(dependencies);
+}
+
+function withoutRevision(state: InternalState): unknown {
+  const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(state)) as InternalState;
+  return rest;
+}
+
+/**
+ * The legacy status layout plus, in this process's memory, the fields it cannot express
+ * (`jobIdToSubmit`, a pending savepoint without trigger id): without them the reconciler could not
+ * run its steps at all over the legacy layout. Only for the benchmark's side-by-side comparison.
+ *
+ * Guarantees: `load` returns the full state of our last `update` while the stored (legacy) state
+ *   is still what that update wrote; otherwise the stored state as the legacy store decodes it.
+ * Assumptions: one operator process (no failover) — the memory is lost on restart.
+ * Caveats: not crash-safe (the very thing the ConfigMap layout fixes); a step that only changes a
+ *   volatile field writes nothing here, where the Apache operator would write its status: the
+ *   legacy figures are, if anything, a little too low.
+ */
+class VolatileFieldsOverLegacyStore implements StateStore {
+  private readonly full = new Map<string, { written: unknown; state: InternalState }>();
+
+  constructor(private readonly legacy: StateStore) {}
+
+  private key(deployment: FlinkDeploymentV1): string {
+    return deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
+  }
+
+  private restore(deployment: FlinkDeploymentV1, stored: InternalState): InternalState {
+    const remembered = this.full.get(this.key(deployment));
+    return remembered && isDeepStrictEqual(remembered.written, withoutRevision(stored)) ? structuredClone(remembered.state) : stored;
+  }
+
+  async load(deployment: FlinkDeploymentV1): Promise<LoadResult> {
+    const result = await this.legacy.load(deployment);
+    return result.kind === 'found' ? { ...result, state: this.restore(deployment, result.state) } : result;
+  }
+
+  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState> {
+    let produced: InternalState | undefined;
+    const written = await this.legacy.update(deployment, (stored) => {
+      const base = this.restore(deployment, stored);
+      const next = fn(base);
+      produced = next;
+      return next === base && base === stored ? stored : next;
+    });
+    if (!produced) return written;
+    const state = { ...produced, revision: written.revision };
+    this.full.set(this.key(deployment), { written: withoutRevision(written), state });
+    return structuredClone(state);
+  }
+}
+
+/**
+ * The status recorder's client in the legacy layout: its JSON patches go to /status under v1beta1,
+ * because a write through v1 prunes the fields only v1beta1 declares (reconciliationStatus,
+ * jobStatus.savepointInfo/checkpointInfo/upgradeSavepointPath), i.e. would erase the legacy state.
+ * The answer is returned in its v1 view (those fields removed, apiVersion v1), as a v1 read shows it.
+ * Everything else is the plain client. Only for the benchmark's legacy layout.
+ */
+class StatusPatchesUnderV1beta1 implements FlinkDeploymentClient {
+  private readonly api: CustomObjectsApi;
+
+  constructor(
+    private readonly inner: FlinkDeploymentClient,
+    kubeConfig: KubeConfig,
+  ) {
+    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+  }
+
+  get(namespace: string, name: string) {
+    return this.inner.get(namespace, name);
+  }
+  list(namespace?: string) {
+    return this.inner.list(namespace);
+  }
+  update(deployment: FlinkDeploymentV1) {
+    return this.inner.update(deployment);
+  }
+  getV1beta1(namespace: string, name: string) {
+    return this.inner.getV1beta1(namespace, name);
+  }
+  replaceStatusV1beta1(deployment: FlinkDeploymentV1beta1) {
+    return this.inner.replaceStatusV1beta1(deployment);
+  }
+
+  async patchStatus(namespace: string, name: string, ops: readonly Operation[]): Promise<FlinkDeploymentV1> {
+    let written: FlinkDeploymentV1beta1;
+    try {
+      written = (await this.api.patchNamespacedCustomObjectStatus(
+        { group: FLINK_GROUP, version: API_VERSION_V1BETA1, namespace, plural: FLINK_DEPLOYMENT_PLURAL, name, body: ops, fieldManager: 'flink-operator' },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      )) as FlinkDeploymentV1beta1;
+    } catch (error) {
+      throw toKubeApiError(error);
+    }
+    const status = structuredClone(written.status ?? {}) as Record<string, unknown> & { jobStatus?: Record<string, unknown> };
+    delete status.reconciliationStatus;
+    if (status.jobStatus) {
+      delete status.jobStatus.upgradeSavepointPath;
+      delete status.jobStatus.savepointInfo;
+      delete status.jobStatus.checkpointInfo;
+    }
+    return { ...written, apiVersion: `${FLINK_GROUP}/${API_VERSION_V1}`, status } as unknown as FlinkDeploymentV1;
+  }
 }

@@ -3,20 +3,15 @@ import assert from 'node:assert/strict';
 import type { PendingSnapshot } from '../../src/api/internal-state.js';
 import { FlinkRestError } from '../../src/flink/flink-rest-error.js';
 import type { FlinkCheckpointStatistics, FlinkCheckpointingStatistics, FlinkJobOverview, SavepointStatus } from '../../src/flink/flink-rest-types.js';
-import { savepointProgress } from '../../src/reconciler/pending-savepoint.js';
-import type { FlinkJobApi } from '../../src/reconciler/reconciler-dependencies.js';
+import { savepointProgress, type SavepointStatusApi } from '../../src/reconciler/pending-savepoint.js';
 
 const JOB = 'a'.repeat(32);
 
 /** A scripted Flink API that records every call and fails the test on any call it was not given an answer for. */
-class ScriptedFlinkApi implements FlinkJobApi {
+class ScriptedFlinkApi implements SavepointStatusApi {
   readonly calls: string[] = [];
   constructor(private readonly answers: { jobs?: FlinkJobOverview[]; checkpoints?: FlinkCheckpointingStatistics; savepoint?: SavepointStatus | Error }) {}
-  async getConfig(): Promise<never> { throw new Error('unexpected getConfig'); }
   async listJobs() { this.calls.push('listJobs'); if (!this.answers.jobs) throw new Error('unexpected listJobs'); return this.answers.jobs; }
-  async cancelJob(): Promise<never> { throw new Error('unexpected cancelJob'); }
-  async stopWithSavepoint(): Promise<never> { throw new Error('a pending savepoint must never be re-triggered by the resolver'); }
-  async triggerSavepoint(): Promise<never> { throw new Error('a pending savepoint must never be re-triggered by the resolver'); }
   async getSavepointStatus(jobId: string, triggerId: string) {
     this.calls.push(`getSavepointStatus ${jobId} ${triggerId}`);
     const answer = this.answers.savepoint;
