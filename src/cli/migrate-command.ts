@@ -8,15 +8,15 @@
  * already migrated or (dry run) would migrate; 1 when any was refused or failed; 2 for usage errors.
  *
  * Reads the deployments through the v1beta1 endpoint (the only one whose schema still shows the
- * legacy fields). Refuses to start (nothing written) when the new CRD is not applied yet: the old
- * CRD's schema has no `stateRef`, so the API server would prune it from the rewritten status.
+ * legacy fields). Refuses to start (nothing written) while the Apache operator's CRD is installed:
+ * its schema has no `stateRef`, so the API server would prune it from the rewritten status.
  * Sequential: one deployment at a time, so the output order is the list order.
  */
 import { hostname } from 'node:os';
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { API_VERSION_V1, API_VERSION_V1BETA1, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
-import { isNotFound, toKubeApiError } from '../kube/api-errors.js';
+import { API_VERSION_V1BETA1, FLINK_DEPLOYMENT_CRD_NAME, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
+import { toKubeApiError } from '../kube/api-errors.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../kube/configmap-client.js';
 import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment, type MigrationOutcome, type MigrationOutcomeKind } from '../state/legacy-migration.js';
@@ -35,8 +35,11 @@ export interface MigrateClients {
   readonly deployments: FlinkDeploymentClient;
   /** Lists FlinkDeployments through v1beta1. */
   listV1beta1(namespace: string | undefined, selector: string | undefined): Promise<FlinkDeploymentV1beta1[]>;
-  /** Whether the API server serves flink.apache.org/v1 FlinkDeployments (i.e. the new CRD is applied). */
-  servesV1(namespace: string | undefined): Promise<boolean>;
+  /**
+   * Why the installed CRD cannot take a migrated status (undefined when it can, or when the CRD
+   * cannot be read: then `warning` says so).
+   */
+  checkCrd(): Promise<{ error?: string; warning?: string }>;
 }
 
 export interface MigrateReport {
@@ -69,17 +72,35 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
         throw toKubeApiError(error);
       }
     },
-    async servesV1(namespace) {
-      const base = { group: FLINK_GROUP, version: API_VERSION_V1, plural: FLINK_DEPLOYMENT_PLURAL, limit: 1 };
+    async checkCrd() {
+      let crd: V1CustomResourceDefinition;
       try {
-        await (namespace ? custom.listNamespacedCustomObject({ ...base, namespace }) : custom.listClusterCustomObject(base));
-        return true;
+        crd = await kubeConfig.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: FLINK_DEPLOYMENT_CRD_NAME });
       } catch (error) {
-        if (isNotFound(error)) return false;
-        throw toKubeApiError(error);
+        const e = toKubeApiError(error);
+        if (e.code === 404) return { error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not exist` };
+        return { warning: `cannot read the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (${e.message}); not checking that it declares status.stateRef` };
       }
+      return crdProblem(crd);
     },
   };
+}
+
+/**
+ * What is wrong with `crd` for migration, if anything: v1beta1 must be served (the legacy fields are
+ * read through it) and the storage version's status schema must declare `stateRef` (else the API
+ * server prunes it from the rewritten status: the Apache operator's CRD).
+ */
+export function crdProblem(crd: V1CustomResourceDefinition): { error?: string } {
+  const versions = crd.spec.versions ?? [];
+  const v1beta1 = versions.find((v) => v.name === API_VERSION_V1BETA1);
+  if (!v1beta1?.served) return { error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not serve ${API_VERSION_V1BETA1}, through which the legacy status is read` };
+  const storage = versions.find((v) => v.storage);
+  const statusProps = storage?.schema?.openAPIV3Schema?.properties?.['status']?.properties;
+  if (!statusProps?.['stateRef']) {
+    return { error: `the installed CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (storage version ${storage?.name ?? '?'}) does not declare status.stateRef: it is still the Apache operator's` };
+  }
+  return {};
 }
 
 /**
@@ -91,15 +112,14 @@ export async function runMigrate(clients: MigrateClients, options: MigrateOption
   const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
   let items: FlinkDeploymentV1beta1[];
   try {
-    // Without the new CRD the API server would prune stateRef from the rewritten status (the old
-    // schema does not declare it): refuse before writing anything.
-    if (!(await clients.servesV1(namespace))) {
-      out(
-        `error: the API server does not serve ${FLINK_GROUP}/${API_VERSION_V1} FlinkDeployments: apply this operator's CRD first ` +
-          `(kubectl apply -f crds/), then run migrate again; nothing was written`,
-      );
+    // With the Apache operator's CRD the API server would prune stateRef from the rewritten status
+    // (its schema does not declare it): refuse before writing anything.
+    const crd = await clients.checkCrd();
+    if (crd.error) {
+      out(`error: ${crd.error}: apply this operator's CRD first (kubectl apply -f crds/upgrade/, see the README), then run migrate again; nothing was written`);
       return { outcomes: [], exitCode: 1 };
     }
+    if (crd.warning) out(`warning: ${crd.warning}`);
     items = await clients.listV1beta1(namespace, options.selector);
   } catch (error) {
     out(`error: cannot list FlinkDeployments (flink.apache.org/v1beta1) in ${scope}: ${toKubeApiError(error).message}`);
