@@ -197,6 +197,16 @@ test('failure modes through flinkConfiguration: job fails after start, savepoint
   assert.equal((await viaProxy(ns2, 'badconf-rest:rest', '/jobs/overview')).status, 503);
 });
 
+test('deleting the JobManager Deployment kills its JobManager: the proxy has no endpoint any more', async () => {
+  const ns = await runningCluster('bye');
+  assert.equal(h.sc.simulation.jobManagers().filter((jm) => jm.pod.namespace === ns).length, 1);
+  await h.apps.deleteNamespacedDeployment({ namespace: ns, name: 'bye' });
+  await eventually(async () => h.sc.simulation.jobManagers().every((jm) => jm.pod.namespace !== ns), 'JobManager stopped');
+  const gone = await viaProxy(ns, 'bye-rest:rest', '/jobs/overview');
+  assert.equal(gone.status, 503);
+  assert.equal(gone.body.message, 'no endpoints available for service "bye-rest"');
+});
+
 test('the simulation reported no unexpected errors', () => {
   const unexpected = h.errors.filter((e) => (e.error as { code?: number }).code !== 409 && !/container start of pod .*badconf/.test(e.what));
   assert.deepEqual(unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`), []);
