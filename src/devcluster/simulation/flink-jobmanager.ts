@@ -259,8 +259,8 @@ export class SimulatedJobManager {
   private subsumeOldCheckpoints(job: SimulatedFlinkJob, upToId: number): void {
     const retained = this.ctx.launch.settings.retainedCheckpoints;
     const mine = this.ctx.storage
-      .list()
-      .filter((s) => s.kind === 'checkpoint' && s.jobId === job.jobId && s.checkpointId <= upToId)
+      .checkpointsOf(job.jobId)
+      .filter((s) => s.checkpointId <= upToId)
       .sort((a, b) => b.checkpointId - a.checkpointId);
     for (const old of mine.slice(retained)) {
       this.ctx.storage.remove(old.location, 'subsumed', this.now());

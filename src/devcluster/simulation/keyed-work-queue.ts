@@ -20,7 +20,9 @@ export interface KeyedWorkQueueOptions {
 }
 
 export class KeyedWorkQueue {
-  private readonly queue: string[] = [];
+  /** FIFO of queued keys; `head` indexes the next one (compacted when half consumed, so shift is O(1) amortised). */
+  private queue: string[] = [];
+  private head = 0;
   private readonly queued = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly dirty = new Set<string>();
@@ -67,7 +69,7 @@ export class KeyedWorkQueue {
 
   /** Resolves when nothing is queued or running (delayed adds do not count). */
   idle(): Promise<void> {
-    if (this.running === 0 && this.queue.length === 0) return Promise.resolve();
+    if (this.running === 0 && this.pending() === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -75,23 +77,32 @@ export class KeyedWorkQueue {
     this.stopped = true;
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
-    this.queue.length = 0;
+    this.queue = [];
+    this.head = 0;
     this.queued.clear();
     this.dirty.clear();
     await this.idle();
   }
 
   private pump(): void {
-    while (!this.stopped && this.running < this.concurrency && this.queue.length > 0) {
-      const key = this.queue.shift()!;
+    while (!this.stopped && this.running < this.concurrency && this.pending() > 0) {
+      const key = this.queue[this.head++]!;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
       this.queued.delete(key);
       this.processing.add(key);
       this.running++;
       void this.run(key);
     }
-    if (this.running === 0 && this.queue.length === 0) {
+    if (this.running === 0 && this.pending() === 0) {
       for (const wake of this.idleWaiters.splice(0)) wake();
     }
+  }
+
+  private pending(): number {
+    return this.queue.length - this.head;
   }
 
   private async run(key: string): Promise<void> {

@@ -46,12 +46,29 @@ export function childPath(dir: string, child: string): string {
 export class SnapshotStorage {
   private readonly snapshots = new Map<string, StoredSnapshot>();
   private readonly removed = new Map<string, { reason: 'disposed' | 'subsumed'; at: number }>();
+  /** job id → keys of its restorable checkpoints (retention works per job without scanning everything). */
+  private readonly checkpointsByJob = new Map<string, Set<string>>();
 
   /** Records a completed snapshot. */
   write(snapshot: StoredSnapshot): void {
     const key = flinkPathString(snapshot.location);
     this.snapshots.set(key, snapshot);
     this.removed.delete(key);
+    if (snapshot.kind === 'checkpoint') {
+      let keys = this.checkpointsByJob.get(snapshot.jobId);
+      if (!keys) this.checkpointsByJob.set(snapshot.jobId, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  /** The restorable checkpoints (not savepoints) of one job. */
+  checkpointsOf(jobId: string): StoredSnapshot[] {
+    const out: StoredSnapshot[] = [];
+    for (const key of this.checkpointsByJob.get(jobId) ?? []) {
+      const snapshot = this.snapshots.get(key);
+      if (snapshot) out.push(snapshot);
+    }
+    return out;
   }
 
   /** The snapshot restorable at `path`, or undefined when nothing (or nothing any more) is there. */
@@ -67,7 +84,14 @@ export class SnapshotStorage {
   /** Deletes a snapshot (savepoint disposal or checkpoint subsumption). Returns false when nothing was there. */
   remove(path: string, reason: 'disposed' | 'subsumed', at: number): boolean {
     const key = flinkPathString(path);
-    if (!this.snapshots.delete(key)) return false;
+    const snapshot = this.snapshots.get(key);
+    if (!snapshot) return false;
+    this.snapshots.delete(key);
+    if (snapshot.kind === 'checkpoint') {
+      const keys = this.checkpointsByJob.get(snapshot.jobId);
+      keys?.delete(key);
+      if (keys && keys.size === 0) this.checkpointsByJob.delete(snapshot.jobId);
+    }
     this.removed.set(key, { reason, at });
     return true;
   }
