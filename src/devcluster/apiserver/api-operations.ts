@@ -357,7 +357,9 @@ export class ApiOperations {
     }
     if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, old.status, nowRfc3339());
     if (type.tracksGeneration && subresource !== 'status') {
-      const bump = !isDeepStrictEqual(contentOutsideMetadata(next, type.statusSubresource), contentOutsideMetadata(old, type.statusSubresource));
+      // CRs: compare with the old object as decoded from storage (read-time defaults applied)
+      const oldDecoded = type.crd ? this.registry.crds.decodeStored(type, old) : old;
+      const bump = !isDeepStrictEqual(contentOutsideMetadata(next, type.statusSubresource), contentOutsideMetadata(oldDecoded, type.statusSubresource));
       next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;

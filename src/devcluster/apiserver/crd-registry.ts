@@ -150,6 +150,20 @@ export class CrdRegistry {
     return obj;
   }
 
+  /**
+   * The stored object as the real server holds it in memory after reading it from etcd: pruned and
+   * defaulted by the schema of the version it was stored as (a new object, still in that version).
+   * Updates compare against this for the generation rule, so read-time defaults do not count as
+   * changes.
+   */
+  decodeStored(type: ResourceType, stored: JsonObject): JsonObject {
+    const view = type.crd!;
+    const out = structuredClone(stored);
+    const storedVersion = String(stored.apiVersion ?? '').split('/')[1] ?? view.storageVersion;
+    if (this.knowsVersion(view, storedVersion)) pruneAndDefault(out, this.schemaOf(view, storedVersion));
+    return out;
+  }
+
   /** A stored custom object as seen through `type`'s version (a new object). */
   encodeForRead(type: ResourceType, stored: JsonObject): JsonObject {
     const view = type.crd!;

@@ -158,6 +158,20 @@ describe('dev cluster: custom resources through client-node', () => {
     assert.equal(back.spec.mode, 'batch');
   });
 
+  it('applies a default added to the CRD later on read, without counting it as a spec change', async () => {
+    await co.createNamespacedCustomObject({ ...W, body: widget('late-default', { image: 'x' }) });
+    const crd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
+    const withDefault = widgetCrd();
+    withDefault.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.mode.default = 'streaming';
+    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...withDefault, metadata: { name: 'widgets.example.com', resourceVersion: crd.metadata!.resourceVersion } })).status, 200);
+    const read: any = await co.getNamespacedCustomObject({ ...W, name: 'late-default' });
+    assert.equal(read.spec.mode, 'streaming', 'read-time default');
+    const written: any = await co.replaceNamespacedCustomObject({ ...W, name: 'late-default', body: read });
+    assert.equal(written.metadata.generation, 1, 'writing back the defaulted object is not a spec change');
+    const restored = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
+    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...widgetCrd(), metadata: { name: 'widgets.example.com', resourceVersion: restored.metadata!.resourceVersion } })).status, 200);
+  });
+
   it('serves cluster-scoped custom resources', async () => {
     const g: any = await co.createClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'gadgets', body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { free: { form: 1 } } } });
     assert.equal(g.metadata.namespace, undefined);
