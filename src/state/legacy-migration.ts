@@ -178,7 +178,15 @@ export function planMigration(object: FlinkDeploymentV1beta1, deps: Pick<Migrati
   });
   // What the ConfigMap can hold: fields the codec does not carry survive only in the archive. Only
   // fields with no effect on this operator's decisions may be lost that way; anything else refuses.
-  const held = decodeStateConfigMap(encoded.configMap);
+  let held: InternalState;
+  try {
+    held = decodeStateConfigMap(encoded.configMap);
+  } catch (error) {
+    if (!(error instanceof CorruptStateError)) throw error;
+    // The legacy value decodes but is not a valid state (e.g. a spec the schema rejects): name the legacy field.
+    const field = LEGACY_FIELD_OF_STATE_KEY[error.key] ?? 'status';
+    throw new LegacyStatusError(`${resourceOf(object)}: ${field} cannot be migrated: ${error.detail}`, field);
+  }
   const archiveOnly = differingFields(encoded.state, held);
   const intolerable = archiveOnly.filter((field) => !ARCHIVE_ONLY_TOLERATED.includes(field));
   if (intolerable.length > 0) {
@@ -187,6 +195,22 @@ export function planMigration(object: FlinkDeploymentV1beta1, deps: Pick<Migrati
   const configMap: V1ConfigMap = { ...encoded.configMap, metadata: { ...encoded.configMap.metadata, annotations: { ...encoded.configMap.metadata?.annotations, ...annotations } } };
   return { state: held, userStatus: decoded.userStatus, configMap, archive, archiveOnly };
 }
+
+/** The legacy status field each state ConfigMap key is decoded from (for refusals). */
+const LEGACY_FIELD_OF_STATE_KEY: Readonly<Record<string, string>> = {
+  reconciliationState: 'status.reconciliationStatus.state',
+  reconciliationTimestamp: 'status.reconciliationStatus.reconciliationTimestamp',
+  lastReconciledSpec: 'status.reconciliationStatus.lastReconciledSpec',
+  lastReconciledGeneration: 'status.reconciliationStatus.lastReconciledSpec',
+  lastStableSpec: 'status.reconciliationStatus.lastStableSpec',
+  lastStableGeneration: 'status.reconciliationStatus.lastStableSpec',
+  firstDeployment: 'status.reconciliationStatus.lastReconciledSpec',
+  pendingOperation: 'status.jobStatus',
+  deployedJobId: 'status.jobStatus.jobId',
+  savepointHistory: 'status.jobStatus.savepointInfo.savepointHistory',
+  lastPeriodicSavepointTimestamp: 'status.jobStatus.savepointInfo.lastPeriodicSavepointTimestamp',
+  lastPeriodicCheckpointTimestamp: 'status.jobStatus.checkpointInfo.lastPeriodicCheckpointTimestamp',
+};
 
 /** Same content: everything but the store's bookkeeping (revision, lastWriter). */
 function sameContent(a: InternalState, b: InternalState): boolean {

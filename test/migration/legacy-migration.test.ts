@@ -114,6 +114,19 @@ test('a malformed legacy status is refused naming the resource and the field; no
   assert.equal(await lc.configMaps.get('default', 'broken-operator-state'), undefined);
 });
 
+test('a legacy spec that is valid JSON but not a valid spec is refused naming the field; nothing is written', async () => {
+  const stored = await lc.createLegacy(flinkDeployment('bad-spec').buildV1beta1(), {
+    lifecycleState: 'STABLE',
+    jobStatus: { jobId: 'j1', state: 'RUNNING' },
+    reconciliationStatus: { lastReconciledSpec: JSON.stringify({ job: { parallelism: 'two' } }), state: 'DEPLOYED' },
+  } as never);
+  const m = mark();
+  const outcome = await migrateLegacyDeployment(stored, deps);
+  assert.equal(outcome.kind, 'refused', outcome.message);
+  assert.match(outcome.message, /^default\/bad-spec: status\.reconciliationStatus\.lastReconciledSpec cannot be migrated: .*parallelism/);
+  assert.deepEqual(writesSince(m), []);
+});
+
 test('dry run describes the change and writes nothing', async () => {
   const v = builtVariants()[0]!;
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'dry' } }, v.status);
