@@ -243,14 +243,19 @@ export function executionResult(job: SimulatedFlinkJob): Record<string, unknown>
   return { status: { id: 'COMPLETED' }, 'job-execution-result': result };
 }
 
-/** GET of an asynchronous operation (savepoint, stop, checkpoint, disposal) by trigger id. */
+/**
+ * GET of an asynchronous operation (savepoint, stop, checkpoint, disposal) by trigger id.
+ * `operation` is null while IN_PROGRESS (AsynchronousOperationResult includes nulls); the operation
+ * objects omit null fields (SavepointInfo, CheckpointInfo, AsynchronousOperationInfo are NON_NULL).
+ * Checkpoint failures are `failureCause` (camelCase, CheckpointInfo), the others `failure-cause`.
+ */
 export function asyncOperationResult(op: AsyncOperation): Record<string, unknown> {
   if (op.status === 'IN_PROGRESS') return { status: { id: 'IN_PROGRESS' }, operation: null };
   let operation: Record<string, unknown>;
   if (op.kind === 'checkpoint') {
     operation = op.failure ? { failureCause: serializedThrowable(op.failure) } : { checkpointId: op.checkpointId };
   } else if (op.kind === 'savepoint-disposal') {
-    operation = { 'failure-cause': op.failure ? serializedThrowable(op.failure) : null };
+    operation = op.failure ? { 'failure-cause': serializedThrowable(op.failure) } : {}; // AsynchronousOperationInfo is NON_NULL
   } else {
     operation = op.failure ? { 'failure-cause': serializedThrowable(op.failure) } : { location: op.location };
   }
