@@ -259,6 +259,10 @@ type Attempt = { done: MigrationOutcome } | { retry: unknown };
 interface CallProgress {
   /** This call POSTed the ConfigMap successfully (a later attempt that finds it is not a "resume"). */
   created: boolean;
+  /** This call sent the status PUT (its answer may have been lost although it landed). */
+  statusSent: boolean;
+  /** Whether the ConfigMap this call found or created existed before the call. */
+  resumed: boolean;
 }
 
 async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDependencies, progress: CallProgress): Promise<Attempt> {
@@ -268,6 +272,10 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
   const configMapName = stateConfigMapName(name);
   if (!hasLegacyFields(object.status)) {
     const ref = object.status?.stateRef;
+    if (progress.statusSent && ref) {
+      // our status write landed although its answer was lost
+      return { done: finished(resource, ref.configMapName, ref.revision, progress.resumed) };
+    }
     return { done: { kind: 'already-migrated', resource, message: `${resource}: no legacy status fields${ref ? ` (state in ConfigMap ${ref.configMapName})` : ''}; nothing to do` } };
   }
 
@@ -348,15 +356,21 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
   if (deps.dryRun) {
     return { done: { kind: 'would-migrate', resource, configMapName, diff: dryRunDiff(object, plan, status, false), message: `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status` } };
   }
+  progress.resumed = resumed;
   try {
+    progress.statusSent = true;
     await deps.deployments.replaceStatusV1beta1({ ...object, status });
   } catch (error) {
     if (isConflict(error) || isTransient(error)) return { retry: error };
     throw error;
   }
+  return { done: finished(resource, configMapName, revision, resumed) };
+}
+
+function finished(resource: string, configMapName: string, revision: number, resumed: boolean): MigrationOutcome {
   return resumed
-    ? { done: { kind: 'resumed', resource, configMapName, revision, message: `${resource}: finished an interrupted migration (ConfigMap ${configMapName} was already written; status rewritten, stateRef revision ${revision})` } }
-    : { done: { kind: 'migrated', resource, configMapName, revision, message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})` } };
+    ? { kind: 'resumed', resource, configMapName, revision, message: `${resource}: finished an interrupted migration (ConfigMap ${configMapName} was already written; status rewritten, stateRef revision ${revision})` }
+    : { kind: 'migrated', resource, configMapName, revision, message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})` };
 }
 
 /**
@@ -368,7 +382,7 @@ export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, de
   const retryDelayMs = deps.retryDelayMs ?? 50;
   const resource = resourceOf(object);
   let current: FlinkDeploymentV1beta1 = object;
-  const progress: CallProgress = { created: false };
+  const progress: CallProgress = { created: false, statusSent: false, resumed: false };
   let lastError: unknown;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     if (attempt > 1) {
