@@ -114,7 +114,7 @@ function time(ms: number | undefined): string {
 }
 
 /** The human-readable form. */
-export function formatInspection(i: Inspection, lastReconciledSpec?: unknown): string {
+export function formatInspection(i: Inspection): string {
   const lines: string[] = [];
   const s = i.status ?? {};
   lines.push(`FlinkDeployment ${i.resource}${i.generation !== undefined ? ` (generation ${i.generation})` : ''}`);
@@ -164,7 +164,7 @@ export function formatInspection(i: Inspection, lastReconciledSpec?: unknown): s
   lines.push('', 'Pending spec change (lastReconciledSpec → spec):');
   if (i.pendingSpecChange === null) lines.push('  unknown: no lastReconciledSpec (never deployed)');
   else if (i.pendingSpecChange.length === 0) lines.push('  none');
-  else lines.push(...describeJsonPatch(i.pendingSpecChange, lastReconciledSpec ?? st?.lastReconciledSpec, { prefix: 'spec' }).map((l) => `  ${l}`));
+  else lines.push(...describeJsonPatch(i.pendingSpecChange, st?.lastReconciledSpec, { prefix: 'spec' }).map((l) => `  ${l}`));
   return lines.join('\n');
 }
 
