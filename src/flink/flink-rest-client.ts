@@ -241,7 +241,8 @@ export class FlinkRestClient {
     const answer = await this.getJson<FlinkAsyncOperationResult<FlinkDisposalOperation>>(`/savepoint-disposal/${checkTriggerPathId(triggerId)}`);
     if (answer.status?.id !== 'COMPLETED') return { status: 'IN_PROGRESS' };
     const operation = answer.operation ?? {};
-    if ('failure-cause' in operation) return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };
+    // Flink answers a successful disposal with `"failure-cause": null`.
+    if ('failure-cause' in operation && operation['failure-cause']) return { status: 'COMPLETED', failureCause: failureCauseOf(operation) };
     return { status: 'COMPLETED' };
   }
 

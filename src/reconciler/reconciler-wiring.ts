@@ -101,6 +101,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
 
   const legacy = {
     async migrateIfLegacy(deployment: FlinkDeploymentV1) {
+      // The legacy layout keeps its state in the status: nothing to migrate away from.
+      if (stateLayout === 'legacy-status') return { kind: 'already-migrated', message: 'legacy-status layout' };
       const writer = runtime.fencingToken();
       if (!writer) return { kind: 'failed', message: 'not the leader' };
       return migrateIfLegacy(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '', { configMaps: configMapClient, deployments: deploymentClient, dryRun: false, writer });

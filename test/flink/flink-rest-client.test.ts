@@ -301,6 +301,7 @@ test('savepoint disposal: trigger with the path, then poll', async () => {
       { method: 'POST', path: '/savepoint-disposal', body: { 'savepoint-path': 'file:/sp/savepoint-1' }, answer: { status: 200, json: { 'request-id': TRIGGER } } },
       { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'IN_PROGRESS' } } } },
       { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: {} } } },
+      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': null } } } },
       { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.io.FileNotFoundException' } } } } },
     ],
     async (server) => {
@@ -308,6 +309,7 @@ test('savepoint disposal: trigger with the path, then poll', async () => {
       assert.equal(await client.disposeSavepoint('file:/sp/savepoint-1'), TRIGGER);
       assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'IN_PROGRESS' });
       assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'COMPLETED' });
+      assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'COMPLETED' }, 'a null failure-cause is a success, as Flink reports one');
       assert.deepEqual(await client.getDisposalStatus(TRIGGER), { status: 'COMPLETED', failureCause: { class: 'java.io.FileNotFoundException' } });
     },
   );
