@@ -5,7 +5,8 @@
  *
  * Guarantees: every error is a `Status` body with the real code/reason/message; every request
  * (including failed and fault-injected ones) lands in the request log with its audit verb;
- * protobuf request bodies are refused with 415 and a message pointing at the JSON workaround.
+ * protobuf request bodies are decoded for the kinds `kubectl create` sends them for
+ * (protobuf-bodies.ts) and refused with 415 otherwise, with a message pointing at the JSON workaround.
  * Caveats: no authentication/authorization; list `limit`/`continue` are ignored (every list is one
  * page, which the API allows); list `resourceVersion` is always served as "latest".
  */
@@ -19,6 +20,7 @@ import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js'
 import { GarbageCollector, type DeleteOptions } from './garbage-collector.js';
 import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
 import { patchTypeOf } from './patches.js';
+import { decodeProtobufBody, PROTOBUF_UNSUPPORTED_MESSAGE } from './protobuf-bodies.js';
 import type { ResourceRegistry } from './resource-registry.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
@@ -398,24 +400,25 @@ export class HttpApiServer {
     }
 
     const ct = String(req.headers['content-type'] ?? '');
+    const bodyBytes = await readBody(req);
+    entry.requestBytes = bodyBytes.length;
+    let protobufBody: JsonObject | undefined;
     if (ct.includes('protobuf')) {
-      throw unsupportedMediaType(
-        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (protobuf, which "kubectl create configmap|namespace" sends, is not supported by the dev cluster: use "kubectl create ... --dry-run=client -o yaml | kubectl apply -f -")`,
-      );
+      if (method !== 'POST' && method !== 'PUT') throw unsupportedMediaType(PROTOBUF_UNSUPPORTED_MESSAGE);
+      protobufBody = decodeProtobufBody(bodyBytes);
     }
-    const raw = (await readBody(req)).toString('utf8');
-    entry.requestBytes = Buffer.byteLength(raw);
+    const raw = protobufBody ? '' : bodyBytes.toString('utf8');
     let result: WriteResult;
     switch (method) {
       case 'POST': {
         if (p.name) throw methodNotAllowed('create', type.kind);
         if (!p.namespaced) throw methodNotAllowed('create', type.kind);
-        result = this.o.ops.create(scope, this.parseBody(raw, ct), opts);
+        result = this.o.ops.create(scope, protobufBody ?? this.parseBody(raw, ct), opts);
         break;
       }
       case 'PUT': {
         if (!p.name) throw methodNotAllowed('update', type.kind);
-        const body = this.parseBody(raw, ct);
+        const body = protobufBody ?? this.parseBody(raw, ct);
         result = sub === 'scale' ? this.o.ops.updateScale(scope, p.name, body, opts) : this.o.ops.update(scope, p.name, body, opts, sub as '' | 'status');
         break;
       }

@@ -112,11 +112,24 @@ describe('dev cluster: the real kubectl', () => {
     assert.equal(table(await k.ok(['get', 'cm', 'kc']))[1][1], '4');
     const described = await k.ok(['describe', 'configmap', 'kc']);
     assert.match(described, /^Name:\s+kc$/m);
-    const created = await k.run(['create', 'configmap', 'proto', '--from-literal=a=b']);
-    assert.notEqual(created.code, 0, 'kubectl create configmap sends protobuf');
-    assert.match(created.stderr, /--dry-run=client -o yaml \| kubectl apply -f -/);
-    const workaround = await k.ok(['create', 'configmap', 'proto', '--from-literal=a=b', '--dry-run=client', '-o', 'yaml']);
-    assert.match(await k.ok(['apply', '-f', '-'], workaround), /configmap\/proto created/);
+  });
+
+  it('creates configmaps, secrets, namespaces and service accounts with kubectl create (protobuf bodies)', async () => {
+    assert.match(await k.ok(['create', 'configmap', 'proto', '--from-literal=a=b', '--from-literal=c=d']), /configmap\/proto created/);
+    const cm = JSON.parse(await k.ok(['get', 'configmap', 'proto', '-o', 'json']));
+    assert.deepEqual(cm.data, { a: 'b', c: 'd' });
+    await k.ok(['create', 'secret', 'generic', 'proto-secret', '--from-literal=password=hunter2']);
+    const secret = JSON.parse(await k.ok(['get', 'secret', 'proto-secret', '-o', 'json']));
+    assert.equal(Buffer.from(secret.data.password, 'base64').toString(), 'hunter2');
+    assert.equal(secret.type, 'Opaque');
+    await k.ok(['create', 'namespace', 'proto-ns']);
+    await k.ok(['create', 'serviceaccount', 'flink', '-n', 'proto-ns']);
+    assert.equal(JSON.parse(await k.ok(['get', 'serviceaccount', 'flink', '-n', 'proto-ns', '-o', 'json'])).metadata.namespace, 'proto-ns');
+    const deployment = await k.run(['create', 'deployment', 'proto-d', '--image=nginx:1']);
+    assert.notEqual(deployment.code, 0, 'other kinds sent as protobuf are refused');
+    assert.match(deployment.stderr, /--dry-run=client -o yaml \| kubectl apply -f -/);
+    const workaround = await k.ok(['create', 'deployment', 'proto-d', '--image=nginx:1', '--dry-run=client', '-o', 'yaml']);
+    assert.match(await k.ok(['apply', '-f', '-'], workaround), /deployment.apps\/proto-d created/);
   });
 
   it('prints deployments with READY, UP-TO-DATE and AVAILABLE', async () => {
