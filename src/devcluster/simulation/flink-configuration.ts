@@ -105,6 +105,8 @@ export interface FlinkClusterSettings {
   readonly savepointPath: string | null;
   readonly allowNonRestoredState: boolean;
   readonly highAvailability: HighAvailabilitySettings;
+  /** `rest.port` (default 8081): the only port the JobManager answers on. */
+  readonly restPort: number;
   readonly simulator: SimulatorSettings;
 }
 
@@ -168,6 +170,7 @@ export function readClusterSettings(config: FlinkConfigMap): FlinkClusterSetting
     savepointPath: first(config, 'execution.state-recovery.path', 'execution.savepoint.path'),
     allowNonRestoredState:
       (first(config, 'execution.state-recovery.ignore-unclaimed-state', 'execution.savepoint.ignore-unclaimed-state') ?? 'false') === 'true',
+    restPort: Number.parseInt(first(config, 'rest.port') ?? '8081', 10) || 8081, // a range "8081-8089" binds its first port
     highAvailability: {
       enabled: haType !== null && HA_KUBERNETES.has(haType),
       storageDir: first(config, 'high-availability.storageDir'),

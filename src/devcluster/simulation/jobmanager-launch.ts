@@ -90,7 +90,7 @@ export interface JobManagerLaunch {
   /** Restore path exactly as given (`--fromSavepoint` wins over `execution.savepoint.path`), or null. */
   readonly restoreFrom: string | null;
   readonly allowNonRestoredState: boolean;
-  /** Job name shown by the REST API: the entry class's simple name, as the examples' jobs are named. */
+  /** Job name shown by the REST API: the entry class's simple name, or Flink's default `Flink Streaming Job`. */
   readonly jobName: string;
   /** Flink version reported by GET /config, derived from the image tag (`flink:1.20` → 1.20.0). */
   readonly flinkVersion: string;
@@ -112,7 +112,8 @@ export function buildJobManagerLaunch(args: readonly string[], configYamlMap: Re
   if (parsed.jobId !== null) config.set('$internal.pipeline.job-id', parsed.jobId);
   const settings = readClusterSettings(config);
   const restoreFrom = parsed.fromSavepoint ?? settings.savepointPath;
-  const className = parsed.jobClassName ?? 'org.apache.flink.client.program.PackagedProgram';
+  // Flink's default name of a streaming job whose program sets none; with an entry class, its simple name
+  const className = parsed.jobClassName ?? 'Flink Streaming Job';
   return {
     args: parsed,
     config,

@@ -27,9 +27,6 @@ import type { SimulationInformer } from './simulation-informer.js';
 import type { RandomSource } from './simulation-random.js';
 import { PodLabelIndex } from './pod-label-index.js';
 
-/** The JobManager REST port (Flink's `rest.port` default, the rendered Service's targetPort). */
-export const FLINK_REST_PORT = 8081;
-
 export interface ServiceProxyDeps {
   readonly services: SimulationInformer<V1Service>;
   readonly pods: SimulationInformer<V1Pod>;
@@ -106,7 +103,7 @@ export class SimulatedServiceProxy {
     const pod = ready[Math.floor(this.deps.random() * ready.length)]!;
     const portNumber = targetPortNumber(sp, pod);
     const jm = this.deps.runtime.jobManagerOf(pod.metadata!.uid!);
-    if (!jm || !jm.restAvailable() || portNumber !== FLINK_REST_PORT) {
+    if (!jm || !jm.restAvailable() || portNumber !== jm.launch.settings.restPort) {
       sendStatus(res, 503, 'ServiceUnavailable', `error trying to reach service: dial tcp ${pod.status!.podIP}:${portNumber ?? sp.port}: connect: connection refused`);
       return;
     }
