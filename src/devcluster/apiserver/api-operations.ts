@@ -248,7 +248,7 @@ export class ApiOperations {
       toStore.status = crdServerStatus(toStore, undefined, m.creationTimestamp);
     }
     const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
-    if (metaErrors.length) throw invalid(type.crd ? type.group : type.group, type.kind, m.name ?? '', metaErrors);
+    if (metaErrors.length) throw invalid(type.group, type.kind, m.name ?? '', metaErrors);
     if (!type.crd && scope.groupResource !== CRD_GR) prepareBuiltin(scope.groupResource, toStore, undefined);
     if (this.store.get(scope.groupResource, scope.namespace, m.name)) throw alreadyExists(type.group, type.plural, m.name);
     if (opts.dryRun) {
