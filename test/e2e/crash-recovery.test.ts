@@ -1,10 +1,10 @@
 /**
- * Crash safety of a savepoint upgrade (issue 7): 5 seeded runs in the suite; run
- * `npm run test:crash -- --runs 30` for the long version.
+ * Crash safety (issues 7 and 8): the operator SIGKILLed during a savepoint upgrade (5 seeds), a
+ * manual savepoint and a rollback (2 seeds each); `npm run test:crash -- --runs 30` for more.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crashRun, runKeptInvariants, startCrashWorld, type CrashWorld } from './crash-recovery.js';
+import { crashRun, runKeptInvariants, startCrashWorld, type CrashScenario, type CrashWorld } from './crash-recovery.js';
 
 let world: CrashWorld;
 before(async () => {
@@ -14,14 +14,20 @@ after(async () => {
   await world?.stop();
 });
 
-for (const seed of [11, 23, 37, 41, 59]) {
-  test(`operator killed during a savepoint upgrade converges without repeating or losing anything (seed ${seed})`, { timeout: 120_000 }, async () => {
-    const r = await crashRun(world, seed);
-    assert.equal(r.converged, true, `converged on the new spec (${r.detail})`);
-    assert.equal(r.savepointsForUpgrade, 1, `exactly one savepoint for the upgrade; killed during ${r.killedDuring.join(', ')}: ${r.detail}`);
-    assert.equal(r.submissions, 2, `one submission before and one after the upgrade: ${r.detail}`);
+const runs: Array<[CrashScenario, number]> = [
+  ['savepoint-upgrade', 11], ['savepoint-upgrade', 23], ['savepoint-upgrade', 37], ['savepoint-upgrade', 41], ['savepoint-upgrade', 59],
+  ['manual-savepoint', 7], ['manual-savepoint', 19],
+  ['rollback', 5], ['rollback', 31],
+];
+
+for (const [scenario, seed] of runs) {
+  test(`operator killed during a ${scenario} converges without repeating or losing anything (seed ${seed})`, { timeout: 120_000 }, async () => {
+    const r = await crashRun(world, seed, scenario);
+    const context = `killed during ${r.killedDuring.join(', ')}: ${r.detail}`;
+    assert.equal(r.savepointsForUpgrade, 1, `exactly one savepoint for the change; ${context}`);
     assert.deepEqual(r.duplicateJobIds, [], 'no job id submitted twice');
-    assert.equal(r.restoredFromUpgradeSavepoint, true, `the new job restored from the upgrade savepoint: ${r.detail}`);
+    assert.equal(r.restoredFromUpgradeSavepoint, true, `the job (re)started from / reports that savepoint; ${context}`);
+    assert.equal(r.converged, true, `converged with the expected submissions (${r.submissions}); ${context}`);
     assert.ok(runKeptInvariants(r));
   });
 }

@@ -74,7 +74,11 @@ class OperatorProcess {
   }
 }
 
+/** What is going on while the operator gets killed. */
+export type CrashScenario = 'savepoint-upgrade' | 'manual-savepoint' | 'rollback';
+
 export interface CrashRunResult {
+  scenario: CrashScenario;
   seed: number;
   kills: number;
   /** The persisted step found in the state ConfigMap right after each kill. */
@@ -98,63 +102,117 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, 
   }
 }
 
-/** One run: deploy, upgrade with a savepoint, kill the operator 1–2 times at random moments, check the lineage. */
-export async function crashRun(world: CrashWorld, seed: number): Promise<CrashRunResult> {
+interface ScenarioPlan {
+  /** The FlinkDeployment to create. */
+  body: FlinkDeploymentV1;
+  /** The change made once it is STABLE. */
+  change: Record<string, unknown>;
+  /** When the run is over. */
+  done(d: FlinkDeploymentV1): boolean;
+  /** Kill delays are drawn from [0, this) ms. */
+  killWindowMs: number;
+  /** Expected lineage: savepoints taken after the change, submissions in total. */
+  expectedSavepoints: number;
+  expectedSubmissions: number;
+}
+
+function plan(scenario: CrashScenario, name: string): ScenarioPlan {
+  const base = flinkDeployment(name).withSpec({ job: { upgradeMode: 'savepoint' } });
+  const stableAt = (generation: number) => (d: FlinkDeploymentV1) =>
+    d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
+  switch (scenario) {
+    case 'savepoint-upgrade':
+      return { body: base.build(), change: { spec: { image: 'flink:1.20.1' } }, done: stableAt(2), killWindowMs: 900, expectedSavepoints: 1, expectedSubmissions: 2 };
+    case 'manual-savepoint':
+      return {
+        body: base.build(),
+        change: { spec: { job: { savepointTriggerNonce: 1 } } },
+        done: (d) => stableAt(2)(d) && d.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL',
+        killWindowMs: 500,
+        expectedSavepoints: 1,
+        expectedSubmissions: 1,
+      };
+    case 'rollback':
+      return {
+        body: base.withFlinkConfiguration({ 'kubernetes.operator.deployment.rollback.enabled': 'true', 'kubernetes.operator.deployment.readiness.timeout': '1 s' }).build(),
+        change: { spec: { image: 'flink:crashloop' } },
+        done: (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status.jobStatus?.state === 'RUNNING',
+        killWindowMs: 2500,
+        expectedSavepoints: 1,
+        expectedSubmissions: 2,
+      };
+  }
+}
+
+/**
+ * One run: deploy, make the scenario's change, kill the operator 1–2 times at random moments while
+ * it carries the change out, restart it each time, and check the lineage.
+ */
+export async function crashRun(world: CrashWorld, seed: number, scenario: CrashScenario = 'savepoint-upgrade'): Promise<CrashRunResult> {
   const started = Date.now();
   const random = seededRandom(seed);
-  const name = `crash-${seed}`;
+  const name = `${scenario === 'savepoint-upgrade' ? 'crash' : scenario}-${seed}`;
+  const p = plan(scenario, name);
   const kc = world.world.cluster.kubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
   const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name })) as FlinkDeploymentV1;
-  const stableAt = (generation: number) => async () => {
+  const when = (predicate: (d: FlinkDeploymentV1) => boolean) => async () => {
     const d = await read();
-    return d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING' ? d : undefined;
+    return predicate(d) ? d : undefined;
   };
 
-  let operator = new OperatorProcess(world.kubeconfigPath, `crash-op-${seed}`);
+  let operator = new OperatorProcess(world.kubeconfigPath, `${name}-op`);
   const killedDuring: string[] = [];
   try {
-    await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', body: flinkDeployment(name).withSpec({ job: { upgradeMode: 'savepoint' } }).build() });
-    const before = await until(stableAt(1), 30_000, `${name} STABLE before the upgrade`);
-    const patchedAt = Date.now();
+    await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', body: p.body });
+    const before = await until(when((d) => d.status?.lifecycleState === 'STABLE' && d.status.jobStatus?.state === 'RUNNING'), 30_000, `${name} STABLE before the change`);
+    const changedAt = Date.now();
     await custom.patchNamespacedCustomObject(
-      { group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body: { spec: { image: 'flink:1.20.1' } } },
+      { group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body: p.change },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     const kills = random() < 0.5 ? 1 : 2;
     for (let k = 0; k < kills; k++) {
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 900)));
+      await new Promise((r) => setTimeout(r, Math.floor(random() * p.killWindowMs)));
       await operator.kill();
       const cm = await core.readNamespacedConfigMap({ namespace: 'default', name: `${name}-operator-state` }).catch(() => undefined);
       const data = cm?.data ?? {};
-      killedDuring.push(data.pendingOperation?.includes('pendingSavepoint') ? 'savepoint pending' : data.reconciliationState === 'UPGRADING' ? (data.pendingOperation?.includes('jobIdToSubmit') ? 'deploy pending' : 'upgrading') : `${data.reconciliationState ?? 'no state'} (rev ${data.revision})`);
+      const pending = data.pendingOperation ?? '';
+      killedDuring.push(
+        pending.includes('pendingSavepoint') ? 'savepoint pending'
+          : pending.includes('jobIdToSubmit') ? `${data.reconciliationState} deploy pending`
+            : `${data.reconciliationState ?? 'no state'} (rev ${data.revision})`,
+      );
       await new Promise((r) => setTimeout(r, Math.floor(random() * 200)));
-      operator = new OperatorProcess(world.kubeconfigPath, `crash-op-${seed}-${k + 1}`);
+      operator = new OperatorProcess(world.kubeconfigPath, `${name}-op-${k + 1}`);
     }
-    const after = await until(stableAt(2), 45_000, `${name} STABLE after the upgrade`);
+    const after = await until(when(p.done), 45_000, `${name} done after the change`);
 
     const lineage = world.world.simulation.lineage('default', name);
-    const upgradeSavepoints = lineage.savepoints.filter((s) => Date.parse(s.triggeredAt) >= patchedAt);
+    const newSavepoints = lineage.savepoints.filter((s) => Date.parse(s.triggeredAt) >= changedAt);
     const ids = lineage.submissions.map((s) => s.jobId);
     const duplicateJobIds = ids.filter((id, i) => ids.indexOf(id) !== i);
     const newest = lineage.submissions.at(-1);
-    const restored = upgradeSavepoints.length === 1 && newest?.restoredFrom === upgradeSavepoints[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
-    const image = (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name }) as FlinkDeploymentV1).spec.image;
+    const completed = newSavepoints.filter((s) => s.status === 'COMPLETED');
+    const restored = scenario === 'manual-savepoint'
+      ? newest?.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.lastSavepoint?.location === completed[0]?.location
+      : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
     return {
+      scenario,
       seed,
       kills,
       killedDuring,
-      savepointsForUpgrade: upgradeSavepoints.length,
+      savepointsForUpgrade: newSavepoints.length,
       submissions: lineage.submissions.length,
       restoredFromUpgradeSavepoint: restored,
       duplicateJobIds,
-      converged: image === 'flink:1.20.1' && before.status?.jobStatus?.jobId !== after.status?.jobStatus?.jobId,
+      converged: p.done(after) && newSavepoints.length === p.expectedSavepoints && lineage.submissions.length === p.expectedSubmissions,
       durationMs: Date.now() - started,
       detail: JSON.stringify({ savepoints: lineage.savepoints, submissions: lineage.submissions }),
     };
   } catch (error) {
-    throw new Error(`seed ${seed} (killed during: ${killedDuring.join(', ')}): ${(error as Error).message}\noperator output:\n${operator.output.join('').slice(-3000)}`);
+    throw new Error(`${scenario} seed ${seed} (killed during: ${killedDuring.join(', ')}): ${(error as Error).message}\noperator output:\n${operator.output.join('').slice(-3000)}`);
   } finally {
     await operator.kill();
   }
@@ -162,5 +220,5 @@ export async function crashRun(world: CrashWorld, seed: number): Promise<CrashRu
 
 /** True when a run kept every invariant. */
 export function runKeptInvariants(r: CrashRunResult): boolean {
-  return r.converged && r.savepointsForUpgrade === 1 && r.submissions === 2 && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
+  return r.converged && r.savepointsForUpgrade === 1 && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
 }

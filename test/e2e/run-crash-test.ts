@@ -1,8 +1,8 @@
 /**
- * `npm run test:crash -- [--runs N] [--seed S]`: the crash test of crash-recovery.ts, many times,
+ * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback]`: the crash test of crash-recovery.ts, many times,
  * with a summary of where the kills landed and whether every run kept the invariants.
  */
-import { crashRun, runKeptInvariants, startCrashWorld, type CrashRunResult } from './crash-recovery.js';
+import { crashRun, runKeptInvariants, startCrashWorld, type CrashRunResult, type CrashScenario } from './crash-recovery.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -11,6 +11,8 @@ const option = (name: string, fallback: number) => {
 };
 const runs = option('--runs', 30);
 const firstSeed = option('--seed', 1000);
+const scenarioIndex = args.indexOf('--scenario');
+const scenario = (scenarioIndex >= 0 ? args[scenarioIndex + 1] : 'savepoint-upgrade') as CrashScenario;
 
 const world = await startCrashWorld();
 const results: CrashRunResult[] = [];
@@ -19,11 +21,11 @@ try {
   for (let i = 0; i < runs; i++) {
     const seed = firstSeed + i;
     try {
-      const r = await crashRun(world, seed);
+      const r = await crashRun(world, seed, scenario);
       results.push(r);
       const ok = runKeptInvariants(r);
       if (!ok) failures++;
-      console.log(`${ok ? 'ok  ' : 'FAIL'} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${r.detail}`}`);
+      console.log(`${ok ? 'ok  ' : 'FAIL'} ${scenario} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${r.detail}`}`);
     } catch (error) {
       failures++;
       console.log(`FAIL seed ${seed}: ${(error as Error).message}`);

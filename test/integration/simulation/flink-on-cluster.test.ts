@@ -180,11 +180,17 @@ test('with Kubernetes HA, the JobManager keeps HA metadata and a replacement rec
 });
 
 test('failure modes through flinkConfiguration: job fails after start, savepoints fail, bad config crash-loops the JobManager', async () => {
-  const ns = await runningCluster('fails', { config: { 'simulator.job.fail-after': '400 ms', 'simulator.savepoint.failure': 'fail' } });
-  const sp = await savepoint(ns, 'fails', 'savepoints');
-  assert.ok(sp.operation['failure-cause']);
-  await eventually(async () => (await jobState(ns, 'fails')) === 'FAILED', 'job FAILED');
-  const ex = await viaProxy(ns, 'fails-rest:rest', `/jobs/${DEMO_JOB_ID}/exceptions`);
+  const ns = await runningCluster('spfail', { config: { 'simulator.savepoint.failure': 'fail' } });
+  const sp = await savepoint(ns, 'spfail', 'savepoints');
+  assert.equal(sp.operation['failure-cause'].class, 'org.apache.flink.runtime.checkpoint.CheckpointException');
+  assert.equal(await jobState(ns, 'spfail'), 'RUNNING', 'a failed savepoint leaves the job running');
+
+  const nsFail = await freshNamespace(h, 'flink');
+  await applyRendered(h, nsFail, renderFlinkResources('fails', { config: { 'simulator.job.fail-after': '100 ms' } }));
+  await eventually(async () => (await jobState(nsFail, 'fails')) === 'FAILED', 'job FAILED');
+  const details = await viaProxy(nsFail, 'fails-rest:rest', `/jobs/${DEMO_JOB_ID}`);
+  assert.ok(details.body.timestamps.RUNNING > 0, 'it was RUNNING before it failed');
+  const ex = await viaProxy(nsFail, 'fails-rest:rest', `/jobs/${DEMO_JOB_ID}/exceptions`);
   assert.equal(ex.body.exceptionHistory.entries[0].exceptionName, 'org.apache.flink.runtime.JobException');
 
   const ns2 = await freshNamespace(h, 'flink');
