@@ -190,6 +190,25 @@ test('deleting a Deployment removes its ReplicaSets and Pods', async () => {
   assert.equal((await h.core.listNamespacedPod({ namespace: ns })).items.length, 0, 'no pod is re-created');
 });
 
+test('a Deployment deleted and re-created at once with the same template converges to new pods', async () => {
+  const ns = await freshNamespace(h);
+  await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('again') });
+  const first = await rolledOut(h, ns, 'again', 1, 1);
+  const oldPod = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
+  await h.apps.deleteNamespacedDeployment({ namespace: ns, name: 'again' });
+  await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('again') });
+  const second = await rolledOut(h, ns, 'again', 1, 1);
+  assert.notEqual(second.metadata!.uid, first.metadata!.uid);
+  const pods = await eventually(async () => {
+    const items = (await h.core.listNamespacedPod({ namespace: ns })).items;
+    return items.length === 1 && items[0]!.metadata!.uid !== oldPod.metadata!.uid ? items : undefined;
+  }, 'only the new pod');
+  const rs = (await h.apps.listNamespacedReplicaSet({ namespace: ns })).items;
+  assert.equal(rs.length, 1);
+  assert.equal(rs[0]!.metadata!.ownerReferences![0]!.uid, second.metadata!.uid);
+  assert.equal(pods[0]!.metadata!.ownerReferences![0]!.uid, rs[0]!.metadata!.uid);
+});
+
 test('the simulation reported no unexpected errors', () => {
   const unexpected = h.errors.filter((e) => (e.error as { code?: number }).code !== 409);
   assert.deepEqual(unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`), []);
