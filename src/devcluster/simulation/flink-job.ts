@@ -81,6 +81,8 @@ export interface RestoredSnapshot {
 /** Flink's `web.checkpoints.history` default. */
 const CHECKPOINT_HISTORY_SIZE = 10;
 const EXCEPTION_HISTORY_SIZE = 16;
+/** The statistics summary is computed over at most this many recent checkpoints (bounded memory per job). */
+const STATE_SIZE_WINDOW = 1000;
 
 export interface FlinkJobInit {
   readonly jobId: string;
@@ -112,7 +114,7 @@ export class SimulatedFlinkJob {
   latestSavepoint: CompletedCheckpoint | null = null;
   latestFailed: FailedCheckpoint | null = null;
   restored: RestoredSnapshot | null = null;
-  /** Every completed checkpoint/savepoint (unbounded; used for retention and state-size summaries). */
+  /** State sizes of the last STATE_SIZE_WINDOW completed checkpoints/savepoints (for the summary). */
   private readonly completedSizes: number[] = [];
 
   constructor(init: FlinkJobInit) {
@@ -165,6 +167,7 @@ export class SimulatedFlinkJob {
   recordCompleted(checkpoint: CompletedCheckpoint): void {
     this.completedCount++;
     this.completedSizes.push(checkpoint.stateSize);
+    if (this.completedSizes.length > STATE_SIZE_WINDOW) this.completedSizes.splice(0, this.completedSizes.length - STATE_SIZE_WINDOW);
     if (checkpoint.kind === 'CHECKPOINT') this.latestCompleted = checkpoint;
     else this.latestSavepoint = checkpoint;
     this.pushHistory(checkpoint);

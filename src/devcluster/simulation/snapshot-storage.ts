@@ -76,7 +76,7 @@ export class SnapshotStorage {
     return this.snapshots.get(flinkPathString(path));
   }
 
-  /** Why a path is not restorable any more, when it once was. */
+  /** When a savepoint was disposed (subsumed checkpoints are not remembered). */
   removalOf(path: string): { reason: 'disposed' | 'subsumed'; at: number } | undefined {
     return this.removed.get(flinkPathString(path));
   }
@@ -92,7 +92,8 @@ export class SnapshotStorage {
       keys?.delete(key);
       if (keys && keys.size === 0) this.checkpointsByJob.delete(snapshot.jobId);
     }
-    this.removed.set(key, { reason, at });
+    // only disposals are remembered: subsumed checkpoints are many (one per interval per job) and unremarkable
+    if (reason === 'disposed') this.removed.set(key, { reason, at });
     return true;
   }
 
