@@ -150,6 +150,10 @@ test('a replaced JobManager pod is a new process: without HA it submits its job 
   ]);
   assert.notEqual(subs[1]!.podName, pod!.metadata!.name);
   await eventually(async () => (await jobState(ns, 'nha')) === 'RUNNING', 'resubmitted job RUNNING');
+  const cancel = await viaProxy(ns, 'nha-rest:rest', `/jobs/${DEMO_JOB_ID}?mode=cancel`, { method: 'PATCH' });
+  assert.deepEqual(cancel, { status: 202, body: {} });
+  await eventually(async () => (await jobState(ns, 'nha')) === 'CANCELED', 'job CANCELED');
+  assert.deepEqual(h.sc.simulation.lineage(ns, 'nha').cancellations.map((c) => c.jobId), [DEMO_JOB_ID]);
 });
 
 test('with Kubernetes HA, the JobManager keeps HA metadata and a replacement recovers from the latest checkpoint', async () => {
