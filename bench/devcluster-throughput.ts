@@ -28,13 +28,18 @@ async function serve(kubeconfigPath: string): Promise<void> {
   });
 }
 
-async function phase(name: string, op: (i: number) => Promise<unknown>): Promise<{ name: string; perSecond: number; count: number }> {
+/** Runs `op(0)`, `op(1)`, ... with `concurrency` in flight for `durationMs`; the completed requests per second. */
+export async function phase(
+  name: string,
+  op: (i: number) => Promise<unknown>,
+  { durationMs = DURATION_MS, concurrency = CONCURRENCY }: { durationMs?: number; concurrency?: number } = {},
+): Promise<{ name: string; perSecond: number; count: number }> {
   let i = 0;
   let count = 0;
-  const end = Date.now() + DURATION_MS;
+  const end = Date.now() + durationMs;
   const started = Date.now();
   await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
+    Array.from({ length: concurrency }, async () => {
       while (Date.now() < end) {
         await op(i++);
         count++;
@@ -107,8 +112,9 @@ async function main(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 
+const isEntryPoint = process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1];
 if (process.argv[2] === '--serve') void serve(process.argv[3]);
-else
+else if (isEntryPoint)
   main().catch((e) => {
     console.error(e);
     process.exit(1);

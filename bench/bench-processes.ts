@@ -1,0 +1,178 @@
+/**
+ * Starts the benchmark's two child processes (cluster-process.ts, operator-process.ts) and talks to
+ * them: request/answer over the IPC channel, and the operator's /metrics over HTTP.
+ *
+ * Guarantees: `stop()` stops both children (gracefully, then SIGKILL after 10 s) and removes the
+ * temporary directory; a child that dies early rejects every pending request.
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { simulationKubeConfig } from '../src/devcluster/simulation/simulation-kube-config.js';
+import type { StateLayout } from '../src/reconciler/reconciler-wiring.js';
+import type { OperatorConfig } from '../src/runtime/operator-config.js';
+import type { ClusterProcessOptions, ProcessUsage } from './cluster-process.js';
+import type { OperatorProcessOptions } from './operator-process.js';
+import { BENCH_DRIVER_USER_AGENT, type TallyRow } from './request-tally.js';
+
+/** A forked child with numbered requests over IPC. */
+export class IpcChild {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  private exited = false;
+  readonly ready: Promise<Record<string, unknown>>;
+
+  constructor(
+    readonly name: string,
+    readonly child: ChildProcess,
+  ) {
+    this.ready = new Promise((resolve, reject) => {
+      child.on('message', (message: { type?: string; id?: number; result?: unknown; error?: string }) => {
+        if (message.type === 'ready') return resolve(message as Record<string, unknown>);
+        const waiter = message.id !== undefined ? this.pending.get(message.id) : undefined;
+        if (!waiter) return;
+        this.pending.delete(message.id!);
+        if (message.error !== undefined) waiter.reject(new Error(`${name}: ${message.error}`));
+        else waiter.resolve(message.result);
+      });
+      child.on('exit', (code, signal) => {
+        this.exited = true;
+        const error = new Error(`${name} exited (code ${code}, signal ${signal})`);
+        reject(error);
+        for (const waiter of this.pending.values()) waiter.reject(error);
+        this.pending.clear();
+      });
+    });
+  }
+
+  request<T>(op: string): Promise<T> {
+    if (this.exited) return Promise.reject(new Error(`${this.name} has exited`));
+    const id = this.nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      this.child.send({ id, op });
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    const kill = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    this.request('stop').catch(() => {});
+    await exited;
+    clearTimeout(kill);
+  }
+}
+
+/**
+ * `BENCH_CPU_PROF=cluster|operator|both` (and optionally `BENCH_CPU_PROF_DIR`, default ./bench-profiles)
+ * runs that child with `--cpu-prof`: .cpuprofile files under DIR/cluster or DIR/operator, for
+ * bench/cpu-profile-summary.ts, Chrome DevTools or speedscope.
+ */
+function profilingArgv(which: 'cluster' | 'operator'): string[] {
+  const wanted = process.env.BENCH_CPU_PROF;
+  if (wanted !== which && wanted !== 'both') return [];
+  // one directory per process kind; the main thread's profile is the largest file (tsx's loader thread writes one too)
+  return ['--cpu-prof', `--cpu-prof-dir=${join(process.env.BENCH_CPU_PROF_DIR ?? 'bench-profiles', which)}`];
+}
+
+function forkTs(script: string, args: string[], extraExecArgv: string[] = []): ChildProcess {
+  return fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--import', 'tsx', ...extraExecArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+export interface OperatorMetricsSample {
+  rssBytes: number;
+  heapUsedBytes: number;
+  cpuSeconds: number;
+  reconciles: number;
+  reconcileErrors: number;
+}
+
+/** The cluster process, the operator process and the benchmark's own client (driver) configuration. */
+export class BenchWorld {
+  private constructor(
+    readonly dir: string,
+    readonly cluster: IpcChild,
+    readonly operator: IpcChild,
+    readonly metricsUrl: string,
+    readonly driverKubeConfig: KubeConfig,
+  ) {}
+
+  static async start(options: {
+    seed: number;
+    stateLayout: StateLayout;
+    operatorFlags: Partial<Record<keyof OperatorConfig, unknown>>;
+    simulation?: Partial<Pick<ClusterProcessOptions, 'podReadyDelayMs' | 'jobStartDelayMs' | 'savepointDurationMs'>>;
+  }): Promise<BenchWorld> {
+    const dir = mkdtempSync(join(tmpdir(), 'flink-operator-bench-'));
+    const kubeconfigPath = join(dir, 'kubeconfig');
+    const clusterOptions: ClusterProcessOptions = { kubeconfigPath, seed: options.seed, podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 50, ...options.simulation };
+    const cluster = new IpcChild('cluster process', forkTs('./cluster-process.ts', [JSON.stringify(clusterOptions)], profilingArgv('cluster')));
+    await cluster.ready;
+    const operatorOptions: OperatorProcessOptions = { kubeconfigPath, stateLayout: options.stateLayout, flags: options.operatorFlags };
+    const operator = new IpcChild('operator process', forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]));
+    let ready: Record<string, unknown>;
+    try {
+      ready = await operator.ready;
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    const base = new KubeConfig();
+    base.loadFromFile(kubeconfigPath);
+    return new BenchWorld(dir, cluster, operator, `http://127.0.0.1:${ready.httpPort as number}/metrics`, simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT));
+  }
+
+  tally(): Promise<TallyRow[]> {
+    return this.cluster.request('tally');
+  }
+
+  resetTally(): Promise<void> {
+    return this.cluster.request('reset');
+  }
+
+  clusterUsage(): Promise<ProcessUsage> {
+    return this.cluster.request('usage');
+  }
+
+  operatorUsage(): Promise<{ cpuSeconds: number; eventLoopUtilization: number }> {
+    return this.operator.request('usage');
+  }
+
+  /** A scrape of the operator's /metrics (after a full GC when `collectGarbage`). */
+  async operatorMetrics(collectGarbage = false): Promise<OperatorMetricsSample> {
+    if (collectGarbage) await this.operator.request('gc');
+    const text = await (await fetch(this.metricsUrl)).text();
+    const value = (name: string, labels?: string) => {
+      let sum = 0;
+      for (const line of text.split('\n')) {
+        if (!line.startsWith(name)) continue;
+        const rest = line.slice(name.length);
+        if (!(rest.startsWith(' ') || rest.startsWith('{'))) continue;
+        if (labels && !rest.includes(labels)) continue;
+        sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+      }
+      return sum;
+    };
+    return {
+      rssBytes: value('flink_operator_process_resident_memory_bytes'),
+      heapUsedBytes: value('flink_operator_nodejs_heap_size_used_bytes'),
+      cpuSeconds: value('flink_operator_process_cpu_seconds_total'),
+      reconciles: value('flink_operator_reconcile_total'),
+      reconcileErrors: value('flink_operator_reconcile_total', 'result="error"'),
+    };
+  }
+
+  informerHeapBytes(): Promise<number> {
+    return this.operator.request('informerHeap');
+  }
+
+  async stop(): Promise<void> {
+    await this.operator.stop();
+    await this.cluster.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Scale (issue 10, parts 2 and 3), one run for one size N, in a fresh pair of processes:
+ *
+ * 1. raw write throughput of the cluster process (raw-write-throughput.ts), which also warms it up;
+ * 2. warm-up of the operator: 20 FlinkDeployments in namespace `warmup`, STABLE, then deleted;
+ * 3. baseline: full GC, the operator's heap/RSS from /metrics, the informer objects' heap;
+ * 4. N FlinkDeployments created at once (32 requests in flight): time until all are STABLE; the
+ *    operator's writes and state transitions in that burst (its sustained transitions/s);
+ * 5. settle, then a steady window as long as the reconcile interval (so every deployment has one
+ *    periodic reconcile in it): the operator's CPU; then full GC: heap/RSS per deployment;
+ * 6. churn: every second 1% of the deployments change spec (a savepoint upgrade) for `churnMs`;
+ *    latency from the spec write to status.observedGeneration (p50, p99).
+ *
+ * Event-loop utilization of both processes is sampled per phase, and the simulation's share of
+ * the API server's requests, to show whether the cluster process (API server + simulated kubelet
+ * and Flink, which must share a process) or the operator is the bottleneck.
+ */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { BenchWorld, type OperatorMetricsSample } from './bench-processes.js';
+import { DeploymentDriver } from './deployment-driver.js';
+import { measureRawWriteThroughput, type RawWriteThroughput } from './raw-write-throughput.js';
+import { operatorCost, sumRows, type TallyRow, WRITE_VERBS } from './request-tally.js';
+import { percentile, seededRandom, sleep } from './statistics.js';
+
+export interface ScaleOptions {
+  seed: number;
+  deployments: number;
+  churnMs: number;
+  /** the operator's reconcile interval; the steady window is as long */
+  reconcileIntervalMs: number;
+  progressCheckIntervalMs: number;
+  parallelism: number;
+  settleMs: number;
+  rawWriteMs: number;
+}
+
+export interface PhaseLoad {
+  operatorEventLoopUtilization: number;
+  clusterEventLoopUtilization: number;
+  /** the simulation's share of all requests the API server answered in the phase */
+  simulationRequestShare: number;
+  /** the operator's share */
+  operatorRequestShare: number;
+}
+
+export interface ScaleRun {
+  deployments: number;
+  raw: RawWriteThroughput;
+  timeToStableMs: number;
+  burst: {
+    transitions: number;
+    operatorWrites: number;
+    writesPerTransition: number;
+    transitionsPerSecond: number;
+    /** transitions/s ÷ (raw writes/s ÷ writes per transition) */
+    fractionOfLimit: number;
+    reconcileErrors: number;
+    load: PhaseLoad;
+  };
+  memory: {
+    heapBaselineBytes: number;
+    heapSettledBytes: number;
+    informerHeapBaselineBytes: number;
+    informerHeapSettledBytes: number;
+    /** (heap growth − informer objects' growth) / N */
+    heapPerDeploymentBytes: number;
+    informerHeapPerDeploymentBytes: number;
+    rssSettledBytes: number;
+    rssPerDeploymentBytes: number;
+  };
+  steady: {
+    windowMs: number;
+    reconciles: number;
+    /** CPU seconds per wall second */
+    cpuFraction: number;
+    cpuMsPerReconcile: number;
+    apiRequests: number;
+    load: PhaseLoad;
+  };
+  churn: {
+    changes: number;
+    completed: number;
+    p50Ms: number;
+    p99Ms: number;
+    maxMs: number;
+    load: PhaseLoad;
+  };
+}
+
+function load(rows: readonly TallyRow[], operatorElu: number, clusterElu: number): PhaseLoad {
+  const all = sumRows(rows, () => true).n || 1;
+  return {
+    operatorEventLoopUtilization: operatorElu,
+    clusterEventLoopUtilization: clusterElu,
+    simulationRequestShare: sumRows(rows, (r) => r.actor === 'simulation').n / all,
+    operatorRequestShare: sumRows(rows, (r) => r.actor === 'operator').n / all,
+  };
+}
+
+export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
+  const world = await BenchWorld.start({
+    seed: options.seed,
+    stateLayout: 'configmap',
+    operatorFlags: { progressCheckIntervalMs: options.progressCheckIntervalMs, reconcileIntervalMs: options.reconcileIntervalMs, parallelism: options.parallelism },
+  });
+  const driver = new DeploymentDriver(world.driverKubeConfig);
+  const warmup = new DeploymentDriver(world.driverKubeConfig, 'warmup');
+  const N = options.deployments;
+  try {
+    const raw = await measureRawWriteThroughput(world.driverKubeConfig, { durationMs: options.rawWriteMs, concurrency: 32 });
+
+    await world.driverKubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'warmup' } } });
+    await warmup.start();
+    const warmupNames = Array.from({ length: 20 }, (_, i) => `warmup-${i}`);
+    await warmup.createAll(warmupNames);
+    await warmup.waitUntil(() => warmup.allStable(warmupNames), 'warm-up deployments STABLE', 60_000);
+    await Promise.all(warmupNames.map((n) => warmup.delete(n)));
+    await warmup.waitUntil(() => warmup.observed.size === 0, 'warm-up deployments deleted', 60_000);
+    warmup.stop();
+    await driver.start();
+    await sleep(options.settleMs);
+
+    const baseline = await world.operatorMetrics(true);
+    const informerBaseline = await world.informerHeapBytes();
+
+    // ---- burst: N created at once
+    const names = Array.from({ length: N }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
+    const stateBefore = await driver.stateConfigMaps();
+    await world.resetTally();
+    await world.operatorUsage();
+    await world.clusterUsage();
+    const burstStart = performance.now();
+    await driver.createAll(names);
+    await driver.waitUntil(() => driver.allStable(names), `${N} deployments STABLE`, 60_000 + 100 * N);
+    const timeToStableMs = performance.now() - burstStart;
+    const [burstRows, burstOperator, burstCluster, afterBurst] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
+    const stateCreates = (await driver.stateConfigMaps()) - stateBefore;
+    const cost = operatorCost(burstRows, stateCreates);
+    const transitions = cost.stateWrites;
+    const operatorWrites = sumRows(burstRows, (r) => r.actor === 'operator' && r.target !== 'flink-rest' && WRITE_VERBS.has(r.verb)).n;
+    const writesPerTransition = operatorWrites / transitions;
+    const transitionsPerSecond = transitions / (timeToStableMs / 1000);
+
+    // ---- steady state
+    await sleep(options.settleMs);
+    await world.resetTally();
+    await world.operatorUsage();
+    await world.clusterUsage();
+    const steadyBefore: OperatorMetricsSample = await world.operatorMetrics();
+    const steadyStart = performance.now();
+    await sleep(options.reconcileIntervalMs);
+    const steadyWindowMs = performance.now() - steadyStart;
+    const [steadyRows, steadyOperator, steadyCluster, steadyAfter] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
+    const steadyReconciles = steadyAfter.reconciles - steadyBefore.reconciles;
+    const steadyCpu = steadyAfter.cpuSeconds - steadyBefore.cpuSeconds;
+
+    const settled = await world.operatorMetrics(true);
+    const informerSettled = await world.informerHeapBytes();
+
+    // ---- churn: 1% of the deployments change spec every second
+    const random = seededRandom(options.seed + 1);
+    const perTick = Math.max(1, Math.round(N / 100));
+    await world.resetTally();
+    await world.operatorUsage();
+    await world.clusterUsage();
+    let changes = 0;
+    const churnEnd = performance.now() + options.churnMs;
+    const inFlight: Promise<void>[] = [];
+    const busy = new Set<string>();
+    while (performance.now() < churnEnd) {
+      const tick = performance.now();
+      for (let k = 0; k < perTick; k++) {
+        let name: string;
+        do name = names[Math.floor(random() * N)]!;
+        while (busy.has(name));
+        busy.add(name);
+        changes++;
+        inFlight.push(
+          driver.changeSpec(name).then(() =>
+            driver.waitUntil(() => !driver.isPending(name), `${name} observedGeneration`, 120_000).finally(() => busy.delete(name)),
+          ),
+        );
+      }
+      await sleep(Math.max(0, 1000 - (performance.now() - tick)));
+    }
+    await Promise.allSettled(inFlight);
+    const [churnRows, churnOperator, churnCluster] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage()]);
+    const latencies = driver.latenciesMs;
+
+    return {
+      deployments: N,
+      raw,
+      timeToStableMs,
+      burst: {
+        transitions,
+        operatorWrites,
+        writesPerTransition,
+        transitionsPerSecond,
+        fractionOfLimit: transitionsPerSecond / (raw.writesPerSecond / writesPerTransition),
+        reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
+        load: load(burstRows, burstOperator.eventLoopUtilization, burstCluster.eventLoopUtilization),
+      },
+      memory: {
+        heapBaselineBytes: baseline.heapUsedBytes,
+        heapSettledBytes: settled.heapUsedBytes,
+        informerHeapBaselineBytes: informerBaseline,
+        informerHeapSettledBytes: informerSettled,
+        heapPerDeploymentBytes: (settled.heapUsedBytes - baseline.heapUsedBytes - (informerSettled - informerBaseline)) / N,
+        informerHeapPerDeploymentBytes: (informerSettled - informerBaseline) / N,
+        rssSettledBytes: settled.rssBytes,
+        rssPerDeploymentBytes: (settled.rssBytes - baseline.rssBytes) / N,
+      },
+      steady: {
+        windowMs: steadyWindowMs,
+        reconciles: steadyReconciles,
+        cpuFraction: steadyCpu / (steadyWindowMs / 1000),
+        cpuMsPerReconcile: steadyReconciles ? (steadyCpu * 1000) / steadyReconciles : NaN,
+        apiRequests: operatorCost(steadyRows).reads + operatorCost(steadyRows).stateWrites + operatorCost(steadyRows).statusWrites + operatorCost(steadyRows).otherWrites,
+        load: load(steadyRows, steadyOperator.eventLoopUtilization, steadyCluster.eventLoopUtilization),
+      },
+      churn: {
+        changes,
+        completed: latencies.length,
+        p50Ms: percentile(latencies, 50),
+        p99Ms: percentile(latencies, 99),
+        maxMs: percentile(latencies, 100),
+        load: load(churnRows, churnOperator.eventLoopUtilization, churnCluster.eventLoopUtilization),
+      },
+    };
+  } finally {
+    warmup.stop();
+    driver.stop();
+    await world.stop();
+  }
+}
