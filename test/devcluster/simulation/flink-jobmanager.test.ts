@@ -378,6 +378,43 @@ test('periodic checkpoints, retention, triggered checkpoints, and HA recovery fr
   }
 });
 
+test('failure modes: a bounded job finishes, checkpoints fail, a session JobManager runs no job', async () => {
+  const w = world();
+  try {
+    const bounded = await startJm(w, { config: { 'simulator.job.finish-after': '10 ms' } });
+    await until(() => bounded.getJob(JOB_ID)?.state === 'FINISHED', 'FINISHED');
+    assert.equal(bodyOf(call(w, bounded, 'GET', `/jobs/${JOB_ID}/execution-result`))['job-execution-result']['application-status'], 'SUCCEEDED');
+    bounded.stop();
+
+    const noCheckpoints = await runningJm(w, { config: { 'execution.checkpointing.dir': 'file:///cp', 'execution.checkpointing.interval': '10 ms', 'simulator.checkpoint.failure': 'fail' } });
+    await until(() => (noCheckpoints.getJob(JOB_ID)?.failedCount ?? 0) >= 2, 'failed checkpoints');
+    const stats = bodyOf(call(w, noCheckpoints, 'GET', `/jobs/${JOB_ID}/checkpoints`));
+    assert.equal(stats.counts.completed, 0);
+    assert.equal(stats.latest.completed, null);
+    assert.equal(stats.latest.failed.status, 'FAILED');
+    assert.equal(w.storage.list().length, 0);
+    assert.equal(noCheckpoints.getJob(JOB_ID)?.state, 'RUNNING', 'failing checkpoints do not fail the job');
+    noCheckpoints.stop();
+
+    const session = new SimulatedJobManager({
+      pod: { namespace: 'ns1', name: 'session-jm', uid: 'uid-s' },
+      deployment: { namespace: 'ns1', name: 'session' },
+      launch: buildJobManagerLaunch(['jobmanager'], new Map(), 'flink:1.20'),
+      storage: w.storage,
+      lineage: w.lineage,
+      ha: null,
+      random: w.random,
+      timing: TIMING,
+    });
+    await session.start();
+    assert.deepEqual(bodyOf(call(w, session, 'GET', '/jobs/overview')), { jobs: [] });
+    assert.equal(w.lineage.get('ns1', 'session').submissions.length, 0);
+    session.stop();
+  } finally {
+    stopAll(w);
+  }
+});
+
 test('lineage is served at /simulator/lineage next to the Flink API', async () => {
   const w = world();
   try {

@@ -166,6 +166,20 @@ test('image tag missing: ErrImagePull then ImagePullBackOff, the pod stays Pendi
   assert.equal(d.status!.availableReplicas ?? 0, 0);
 });
 
+test('image tag notready: the pod runs but never becomes Ready', async () => {
+  const ns = await freshNamespace(h);
+  await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('slow', { image: 'example/app:notready' }) });
+  const pod = await eventually(async () => {
+    const p = (await h.core.listNamespacedPod({ namespace: ns })).items[0];
+    return p?.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+  }, 'running container');
+  assert.equal(pod.status!.phase, 'Running');
+  const readyCondition = pod.status!.conditions!.find((c) => c.type === 'Ready')!;
+  assert.deepEqual([readyCondition.status, readyCondition.reason], ['False', 'ContainersNotReady']);
+  const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'slow' });
+  assert.equal(d.status!.availableReplicas ?? 0, 0);
+});
+
 test('a pod mounting a missing ConfigMap stays ContainerCreating until the ConfigMap exists', async () => {
   const ns = await freshNamespace(h);
   const d = deployment('cfg');
