@@ -65,9 +65,10 @@ export class DeploymentNotFoundError extends Error {
 /** Gathers the inspection (GETs: the v1 object, the ConfigMap, the v1beta1 object). */
 export async function inspectDeployment(clients: InspectClients, namespace: string, name: string): Promise<Inspection> {
   const resource = `${namespace}/${name}`;
-  const deployment: FlinkDeploymentV1 | undefined = await clients.deployments.get(namespace, name);
-  if (!deployment) throw new DeploymentNotFoundError(resource);
   const legacy: FlinkDeploymentV1beta1 | undefined = await clients.deployments.getV1beta1(namespace, name).catch(() => undefined);
+  // v1 is not served yet during an upgrade (crds/upgrade/): fall back to the v1beta1 object
+  const deployment: FlinkDeploymentV1 | undefined = (await clients.deployments.get(namespace, name)) ?? (legacy as unknown as FlinkDeploymentV1 | undefined);
+  if (!deployment) throw new DeploymentNotFoundError(resource);
   const configMapName = deployment.status?.stateRef?.configMapName ?? stateConfigMapName(name);
   const configMap: V1ConfigMap | undefined = await clients.configMaps.get(namespace, configMapName);
 
