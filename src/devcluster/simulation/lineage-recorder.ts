@@ -76,7 +76,12 @@ export class LineageRecorder {
   }
 
   savepointFinished(ref: DeploymentRef, triggerId: string, outcome: { status: 'COMPLETED' | 'FAILED'; location: string | null }, atMs: number): void {
-    const entry = this.record(ref).savepoints.find((s) => s.triggerId === triggerId);
+    // the newest in-flight entry: a client-chosen trigger id may be reused with a restarted JobManager
+    const savepoints = this.record(ref).savepoints;
+    let entry: LineageSavepoint | undefined;
+    for (let i = savepoints.length - 1; i >= 0 && !entry; i--) {
+      if (savepoints[i]!.triggerId === triggerId && savepoints[i]!.status === 'IN_PROGRESS') entry = savepoints[i];
+    }
     if (!entry) throw new Error(`lineage: unknown savepoint trigger ${triggerId} for ${ref.namespace}/${ref.name}`);
     entry.status = outcome.status;
     entry.location = outcome.location;

@@ -427,3 +427,25 @@ test('lineage is served at /simulator/lineage next to the Flink API', async () =
     stopAll(w);
   }
 });
+
+test('a client-chosen trigger id is idempotent within a JobManager and recorded per JobManager', async () => {
+  const w = world();
+  try {
+    const triggerId = 'feedfacefeedfacefeedfacefeedface';
+    const jm = await runningJm(w);
+    const first = call(w, jm, 'POST', `/jobs/${JOB_ID}/savepoints`, { triggerId });
+    const again = call(w, jm, 'POST', `/jobs/${JOB_ID}/savepoints`, { triggerId });
+    assert.deepEqual([bodyOf(first)['request-id'], bodyOf(again)['request-id']], [triggerId, triggerId]);
+    jm.stop(); // dies with the savepoint in flight
+    const next = await runningJm(w);
+    const { result } = await takeSavepoint(w, next, { triggerId });
+    assert.ok(result.operation.location);
+    const sps = w.lineage.get('ns1', 'demo').savepoints;
+    assert.deepEqual(sps.map((s) => [s.triggerId, s.status, s.location === result.operation.location]), [
+      [triggerId, 'FAILED', false],
+      [triggerId, 'COMPLETED', true],
+    ]);
+  } finally {
+    stopAll(w);
+  }
+});
