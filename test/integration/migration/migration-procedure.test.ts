@@ -30,6 +30,8 @@ import type { FlinkDeploymentV1beta1 } from '../../../src/api/flink-deployment.j
 import { decodeLegacyStatus, hasLegacyFields } from '../../../src/api/legacy-status-codec.js';
 import { startSimulatedCluster, type SimulatedCluster } from '../../../src/devcluster/simulated-cluster.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
+import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
+import { inspectDeployment } from '../../../src/cli/inspect-command.js';
 import { makeFlinkDeploymentReconciler } from '../../../src/reconciler/reconciler-wiring.js';
 import { createLogger } from '../../../src/runtime/logger.js';
 import { Manager } from '../../../src/runtime/manager.js';
@@ -136,6 +138,11 @@ test('step 3: migrate -n default (v1 not served yet)', async () => {
   assert.equal(run.code, 0, run.stdout + run.stderr);
   const migrated = run.stdout.split('\n').filter((l) => l.startsWith('migrated '));
   assert.equal(migrated.length, builtVariants().length, run.stdout);
+  // inspect works in this window too (v1 not served: it reads v1beta1)
+  const i = await inspectDeployment({ configMaps: new KubeConfigMapClient(kc), deployments: new KubeFlinkDeploymentClient(kc) }, 'default', 'mid-upgrade');
+  assert.equal(i.state?.pendingSavepoint?.triggerId, 'trigger-42');
+  assert.equal(i.legacyStatus, false);
+  assert.equal(i.statusLagsState, false);
 });
 
 test('step 4: apply crds/ (v1 served) before the rest is migrated: the unmigrated resources lose nothing', async () => {
