@@ -134,10 +134,10 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
       };
     case 'rollback':
       return {
-        body: base.withFlinkConfiguration({ 'kubernetes.operator.deployment.rollback.enabled': 'true', 'kubernetes.operator.deployment.readiness.timeout': '1 s' }).build(),
+        body: base.withFlinkConfiguration({ 'kubernetes.operator.deployment.rollback.enabled': 'true', 'kubernetes.operator.deployment.readiness.timeout': '3 s' }).build(),
         change: { spec: { image: 'flink:crashloop' } },
         done: (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status.jobStatus?.state === 'RUNNING',
-        killWindowMs: 2500,
+        killWindowMs: 4000,
         expectedSavepoints: 1,
         expectedSubmissions: 2,
       };

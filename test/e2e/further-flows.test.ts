@@ -134,11 +134,12 @@ test('a last-state upgrade that changes the Flink version falls back to a savepo
 test('a spec that never becomes ready is rolled back to the last stable spec', async () => {
   await h.create(flinkDeployment('rollback').withFlinkConfiguration({
     'kubernetes.operator.deployment.rollback.enabled': 'true',
-    'kubernetes.operator.deployment.readiness.timeout': '1 s',
+    // Long enough for a healthy deployment on a loaded machine: a new spec that is merely slow must not be rolled back.
+    'kubernetes.operator.deployment.readiness.timeout': '4 s',
   }).build());
   await h.waitFor('rollback', stable(1), 'rollback STABLE');
   await h.patch('rollback', { spec: { image: 'flink:crashloop' } });
-  const rolledBack = await h.waitFor('rollback', (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status?.jobStatus?.state === 'RUNNING', 'ROLLED_BACK', 20_000);
+  const rolledBack = await h.waitFor('rollback', (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status?.jobStatus?.state === 'RUNNING', 'ROLLED_BACK', 30_000);
   const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'rollback' });
   assert.equal(jm.spec?.template.spec?.containers[0]?.image, 'flink:1.20', 'the stable image runs again');
   const l = lineage('rollback');
