@@ -36,8 +36,9 @@ export interface FlinkDeploymentClient {
 export class KubeFlinkDeploymentClient implements FlinkDeploymentClient {
   private readonly api: CustomObjectsApi;
 
-  constructor(kubeConfig: KubeConfig, private readonly fieldManager = 'flink-operator') {
-    this.api = kubeConfig.makeApiClient(CustomObjectsApi);
+  /** `api` defaults to a client of `kubeConfig`; the operator passes one whose requests are counted in its metrics. */
+  constructor(kubeConfig: KubeConfig, private readonly fieldManager = 'flink-operator', api?: CustomObjectsApi) {
+    this.api = api ?? kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
   private params(version: string, namespace: string, name: string) {

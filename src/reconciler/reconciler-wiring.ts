@@ -60,8 +60,8 @@ export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: Operat
 function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout): Reconciler {
   const { config, readers, apiClients, writeTracker } = runtime;
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
-  const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig);
-  const configMapClient = new KubeConfigMapClient(runtime.kubeConfig);
+  const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CustomObjectsApi));
+  const configMapClient = new KubeConfigMapClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CoreV1Api));
   const recorder = new StatusRecorder({
     client: stateLayout === 'legacy-status' ? new StatusPatchesUnderV1beta1(deploymentClient, runtime.kubeConfig) : deploymentClient,
     informer: flinkDeployments,
@@ -75,6 +75,10 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
           fencingToken: runtime.fencingToken,
           informer: readers.stateConfigMaps,
           writeTracker,
+          onWriteAttempt: (outcome) => {
+            runtime.metrics.stateWrites.inc({ outcome });
+            if (outcome === 'conflict') runtime.metrics.stateConflicts.inc();
+          },
           onHistoryTrimmed: (deployment, dropped) =>
             runtime.events.warning(deployment, 'SavepointHistoryTrimmed', `${dropped} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit`),
         });

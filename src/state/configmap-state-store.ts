@@ -51,6 +51,8 @@ export interface ConfigMapStateStoreOptions {
   readonly retryDelayMs?: number;
   readonly compressThresholdBytes?: number;
   readonly maxTotalBytes?: number;
+  /** Called after every write attempt: `created`, `updated`, `conflict` (409) or `failed` (metrics). */
+  readonly onWriteAttempt?: (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void;
   /** Called when the size rules dropped old savepoints from the history (the reconciler emits an event). */
   readonly onHistoryTrimmed?: (deployment: FlinkDeploymentV1, droppedSavepoints: number) => void;
 }
@@ -132,11 +134,13 @@ export class ConfigMapStateStore implements StateStore {
         const written = existing
           ? await this.options.client.replace(namespace, name, encoded.configMap)
           : await this.options.client.create(namespace, encoded.configMap);
+        this.options.onWriteAttempt?.(existing ? 'updated' : 'created');
         this.overlay.recordWrite(written);
         this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, namespace, name, written.metadata?.resourceVersion);
         if (encoded.trimmedSavepoints > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedSavepoints);
         return encoded.state;
       } catch (error) {
+        this.options.onWriteAttempt?.(isConflict(error) ? 'conflict' : 'failed');
         // 404 on a PUT: deleted since our (cached) read; the fresh read confirms it (StateDeletedError)
         if (!isConflict(error) && !isTransient(error) && !(existing && isNotFound(error))) throw toKubeApiError(error);
         lastError = error;
