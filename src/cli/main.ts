@@ -5,6 +5,8 @@
  *   flink-operator run          run the operator against a cluster (see README for every knob)
  *   flink-operator dev-cluster  run the development cluster (emulated API server) in the foreground
  *   flink-operator demo         the development cluster, the operator and a walkthrough
+ *   flink-operator migrate      move Apache-operator (v1beta1) status into the split layout
+ *   flink-operator inspect NAME status, internal state, lag and pending spec change of one deployment
  *
  * Operator code never imports the development cluster; only this CLI (and tests) do.
  */
@@ -12,6 +14,8 @@ import { Command } from 'commander';
 import { registerRunCommand } from './run-command.js';
 import { registerDevClusterCommand } from './dev-cluster-command.js';
 import { registerDemoCommand } from './demo-command.js';
+import { registerInspectCommand } from './inspect-command.js';
+import { registerMigrateCommand } from './migrate-command.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
 import { OPERATOR_VERSION } from '../state/operator-version.js';
 
@@ -21,6 +25,8 @@ const program = new Command('flink-operator')
 registerRunCommand(program, makeFlinkDeploymentReconciler);
 registerDevClusterCommand(program);
 registerDemoCommand(program);
+registerMigrateCommand(program);
+registerInspectCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
