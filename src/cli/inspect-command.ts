@@ -26,7 +26,7 @@ import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../kube/f
 import { assertOwnedBy, decodeStateConfigMap } from '../state/state-configmap-codec.js';
 import { stateConfigMapName } from '../state/state-store.js';
 import { LEGACY_STATUS_ANNOTATION, readLegacyStatusArchive } from '../state/legacy-migration.js';
-import { describeJsonPatch } from './json-patch-text.js';
+import { describeJsonPatch } from '../state/json-patch-text.js';
 import { contextNamespace, loadKubeConfig } from './migrate-command.js';
 
 /** What `inspect` found (the `-o json` document). */

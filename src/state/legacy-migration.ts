@@ -49,7 +49,7 @@ import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js'
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
 import { decodeLegacyStatus, hasLegacyFields, LegacyStatusError } from '../api/legacy-status-codec.js';
-import { describeJsonDiff } from '../cli/json-patch-text.js';
+import { describeJsonDiff } from './json-patch-text.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient } from '../kube/flink-deployment-client.js';

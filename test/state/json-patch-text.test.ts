@@ -1,7 +1,7 @@
 /** The one-line-per-change diff text `migrate --dry-run` and `inspect` print. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { describeJsonDiff, dottedPath } from '../../src/cli/json-patch-text.js';
+import { describeJsonDiff, dottedPath } from '../../src/state/json-patch-text.js';
 
 test('paths read like kubectl field paths (dots, [index], quoted keys with dots or slashes)', () => {
   assert.equal(dottedPath('/job/args/2', 'spec'), 'spec.job.args[2]');
