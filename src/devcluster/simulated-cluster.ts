@@ -15,6 +15,7 @@ import { FlinkProcessRuntime } from './simulation/flink-process-runtime.js';
 import type { SimulatedJobManager } from './simulation/flink-jobmanager.js';
 import { KubeHaMetadataStore } from './simulation/kube-ha-metadata-store.js';
 import { SimulatedKubelet } from './simulation/kubelet.js';
+import { PodWarningEvents } from './simulation/pod-warning-events.js';
 import { type LineageRecord, LineageRecorder } from './simulation/lineage-recorder.js';
 import { ReplicaSetController } from './simulation/replicaset-controller.js';
 import { SimulatedServiceProxy } from './simulation/service-proxy.js';
@@ -112,6 +113,7 @@ export async function startSimulation(cluster: DevCluster, options: SimulationOp
     pods,
     hooks: runtime,
     onError,
+    events: new PodWarningEvents(core, random, onError),
     options: {
       podReadyDelayMs,
       crashLoopBackoffMs: options.crashLoopBackoffMs ?? podReadyDelayMs * 4,

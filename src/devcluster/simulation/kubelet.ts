@@ -27,6 +27,7 @@ import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
 import { type ContainerStage, type PodFailureMode, buildPodStatus, podFailureMode } from './pod-status.js';
+import type { PodWarningEvents } from './pod-warning-events.js';
 
 export interface PodIdentity {
   readonly namespace: string;
@@ -58,6 +59,8 @@ export interface KubeletDeps {
   readonly options: KubeletOptions;
   readonly onError?: (error: unknown, what: string) => void;
   readonly concurrency?: number;
+  /** Warning Events (BackOff, Failed, FailedMount); none when absent. */
+  readonly events?: PodWarningEvents;
 }
 
 interface PodRuntime {
@@ -113,6 +116,17 @@ export class SimulatedKubelet {
     return `10.244.${(n >> 8) & 255}.${n & 255}`;
   }
 
+  private podOf(rt: PodRuntime): V1Pod | undefined {
+    const { namespace, name } = splitKey(rt.key);
+    const pod = this.deps.pods.get(namespace, name);
+    return pod?.metadata?.uid === rt.uid ? pod : undefined;
+  }
+
+  private warn(rt: PodRuntime, reason: string, message: (pod: V1Pod) => string): void {
+    const pod = this.podOf(rt);
+    if (pod && this.deps.events) this.deps.events.warn(pod, reason, message(pod), pod.spec?.containers?.[0]?.name);
+  }
+
   private stopRuntime(rt: PodRuntime): void {
     if (rt.timer) clearTimeout(rt.timer);
     rt.timer = null;
@@ -145,6 +159,7 @@ export class SimulatedKubelet {
     if (rt && (!pod || pod.metadata?.uid !== rt.uid)) {
       this.stopRuntime(rt);
       this.runtimes.delete(key);
+      this.deps.events?.forget(rt.uid);
       rt = undefined;
     }
     if (!pod) return;
@@ -178,7 +193,14 @@ export class SimulatedKubelet {
       };
       this.runtimes.set(key, rt);
       const runtime = rt;
-      if (mode === 'missing') this.schedule(rt, this.deps.options.podReadyDelayMs, () => this.setStage(runtime, { kind: 'image-pull', backOff: true }));
+      if (mode === 'missing') {
+        const image = (p: V1Pod) => p.spec?.containers?.find((c) => c.image?.endsWith(':missing') || c.image?.includes(':missing@'))?.image ?? '';
+        this.warn(rt, 'Failed', (p) => `Failed to pull image "${image(p)}": rpc error: code = NotFound desc = failed to pull and unpack image "${image(p)}": not found`);
+        this.schedule(rt, this.deps.options.podReadyDelayMs, () => {
+          this.warn(runtime, 'BackOff', (p) => `Back-off pulling image "${image(p)}"`);
+          this.setStage(runtime, { kind: 'image-pull', backOff: true });
+        });
+      }
       else this.schedule(rt, this.deps.options.podReadyDelayMs, () => this.startContainers(runtime));
     }
     if (rt.dirty) {
@@ -194,7 +216,7 @@ export class SimulatedKubelet {
     }
   }
 
-  private async mountedConfigMaps(pod: V1Pod): Promise<Map<string, Record<string, string>> | { missing: string }> {
+  private async mountedConfigMaps(pod: V1Pod): Promise<Map<string, Record<string, string>> | { missing: string; volume: string }> {
     const out = new Map<string, Record<string, string>>();
     for (const volume of pod.spec?.volumes ?? []) {
       const ref = volume.configMap;
@@ -204,7 +226,7 @@ export class SimulatedKubelet {
         out.set(ref.name, { ...(cm.data ?? {}) });
       } catch (error) {
         if (code(error) !== 404) throw error;
-        if (!ref.optional) return { missing: ref.name };
+        if (!ref.optional) return { missing: ref.name, volume: volume.name };
       }
     }
     return out;
@@ -217,6 +239,7 @@ export class SimulatedKubelet {
     const mounts = await this.mountedConfigMaps(pod);
     if (this.runtimes.get(rt.key) !== rt) return;
     if ('missing' in mounts) {
+      this.warn(rt, 'FailedMount', () => `MountVolume.SetUp failed for volume "${mounts.volume}" : configmap "${mounts.missing}" not found`);
       this.schedule(rt, this.deps.options.mountRetryMs, () => this.startContainers(rt));
       return;
     }
@@ -244,6 +267,7 @@ export class SimulatedKubelet {
     this.stopRuntime(rt);
     const backoff = Math.min(this.deps.options.crashLoopBackoffMs * 2 ** rt.restartCount, this.deps.options.crashLoopMaxBackoffMs);
     rt.restartCount++;
+    this.warn(rt, 'BackOff', (p) => `Back-off restarting failed container ${p.spec?.containers?.[0]?.name} in pod ${p.metadata?.name}_${p.metadata?.namespace}(${p.metadata?.uid})`);
     this.setStage(rt, { kind: 'crashed', backOffSeconds: Math.max(1, Math.round(backoff / 1000)), lastStartedAt, finishedAt: new Date() });
     this.schedule(rt, backoff, () => this.startContainers(rt));
   }

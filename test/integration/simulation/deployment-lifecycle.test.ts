@@ -141,6 +141,13 @@ test('image tag crashloop: CrashLoopBackOff with restarts; the Deployment is una
   assert.match(cs.state!.waiting!.message!, /^back-off \d+s restarting failed container=main pod=/);
   assert.equal(pod.status!.phase, 'Running');
   assert.equal(ready(pod), false);
+  const backOff = await eventually(async () => {
+    const events = (await h.core.listNamespacedEvent({ namespace: ns })).items;
+    return events.find((e) => e.reason === 'BackOff' && e.involvedObject.uid === pod.metadata!.uid && (e.count ?? 0) >= 2);
+  }, 'an aggregated BackOff event');
+  assert.equal(backOff.type, 'Warning');
+  assert.equal(backOff.message, `Back-off restarting failed container main in pod ${pod.metadata!.name}_${ns}(${pod.metadata!.uid})`);
+  assert.equal(backOff.source?.component, 'kubelet');
   const d = await eventually(async () => {
     const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'crash' });
     return d.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'ProgressDeadlineExceeded' ? d : undefined;
@@ -164,6 +171,8 @@ test('image tag missing: ErrImagePull then ImagePullBackOff, the pod stays Pendi
   assert.match(pod.status!.containerStatuses![0]!.state!.waiting!.message!, /Back-off pulling image "registry.example:5000\/team\/app:missing"/);
   const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'pull' });
   assert.equal(d.status!.availableReplicas ?? 0, 0);
+  const failed = await eventually(async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'Failed'), 'a Failed event');
+  assert.match(failed.message!, /^Failed to pull image "registry.example:5000\/team\/app:missing": /);
 });
 
 test('image tag notready: the pod runs but never becomes Ready', async () => {
@@ -189,6 +198,8 @@ test('a pod mounting a missing ConfigMap stays ContainerCreating until the Confi
   await sleep(100);
   const pending = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
   assert.equal(pending.status!.phase, 'Pending');
+  const mountEvent = await eventually(async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'FailedMount'), 'a FailedMount event');
+  assert.equal(mountEvent.message, 'MountVolume.SetUp failed for volume "conf" : configmap "later" not found');
   await h.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'later' }, data: { a: 'b' } } });
   await rolledOut(h, ns, 'cfg', 1, 1);
 });
