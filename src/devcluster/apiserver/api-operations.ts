@@ -298,6 +298,8 @@ export class ApiOperations {
     const { type } = scope;
     if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
     const old = this.getStored(scope, name);
+    // The old object as the requested version's REST storage decodes it (see CrdRegistry.oldObjectFor).
+    const oldView = type.crd ? this.registry.crds.oldObjectFor(type, old) : old;
     const obj = structuredClone(body);
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
@@ -324,7 +326,7 @@ export class ApiOperations {
     const unknownMeta = [...pruneBuiltinTopLevel(scope.groupResource, obj), ...pruneObjectMeta(obj)];
     this.handleUnknownFields(type, type.crd ? [...unknownMeta, ...this.registry.crds.decode(type, obj)] : unknownMeta, opts, warnings);
     if (subresource === 'status') {
-      const merged = structuredClone(old);
+      const merged = structuredClone(oldView);
       merged.apiVersion = next.apiVersion;
       if (next.status === undefined) delete merged.status;
       else merged.status = next.status;
@@ -338,8 +340,8 @@ export class ApiOperations {
       }
       delete m.managedFields;
       if (type.statusSubresource) {
-        if (old.status === undefined) delete next.status;
-        else next.status = old.status;
+        if (oldView.status === undefined) delete next.status;
+        else next.status = structuredClone(oldView.status);
       }
       const finalizerErrors = validateFinalizersWhileDeleting(old.metadata, m);
       if (finalizerErrors.length) throw invalid(type.group, type.kind, name, finalizerErrors);
@@ -350,16 +352,19 @@ export class ApiOperations {
         if (!m.deletionTimestamp) m.finalizers = [...new Set([...(m.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
       } else if (!type.crd) prepareBuiltin(scope.groupResource, next, old);
     }
+    const changesGeneration = (a: JsonObject, b: JsonObject) =>
+      !isDeepStrictEqual(contentOutsideMetadata(a, type.statusSubresource), contentOutsideMetadata(b, type.statusSubresource));
+    let crBump = false;
     if (type.crd) {
       const errors = this.registry.crds.validateForVersion(type, next);
       if (errors.length) throw invalid(type.group, type.kind, name, errors);
+      // the strategy compares in the requested version, old object decoded (read-time defaults applied)
+      crBump = changesGeneration(next, oldView);
       next = this.registry.crds.toStorage(type, next);
     }
     if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, old.status, nowRfc3339());
     if (type.tracksGeneration && subresource !== 'status') {
-      // CRs: compare with the old object as decoded from storage (read-time defaults applied)
-      const oldDecoded = type.crd ? this.registry.crds.decodeStored(type, old) : old;
-      const bump = !isDeepStrictEqual(contentOutsideMetadata(next, type.statusSubresource), contentOutsideMetadata(oldDecoded, type.statusSubresource));
+      const bump = type.crd ? crBump : changesGeneration(next, old);
       next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;

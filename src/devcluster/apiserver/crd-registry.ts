@@ -151,17 +151,22 @@ export class CrdRegistry {
   }
 
   /**
-   * The stored object as the real server holds it in memory after reading it from etcd: pruned and
-   * defaulted by the schema of the version it was stored as (a new object, still in that version).
-   * Updates compare against this for the generation rule, so read-time defaults do not count as
-   * changes.
+   * The "old object" of an UPDATE or PATCH through `type`'s version (a new object).
+   *
+   * apiextensions-apiserver builds one REST storage per served version; its codec decodes from
+   * etcd with decoderVersion = that version (crdConversionRESTOptionsGetter → versioning codec:
+   * schemaCoercingDecoder prunes by the stored version's schema, schemaCoercingConverter converts
+   * and prunes by the requested version's schema, unstructuredDefaulter defaults by it). So the
+   * strategy's `old` (whose status a main-resource write keeps, and which a /status write starts
+   * from) and a patch's base are the stored object as the requested version sees it.
+   * Guarantees: identical to {@link encodeForRead}; a write through a version whose schema lacks a
+   * stored field (e.g. a legacy `status.reconciliationStatus`) re-stores the object without it.
+   * Caveats: only conversion None (apiVersion rewrite). The "nothing changed" check compares the
+   * new storage form with the raw stored object (as GuaranteedUpdate compares encoded bytes), so
+   * even an otherwise empty write through a narrower version re-stores the object, pruned.
    */
-  decodeStored(type: ResourceType, stored: JsonObject): JsonObject {
-    const view = type.crd!;
-    const out = structuredClone(stored);
-    const storedVersion = String(stored.apiVersion ?? '').split('/')[1] ?? view.storageVersion;
-    if (this.knowsVersion(view, storedVersion)) pruneAndDefault(out, this.schemaOf(view, storedVersion));
-    return out;
+  oldObjectFor(type: ResourceType, stored: JsonObject): JsonObject {
+    return this.encodeForRead(type, stored);
   }
 
   /** A stored custom object as seen through `type`'s version (a new object). */
