@@ -175,7 +175,8 @@ export class HttpApiServer {
     const log = () => {
       if (logged) return;
       logged = true;
-      entry.code = entry.code || res.statusCode;
+      // no status line sent (an injected reset, a client gone before the answer): code 0, "no answer"
+      entry.code = entry.code || (res.headersSent ? res.statusCode : 0);
       entry.durationMs = Date.now() - started;
       if (!recordedEarly.value) this.o.requestLog.record(entry);
     };
@@ -286,6 +287,7 @@ export class HttpApiServer {
 
   private fail(req: IncomingMessage, res: ServerResponse, failure: FaultFailure, p: ParsedResourcePath): void {
     if (failure === 'reset') {
+      // the request never reaches ApiOperations: nothing is written; logged with code 0 (no answer)
       req.socket.destroy();
       return;
     }

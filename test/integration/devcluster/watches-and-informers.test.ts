@@ -158,6 +158,29 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.equal(cluster.faults.pending(), 0);
   });
 
+  it('a reset connection never applies the write and is logged with code 0 (no answer)', async () => {
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'rs-1' }, data: { a: '1' } } });
+    const before = await core.readNamespacedConfigMap({ namespace: 'default', name: 'rs-1' });
+    cluster.requestLog.reset();
+    const writes: Array<[string, string, unknown, Record<string, string>?]> = [
+      ['POST', CMS, { metadata: { name: 'rs-2' } }],
+      ['PUT', `${CMS}/rs-1`, { ...before, data: { a: '2' } }],
+      ['PATCH', `${CMS}/rs-1`, { data: { a: '3' } }, { 'Content-Type': 'application/merge-patch+json' }],
+      ['DELETE', `${CMS}/rs-1`, undefined],
+    ];
+    for (const [method, path, body, headers] of writes) {
+      cluster.faults.failNext({ path: CMS }, 'reset');
+      await assert.rejects(raw(cluster.url, method, path, body, headers), `${method} gets no answer`);
+    }
+    const after = await core.readNamespacedConfigMap({ namespace: 'default', name: 'rs-1' });
+    assert.equal(after.metadata!.resourceVersion, before.metadata!.resourceVersion, 'nothing written');
+    assert.deepEqual(after.data, { a: '1' });
+    assert.equal((await raw(cluster.url, 'GET', `${CMS}/rs-2`)).status, 404, 'not created');
+    await eventually(() => cluster.requestLog.entries({ code: 0 }).length === 4, 2000, 'four logged resets');
+    assert.deepEqual(cluster.requestLog.entries({ code: 0 }).map((e) => e.verb), ['create', 'update', 'patch', 'delete']);
+    assert.equal(cluster.requestLog.count({ code: 200 }), 1, 'only the final GET answered 200');
+  });
+
   it('logs every request with verb, resource, subresource, code, bytes and user agent', async () => {
     cluster.requestLog.reset();
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'log-1' } } });
