@@ -1,6 +1,6 @@
 /**
  * InternalState ⇄ the companion ConfigMap `<name>-operator-state` (the user-facing contract,
- * documented key by key in design/README-state-section.md).
+ * documented key by key in README.md, "Operator state").
  *
  * Readability: every value is plain text a user can read in `kubectl get configmap -o yaml`:
  * numbers and enums as they are, specs / pending operation / history as multi-line YAML (never a
