@@ -16,21 +16,11 @@ import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster } from '../../src/devcluster/simulated-cluster.js';
 import { installCrd } from './operator-harness.js';
+import { seededRandom } from '../../src/devcluster/simulation/simulation-random.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GROUP = 'flink.apache.org';
 
-/** mulberry32: a small seeded PRNG, so a failing seed can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface CrashWorld {
   world: SimulatedCluster;

@@ -12,6 +12,8 @@ import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../../../src/api
 import type { DevCluster, FaultFailure, FaultMatch } from '../../../src/devcluster/dev-cluster.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
+import { seededRandom } from '../../../src/devcluster/simulation/simulation-random.js';
+export { seededRandom };
 
 export async function installFlinkCrd(kc: KubeConfig): Promise<void> {
   await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: buildFlinkDeploymentCrd() as unknown as V1CustomResourceDefinition });
@@ -33,17 +35,6 @@ export async function createFlinkDeployment(kc: KubeConfig, namespace: string, n
   })) as FlinkDeploymentV1;
 }
 
-/** A deterministic PRNG (mulberry32) so a failing run can be replayed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Conflicts and server errors: answered by the server, so its request log shows them as failures. */
 export const CONFLICTS_AND_5XX: readonly FaultFailure[] = [{ code: 409 }, { code: 500 }, { code: 503 }];
