@@ -64,6 +64,28 @@ describe('dev cluster: the real kubectl', () => {
     assert.match(after[1][3], /^\d+s$/);
   });
 
+  it('explains FlinkDeployment fields from the published CRD schemas (both versions), and apply still validates on the server', async () => {
+    // runs after the CRDs were applied above
+    const upgradeMode = await k.ok(['explain', 'flinkdeployments.spec.job.upgradeMode']);
+    assert.match(upgradeMode, /KIND:\s+FlinkDeployment/);
+    assert.match(upgradeMode, /VERSION:\s+v1\n/);
+    assert.match(upgradeMode, /FIELD: upgradeMode <string>/);
+    assert.match(upgradeMode.replace(/\s+/g, ' '), /How state is carried across upgrades and suspends: stateless \(default\), savepoint or last-state\./);
+    assert.match(upgradeMode, /ENUM:\s+stateless\s+savepoint\s+last-state/);
+    const top = await k.ok(['explain', 'flinkdeployments']);
+    assert.match(top, /metadata\s+<ObjectMeta>/);
+    assert.match(top, /spec\s+<Object>/);
+    assert.match(await k.ok(['explain', 'flinkdeployments.metadata.finalizers']), /FIELD: finalizers <\[\]string>/);
+    const beta = await k.ok(['explain', 'flinkdeployments.status.jobStatus', '--api-version=flink.apache.org/v1beta1']);
+    assert.match(beta, /VERSION:\s+v1beta1/);
+    const missing = await k.run(['explain', 'flinkdeployments.spec.noSuchField']);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /field "noSuchField" does not exist/);
+    const bad = await k.run(['apply', '-f', '-'], basicExample('explained').replace('spec:', 'spec:\n  noSuchField: 1'));
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /strict decoding error: unknown field "spec.noSuchField"/);
+  });
+
   it('reads a FlinkDeployment through both versions', async () => {
     const beta = JSON.parse(await k.ok(['get', 'flinkdeployments.v1beta1.flink.apache.org', 'basic-example', '-o', 'json']));
     assert.equal(beta.apiVersion, 'flink.apache.org/v1beta1');
