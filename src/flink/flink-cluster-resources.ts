@@ -1,7 +1,10 @@
 /**
- * Every Kubernetes object of one standalone application cluster, rendered together so they agree
- * (same spec, same job id, same restore path): the configuration ConfigMap, the JobManager and
- * TaskManager Deployments, the REST Service and the headless internal Service.
+ * Every Kubernetes object of one application cluster, rendered together so they agree (same spec,
+ * same job id, same restore path): the configuration ConfigMap, the JobManager Deployment, the
+ * TaskManager Deployment (standalone mode only), the REST Service and the headless internal
+ * Service. `spec.mode` selects the mode: `standalone`, or `native` (also when unset, as the Apache
+ * operator); native mode renders no TaskManagers, its JobManager creates TaskManager pods itself
+ * (native-application-cluster.ts, design/009-native-mode.md).
  * The contract the development cluster's simulation reads: /work/briefs/rendered-resources.md.
  *
  * Guarantees: pure and deterministic; the same inputs always give deep-equal objects, so a
@@ -19,7 +22,8 @@ import { buildFlinkConfigMap } from './flink-config-configmap.js';
 import { buildInternalService, buildRestService } from './flink-services.js';
 import { buildJobManagerDeployment } from './jobmanager-deployment.js';
 import { buildTaskManagerDeployment } from './taskmanager-deployment.js';
-import { deploymentKey } from './flink-resource-naming.js';
+import { clusterModeOf, deploymentKey, type ClusterMode } from './flink-resource-naming.js';
+import { buildNativeJobManagerDeployment, nativeFlinkConfiguration, TASK_MANAGER_POD_TEMPLATE_FILE, taskManagerPodTemplateYaml } from './native-application-cluster.js';
 
 export interface FlinkClusterInputs {
   /** The spec being deployed (may differ from deployment.spec, e.g. on rollback). */
@@ -36,9 +40,12 @@ export interface FlinkClusterInputs {
 }
 
 export interface FlinkClusterResources {
+  /** `standalone` or `native` (from `spec.mode`, native when unset). */
+  readonly mode: ClusterMode;
   readonly configMap: V1ConfigMap;
   readonly jobManagerDeployment: V1Deployment;
-  readonly taskManagerDeployment: V1Deployment;
+  /** Standalone only; in native mode the JobManager creates its TaskManager pods. */
+  readonly taskManagerDeployment?: V1Deployment;
   readonly restService: V1Service;
   readonly internalService: V1Service;
 }
@@ -50,12 +57,25 @@ export function buildFlinkClusterResources(deployment: FlinkDeploymentV1, inputs
     ...(inputs.restoreFrom !== undefined ? { restoreFrom: inputs.restoreFrom } : {}),
     ...(inputs.allowNonRestoredState !== undefined ? { allowNonRestoredState: inputs.allowNonRestoredState } : {}),
   };
-  const config = buildFlinkConfiguration({ namespace, name, spec: inputs.spec, jobId: inputs.jobId, ...restoreInputs });
+  const mode = clusterModeOf(inputs.spec);
+  const standaloneConfig = buildFlinkConfiguration({ namespace, name, spec: inputs.spec, jobId: inputs.jobId, ...restoreInputs });
+  const config = mode === 'native' ? nativeFlinkConfiguration(standaloneConfig, inputs.spec) : standaloneConfig;
   const restPort = Number(config['rest.port']);
   if (!Number.isInteger(restPort) || restPort < 1 || restPort > 65535) {
     throw new Error(`spec.flinkConfiguration.rest.port: "${config['rest.port']}" is not a port number`);
   }
+  if (mode === 'native') {
+    const template = taskManagerPodTemplateYaml(inputs.spec);
+    return {
+      mode,
+      configMap: buildFlinkConfigMap(deployment, inputs.spec, config, mode, template !== undefined ? { [TASK_MANAGER_POD_TEMPLATE_FILE]: template } : {}),
+      jobManagerDeployment: buildNativeJobManagerDeployment(deployment, { spec: inputs.spec, generation: inputs.generation, specHash: inputs.specHash, restPort }),
+      restService: buildRestService(deployment, restPort, mode),
+      internalService: buildInternalService(deployment, mode),
+    };
+  }
   return {
+    mode,
     configMap: buildFlinkConfigMap(deployment, inputs.spec, config),
     jobManagerDeployment: buildJobManagerDeployment(deployment, {
       spec: inputs.spec,

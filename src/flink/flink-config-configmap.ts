@@ -5,7 +5,10 @@
  * - `config.yaml`: the effective Flink configuration (flink-config-builder.ts), flat YAML;
  * - `log4j-console.properties`: from `spec.logConfiguration`, else Flink's default console setup;
  * - any other file named in `spec.logConfiguration` (e.g. `logback-console.xml`), verbatim.
- * Labels `app=<name>`, `type=flink-standalone-kubernetes`; owned by the FlinkDeployment.
+ * - (native mode, when the spec has TaskManager pod templates) `taskmanager-pod-template.yaml`: the
+ *   merged TaskManager pod template the JobManager reads (`kubernetes.pod-template-file.taskmanager`).
+ * Labels `app=<name>`, `type=flink-standalone-kubernetes` (native: `flink-native-kubernetes`);
+ * owned by the FlinkDeployment.
  *
  * Caveat: a ConfigMap is read by a Flink process only at its start; changing it does not
  * reconfigure running pods (the operator redeploys for that).
@@ -14,7 +17,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { renderFlinkConfigYaml } from './flink-config-builder.js';
-import { clusterLabels, deploymentKey, FLINK_CONFIG_FILE, flinkConfigMapName, LOG4J_CONSOLE_FILE, ownerReferenceTo } from './flink-resource-naming.js';
+import { clusterLabels, type ClusterMode, deploymentKey, FLINK_CONFIG_FILE, flinkConfigMapName, LOG4J_CONSOLE_FILE, ownerReferenceTo } from './flink-resource-naming.js';
 
 /** Flink's default `log4j-console.properties` (console appender, INFO), shortened. */
 export const DEFAULT_LOG4J_CONSOLE = [
@@ -44,6 +47,8 @@ export function buildFlinkConfigMap(
   deployment: FlinkDeploymentV1,
   spec: FlinkDeploymentSpec,
   config: Readonly<Record<string, string>>,
+  mode: ClusterMode = 'standalone',
+  extraFiles: Readonly<Record<string, string>> = {},
 ): V1ConfigMap {
   const { namespace, name } = deploymentKey(deployment);
   const data: Record<string, string> = {};
@@ -51,6 +56,7 @@ export function buildFlinkConfigMap(
     if (file !== FLINK_CONFIG_FILE) data[file] = content;
   }
   data[LOG4J_CONSOLE_FILE] ??= DEFAULT_LOG4J_CONSOLE;
+  for (const [file, content] of Object.entries(extraFiles)) data[file] = content;
   data[FLINK_CONFIG_FILE] = renderFlinkConfigYaml(config);
   const sorted: Record<string, string> = {};
   for (const key of Object.keys(data).sort()) sorted[key] = data[key]!;
@@ -60,7 +66,7 @@ export function buildFlinkConfigMap(
     metadata: {
       name: flinkConfigMapName(name),
       namespace,
-      labels: clusterLabels(name),
+      labels: clusterLabels(name, mode),
       ownerReferences: [ownerReferenceTo(deployment)],
     },
     data: sorted,

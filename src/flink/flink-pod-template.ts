@@ -23,6 +23,7 @@ import {
   FLINK_CONFIG_VOLUME,
   FLINK_MAIN_CONTAINER,
   flinkConfigMapName,
+  type ClusterMode,
   type FlinkComponent,
 } from './flink-resource-naming.js';
 
@@ -39,6 +40,8 @@ export interface FlinkPodTemplateInputs {
   readonly ports: ReadonlyArray<{ name: string; port: number }>;
   readonly resources?: V1ResourceRequirements;
   readonly startupProbe?: V1Probe;
+  /** Selects the `type` label; default standalone. */
+  readonly mode?: ClusterMode;
 }
 
 /** JobManager startup probe: HTTP GET /config on port `rest` every second until it answers (as the Apache operator). */
@@ -68,7 +71,7 @@ export function buildFlinkPodTemplate(inputs: FlinkPodTemplateInputs): V1PodTemp
   if (inputs.startupProbe !== undefined) container.startupProbe = inputs.startupProbe;
 
   const operatorTemplate: V1PodTemplateSpec = {
-    metadata: { labels: componentLabels(name, component) },
+    metadata: { labels: componentLabels(name, component, inputs.mode ?? 'standalone') },
     spec: {
       ...(spec.serviceAccount !== undefined ? { serviceAccountName: spec.serviceAccount } : {}),
       containers: [container],
@@ -84,7 +87,7 @@ export function buildFlinkPodTemplate(inputs: FlinkPodTemplateInputs): V1PodTemp
 }
 
 /** A user pod template (a Pod) reduced to what a pod template holds: metadata and spec. */
-function withoutApiFields(template: Record<string, unknown> | undefined, field: string): JsonObject | undefined {
+export function withoutApiFields(template: Record<string, unknown> | undefined, field: string): JsonObject | undefined {
   if (template === undefined) return undefined;
   if (typeof template !== 'object' || template === null || Array.isArray(template)) throw new Error(`${field} must be an object (a Pod)`);
   const out: JsonObject = {};

@@ -10,8 +10,22 @@
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
 
-/** `type` label value of standalone-mode objects (native mode would use `flink-native-kubernetes`). */
+/** `type` label value of standalone-mode objects. */
 export const STANDALONE_TYPE_LABEL_VALUE = 'flink-standalone-kubernetes';
+/** `type` label value of native-mode objects (Flink's Constants.LABEL_TYPE_NATIVE_TYPE); TaskManager pods created by the JobManager carry it too. */
+export const NATIVE_TYPE_LABEL_VALUE = 'flink-native-kubernetes';
+
+/** How the cluster runs: `standalone` (the operator renders the TaskManagers) or `native` (the JobManager creates them). */
+export type ClusterMode = 'standalone' | 'native';
+
+/** The mode `spec.mode` selects: `native` when unset, as the Apache operator. */
+export function clusterModeOf(spec: { mode?: string | undefined }): ClusterMode {
+  return spec.mode === 'standalone' ? 'standalone' : 'native';
+}
+
+function typeLabelOf(mode: ClusterMode): string {
+  return mode === 'native' ? NATIVE_TYPE_LABEL_VALUE : STANDALONE_TYPE_LABEL_VALUE;
+}
 
 export type FlinkComponent = 'jobmanager' | 'taskmanager';
 
@@ -63,14 +77,22 @@ export function flinkConfigMapName(name: string): string {
   return `flink-config-${name}`;
 }
 
-/** Labels of every object of the cluster: `app=<name>, type=flink-standalone-kubernetes`. */
-export function clusterLabels(name: string): Record<string, string> {
-  return { app: name, type: STANDALONE_TYPE_LABEL_VALUE };
+/** Labels of every object of the cluster: `app=<name>, type=flink-standalone-kubernetes` (native: `flink-native-kubernetes`). */
+export function clusterLabels(name: string, mode: ClusterMode = 'standalone'): Record<string, string> {
+  return { app: name, type: typeLabelOf(mode) };
 }
 
 /** Labels of one component's Deployment and pods: cluster labels plus `component=<component>`. */
-export function componentLabels(name: string, component: FlinkComponent): Record<string, string> {
-  return { ...clusterLabels(name), component };
+export function componentLabels(name: string, component: FlinkComponent, mode: ClusterMode = 'standalone'): Record<string, string> {
+  return { ...clusterLabels(name, mode), component };
+}
+
+/**
+ * Selector of the native JobManager pods: Flink's KubernetesJobManagerParameters.getSelectors,
+ * i.e. all three labels (`type`, `app`, `component`); the native Services select on it too.
+ */
+export function nativeJobManagerSelector(name: string): Record<string, string> {
+  return componentLabels(name, 'jobmanager', 'native');
 }
 
 /** Selector of one component's pods (`app`, `component`); what Services and Deployments select on. */

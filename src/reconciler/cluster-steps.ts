@@ -80,6 +80,13 @@ export class ClusterSteps {
     // Last-state keeps the job id: the new JobManager recovers that job from Flink's HA metadata.
     // Any other new job must not find the old job's HA metadata.
     const applied = await deps.cluster.apply(objects, { resetHaMetadata: jobId !== state.deployedJobId });
+    if (applied.waitingFor !== undefined) {
+      // Native mode: the previous cluster is still going away; the intent stays, the next pass applies again.
+      deps.log.info({ waitingFor: applied.waitingFor }, 'native redeploy waits for the previous cluster to shut down');
+      pass.outcome.jobManagerStatus = 'DEPLOYING';
+      pass.outcome.job = undefined;
+      return 'progress';
+    }
     if (applied.written.length > 0) {
       deps.events.emit(pass.deployment, 'Normal', 'Submit', `Deploying job ${jobId}` + (restoreFrom ? ` from ${restoreFrom}` : ' without state'));
     }

@@ -9,6 +9,15 @@
  * owned Deployments and Services (a miss falls back to a GET).
  * Caveats: an update uses the live resourceVersion (PUT); a 409 is thrown and the reconcile
  * retried, never forced.
+ *
+ * Native mode (no TaskManager Deployment in the objects; design/009-native-mode.md): the
+ * JobManager creates its own TaskManager pods, and a new JobManager would adopt the pods of the
+ * previous one (Flink recovers "previous attempt" workers by label). So a JobManager Deployment
+ * whose rendering changed is never replaced in place: `apply` deletes it and answers `waitingFor`
+ * until the old JobManager and TaskManager pods are gone (as the Apache operator's
+ * NativeFlinkService deletes the cluster and waits for its shutdown), then creates the new one.
+ * Guarantees: applying again after a crash at any point either waits for the same teardown or
+ * finds the new JobManager already created (same hash): nothing is deleted twice or left behind.
  */
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
@@ -19,9 +28,12 @@ export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
 export const CONFIG_HASH_ANNOTATION = 'flink-operator.io/config-hash';
 
 export interface FlinkClusterObjects {
+  /** Absent = standalone (the rendering of src/flink sets it). */
+  mode?: 'standalone' | 'native';
   configMap: V1ConfigMap;
   jobManagerDeployment: V1Deployment;
-  taskManagerDeployment: V1Deployment;
+  /** Standalone only. */
+  taskManagerDeployment?: V1Deployment;
   restService: V1Service;
   internalService: V1Service;
 }
@@ -51,6 +63,13 @@ export interface HaMetadataSummary {
 export interface ApplyResult {
   /** `Kind/name` of every resource created or updated. */
   written: string[];
+  /** Native mode: what the previous cluster's teardown still waits for; nothing was created yet. Apply again later. */
+  waitingFor?: string;
+}
+
+/** Pods of a native cluster (JobManager and the TaskManagers it created). */
+export function nativeClusterPodSelector(clusterId: string): string {
+  return `app=${clusterId},type=flink-native-kubernetes`;
 }
 
 function hashOf(value: unknown): string {
@@ -83,15 +102,45 @@ export class FlinkClusterApplier {
   async apply(objects: FlinkClusterObjects, options: ApplyOptions = { resetHaMetadata: false }): Promise<ApplyResult> {
     const written: string[] = [];
     const configHash = hashOf(objects.configMap.data);
+    const native = objects.mode === 'native' || objects.taskManagerDeployment === undefined;
+    if (native) {
+      const waitingFor = await this.tearDownStaleNativeCluster(withConfigHash(objects.jobManagerDeployment, configHash));
+      if (waitingFor !== undefined) return { written, waitingFor };
+    }
     if (await this.applyConfigMap(objects.configMap)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
     for (const service of [objects.internalService, objects.restService]) {
       if (await this.applyService(service)) written.push(`Service/${service.metadata?.name}`);
     }
-    if (await this.applyDeployment(withConfigHash(objects.taskManagerDeployment, configHash))) written.push(`Deployment/${objects.taskManagerDeployment.metadata?.name}`);
+    if (objects.taskManagerDeployment && (await this.applyDeployment(withConfigHash(objects.taskManagerDeployment, configHash)))) {
+      written.push(`Deployment/${objects.taskManagerDeployment.metadata?.name}`);
+    }
     const jobManager = withConfigHash(objects.jobManagerDeployment, configHash);
     const beforeWrite = options.resetHaMetadata ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!) : undefined;
     if (await this.applyDeployment(jobManager, beforeWrite)) written.push(`Deployment/${jobManager.metadata?.name}`);
     return { written };
+  }
+
+  /**
+   * Native mode: deletes a live JobManager Deployment whose rendering differs from `desired`
+   * (its TaskManager pods go with it: they are owned by it), and reports what is still to go.
+   * Undefined = nothing of a previous cluster is left (or the live one is already `desired`).
+   */
+  private async tearDownStaleNativeCluster(desired: V1Deployment): Promise<string | undefined> {
+    const namespace = desired.metadata!.namespace!;
+    const name = desired.metadata!.name!;
+    const live = this.deployments.get(namespace, name) ?? (await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name })));
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hashOf(desired)) return undefined;
+    if (live) {
+      try {
+        await this.apps.deleteNamespacedDeployment({ namespace, name, propagationPolicy: 'Background' });
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      return `the previous JobManager Deployment ${namespace}/${name} to be deleted`;
+    }
+    const pods = await this.core.listNamespacedPod({ namespace, labelSelector: nativeClusterPodSelector(name) });
+    if (pods.items.length > 0) return `${pods.items.length} pod(s) of the previous JobManager to terminate (${pods.items.map((p) => p.metadata?.name).sort().join(', ')})`;
+    return undefined;
   }
 
   /** What Flink's HA store holds for the cluster, or undefined when it has no HA ConfigMap. */

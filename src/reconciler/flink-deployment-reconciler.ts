@@ -22,7 +22,8 @@ import { CorruptStateError, ForeignStateError } from '../state/state-errors.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
 import { rebuildStateFromWorld } from '../state/state-rebuild.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { ClusterSteps, restorePathFor, taskManagerDeploymentName, withRunningState } from './cluster-steps.js';
+import { ClusterSteps, deployedSpecOf, restorePathFor, taskManagerDeploymentName, withRunningState } from './cluster-steps.js';
+import { clusterModeOf } from '../flink/flink-resource-naming.js';
 import { deploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
 import { classifyJobManager } from './job-manager-observer.js';
 import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
@@ -151,7 +152,13 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
     const jobManager = d.clusterDeployments.get(namespace, name);
     const taskManager = d.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
-    if (taskManager) pass.outcome.taskManagerReplicas = taskManager.status?.replicas ?? 0;
+    if (taskManager) {
+      pass.outcome.taskManagerReplicas = taskManager.status?.replicas ?? 0;
+    } else if (jobManager && clusterModeOf(deployedSpecOf(pass.state) ?? pass.deployment.spec) === 'native') {
+      // Native mode: the JobManager created its TaskManager pods itself (design/009-native-mode.md).
+      const pods = await d.cluster.listPods(namespace, `app=${name},component=taskmanager`);
+      pass.outcome.taskManagerReplicas = pods.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
+    }
     let observed = classifyJobManager(jobManager, undefined);
     if (observed.status === 'DEPLOYING' && jobManager) {
       observed = classifyJobManager(jobManager, await d.cluster.listPods(namespace, `app=${name},component=jobmanager`));

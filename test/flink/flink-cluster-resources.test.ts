@@ -27,7 +27,7 @@ test('every object has its contract name, labels and a controller owner referenc
   const expected: Array<[string, { metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; ownerReferences?: unknown } }, Record<string, string>]> = [
     ['flink-config-orders', r.configMap, { app: 'orders', type: 'flink-standalone-kubernetes' }],
     ['orders', r.jobManagerDeployment, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'jobmanager' }],
-    ['orders-taskmanager', r.taskManagerDeployment, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'taskmanager' }],
+    ['orders-taskmanager', r.taskManagerDeployment!, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'taskmanager' }],
     ['orders-rest', r.restService, { app: 'orders', type: 'flink-standalone-kubernetes' }],
     ['orders', r.internalService, { app: 'orders', type: 'flink-standalone-kubernetes' }],
   ];
@@ -39,7 +39,7 @@ test('every object has its contract name, labels and a controller owner referenc
   }
   assert.deepEqual(r.jobManagerDeployment.spec?.template.metadata?.labels, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'jobmanager' });
   assert.deepEqual(r.jobManagerDeployment.spec?.selector.matchLabels, { app: 'orders', component: 'jobmanager' });
-  assert.deepEqual(r.taskManagerDeployment.spec?.selector.matchLabels, { app: 'orders', component: 'taskmanager' });
+  assert.deepEqual(r.taskManagerDeployment!.spec?.selector.matchLabels, { app: 'orders', component: 'taskmanager' });
 });
 
 test('a FlinkDeployment without uid cannot be rendered (no owner reference possible)', () => {
@@ -88,7 +88,7 @@ test('JobManager args: --fromSavepoint and --allowNonRestoredState before the pr
 });
 
 test('TaskManager Deployment: args, port and the replicas rule', () => {
-  const tm = buildFlinkClusterResources(deployment, inputs()).taskManagerDeployment;
+  const tm = buildFlinkClusterResources(deployment, inputs()).taskManagerDeployment!;
   const c = mainContainer(tm);
   assert.deepEqual(c.args, ['taskmanager']);
   assert.deepEqual(c.ports, [{ name: 'taskmanager-rpc', containerPort: 6122, protocol: 'TCP' }]);
@@ -133,7 +133,7 @@ test('the spec passed in is rendered, not deployment.spec (rollback renders an o
   const older: FlinkDeploymentSpec = { ...deployment.spec, image: 'flink:1.19', job: { ...deployment.spec.job, parallelism: 6 } };
   const r = buildFlinkClusterResources(deployment, inputs({ spec: older }));
   assert.equal(mainContainer(r.jobManagerDeployment).image, 'flink:1.19');
-  assert.equal(r.taskManagerDeployment.spec?.replicas, 3);
+  assert.equal(r.taskManagerDeployment!.spec?.replicas, 3);
   assert.match(r.configMap.data!['config.yaml']!, /^parallelism\.default: "6"$/m);
 });
 
@@ -171,9 +171,9 @@ test('pod templates: base then component template, the operator decorating flink
   assert.deepEqual(c.resources, { requests: { memory: '2048m', cpu: '1' } });
   assert.deepEqual(template.spec?.volumes?.map((v) => v.name), ['flink-volume', 'flink-config-volume']);
   // The TaskManager gets the base template only, not the JobManager's sidecar.
-  const tm = r.taskManagerDeployment.spec!.template;
+  const tm = r.taskManagerDeployment!.spec!.template;
   assert.deepEqual(tm.spec?.containers.map((x) => x.name), ['flink-main-container']);
-  assert.deepEqual(mainContainer(r.taskManagerDeployment).volumeMounts?.map((m) => m.mountPath), ['/flink-data', '/opt/flink/conf']);
+  assert.deepEqual(mainContainer(r.taskManagerDeployment!).volumeMounts?.map((m) => m.mountPath), ['/flink-data', '/opt/flink/conf']);
 });
 
 test('rendering is deterministic and does not mutate its inputs', () => {
@@ -197,7 +197,7 @@ test('contract: the simulated JobManager reads back the job id, restore path, pa
   assert.equal(launch.settings.savepointDir, 'file:///flink-data/savepoints');
   assert.equal(launch.settings.checkpointDir, 'file:///flink-data/checkpoints');
   assert.equal(launch.settings.highAvailability.clusterId, 'orders');
-  assert.deepEqual(mainContainer(r.taskManagerDeployment).args, ['taskmanager']);
+  assert.deepEqual(mainContainer(r.taskManagerDeployment!).args, ['taskmanager']);
   // Without a restore, nothing to restore from.
   const fresh = buildFlinkClusterResources(deployment, inputs());
   assert.equal(readClusterSettings(parseFlinkConfigYaml(fresh.configMap.data!['config.yaml']!)).savepointPath, null);
