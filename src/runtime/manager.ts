@@ -2,6 +2,7 @@ import { CoordinationV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, t
 import type { Logger } from 'pino';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { ApiClientFactory } from './api-client-factory.js';
+import { reuseConnections } from './connection-reuse.js';
 import { Controller } from './controller.js';
 import { routeEvent } from './event-mapping.js';
 import { EventReason, KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
@@ -93,6 +94,8 @@ export class Manager {
     const config = (this.config = options.config);
     this.logger = options.logger ?? createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
     const metrics = (this.metrics = new OperatorMetrics());
+    // client-node opens a new connection per request otherwise (connection-reuse.ts, design/performance.md)
+    reuseConnections(options.kubeConfig);
     const clients = new ApiClientFactory(options.kubeConfig, (verb, code) => metrics.apiRequests.inc({ verb, code }));
     const informerFor = <T extends KubernetesObject>(resource: WatchedResource<T>, labelSelector?: string) =>
       new Informer<T>({
