@@ -55,6 +55,11 @@ export interface ScaleRun {
     /** transitions/s ÷ (raw writes/s ÷ writes per transition) */
     fractionOfLimit: number;
     reconcileErrors: number;
+    /** API requests per deployment in the burst, by actor */
+    operatorRequestsPerDeployment: number;
+    simulationRequestsPerDeployment: number;
+    /** the simulation's requests per deployment by `verb resource/subresource` */
+    simulationByRequest: Record<string, number>;
     load: PhaseLoad;
   };
   memory: {
@@ -95,6 +100,16 @@ function load(rows: readonly TallyRow[], operatorElu: number, clusterElu: number
     simulationRequestShare: sumRows(rows, (r) => r.actor === 'simulation').n / all,
     operatorRequestShare: sumRows(rows, (r) => r.actor === 'operator').n / all,
   };
+}
+
+function simulationByRequest(rows: readonly TallyRow[], n: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of rows) {
+    if (r.actor !== 'simulation' || r.verb === 'watch') continue;
+    const key = `${r.verb} ${r.resource}${r.subresource ? `/${r.subresource}` : ''}`;
+    out[key] = (out[key] ?? 0) + r.n / n;
+  }
+  return out;
 }
 
 export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
@@ -198,6 +213,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         transitionsPerSecond,
         fractionOfLimit: transitionsPerSecond / (raw.writesPerSecond / writesPerTransition),
         reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
+        operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
+        simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
+        simulationByRequest: simulationByRequest(burstRows, N),
         load: load(burstRows, burstOperator.eventLoopUtilization, burstCluster.eventLoopUtilization),
       },
       memory: {
