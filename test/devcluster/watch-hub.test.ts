@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ObjectStore } from '../../src/devcluster/apiserver/object-store.js';
+import { matchesLabels, parseLabelSelector } from '../../src/devcluster/apiserver/selectors.js';
 import type { Watcher } from '../../src/devcluster/apiserver/watch-hub.js';
 
 function recorder(namespace?: string, encodeCounter = { n: 0 }): Watcher & { lines: string[] } {
@@ -19,6 +20,27 @@ function recorder(namespace?: string, encodeCounter = { n: 0 }): Watcher & { lin
     close: () => undefined,
   };
 }
+
+/** A watcher filtered by a label selector string, as a watch request with ?labelSelector= builds it. */
+function selectorWatcher(selector: string, calls = { n: 0 }): Watcher & { lines: string[] } {
+  const labels = parseLabelSelector(selector);
+  const lines: string[] = [];
+  return {
+    lines,
+    groupResource: '/configmaps',
+    labels,
+    matches: (o) => {
+      calls.n++;
+      return matchesLabels(labels, o.metadata.labels);
+    },
+    encodingKey: 'builtin',
+    encode: (t, o) => `${t} ${o.metadata.name}`,
+    write: (l) => lines.push(l),
+    close: () => undefined,
+  };
+}
+
+const labelled = (name: string, labels: Record<string, string>) => ({ kind: 'ConfigMap', metadata: { name, namespace: 'a', labels } });
 
 const cm = (name: string, ns = 'a', w = 'y') => ({ kind: 'ConfigMap', metadata: { name, namespace: ns, labels: { w } } });
 
@@ -63,6 +85,49 @@ describe('object store and watch hub', () => {
     const again = recorder();
     store.watchHub.subscribe(again, 2);
     assert.deepEqual(again.lines, ['ADDED c2 3', 'ADDED c3 4', 'ADDED c4 5']);
+  });
+
+  it('delivers label-filtered watches exactly their events, including label transitions, whatever the selector form', () => {
+    const store = new ObjectStore(100);
+    const hub = store.watchHub;
+    const a = selectorWatcher('app=a');
+    const b = selectorWatcher('app==b,tier!=db');
+    const inB = selectorWatcher('app in (b)');
+    const aOrB = selectorWatcher('app in (a,b)');
+    const exists = selectorWatcher('app');
+    const all = selectorWatcher('');
+    const constructorKey = selectorWatcher('constructor=x');
+    for (const w of [a, b, inB, aOrB, exists, all, constructorKey]) hub.subscribe(w, undefined);
+    store.put('/configmaps', labelled('m', { app: 'a' }));
+    store.put('/configmaps', labelled('m', { app: 'b' }));
+    store.put('/configmaps', labelled('m', { app: 'b', tier: 'db' }));
+    store.put('/configmaps', labelled('m', {}));
+    store.put('/configmaps', labelled('n', { app: 'b' }));
+    store.remove('/configmaps', 'a', 'n');
+    assert.deepEqual(a.lines, ['ADDED m', 'DELETED m']);
+    assert.deepEqual(b.lines, ['ADDED m', 'DELETED m', 'ADDED n', 'DELETED n']);
+    assert.deepEqual(inB.lines, ['ADDED m', 'MODIFIED m', 'DELETED m', 'ADDED n', 'DELETED n']);
+    assert.deepEqual(aOrB.lines, ['ADDED m', 'MODIFIED m', 'MODIFIED m', 'DELETED m', 'ADDED n', 'DELETED n']);
+    assert.deepEqual(exists.lines, aOrB.lines);
+    assert.deepEqual(all.lines, ['ADDED m', 'MODIFIED m', 'MODIFIED m', 'MODIFIED m', 'ADDED n', 'DELETED n']);
+    assert.deepEqual(constructorKey.lines, [], 'an inherited property is not a label');
+    assert.equal(hub.watcherCount(), 7);
+  });
+
+  it('visits only the label-filtered watchers an event can match, and forgets unsubscribed ones', () => {
+    const store = new ObjectStore(100);
+    const calls = { n: 0 };
+    const watchers = Array.from({ length: 1000 }, (_, i) => selectorWatcher(`app=cm-${i},group=g${i % 10}`, calls));
+    const unsubscribe = watchers.map((w) => store.watchHub.subscribe(w, undefined));
+    for (let i = 0; i < 1000; i++) store.put('/configmaps', labelled(`cm-${i}`, { app: `cm-${i}`, group: `g${i % 10}` }));
+    assert.equal(calls.n, 1000, 'one matches() call per event, not one per watcher');
+    assert.ok(watchers.every((w, i) => w.lines.length === 1 && w.lines[0] === `ADDED cm-${i}`));
+    unsubscribe[7]!();
+    store.put('/configmaps', labelled('cm-7', { app: 'cm-7', group: 'changed' }));
+    assert.deepEqual(watchers[7]!.lines, ['ADDED cm-7']);
+    assert.equal(store.watchHub.watcherCount(), 999);
+    store.watchHub.closeAll();
+    assert.equal(store.watchHub.watcherCount(), 0);
   });
 
   it('indexes dependents by owner uid', () => {

@@ -9,11 +9,18 @@
  *   watchers sharing that encoding: no per-watcher clone or stringify on the hot path.
  * - A watch from resourceVersion N replays every retained event with RV > N, then streams; when an
  *   event the watch would need was already dropped from the bounded history, subscribe throws 410.
+ * - Fan-out cost: watchers that declare an equality label requirement (`labels` with `k=v`) are
+ *   indexed by it, so an event only visits the watchers whose required value the object (or its
+ *   previous state) carries, plus the unindexed ones — not every watcher of the group resource.
+ *   N label-filtered watches and N writes cost O(N), not O(N²). Each watcher still decides with
+ *   its own `matches`; the index only skips watchers that cannot match, so no event is lost.
  * Assumptions: single-threaded (Node); publish is called synchronously from the store's commit,
- * so a subscribe that replays history cannot miss or duplicate an event.
+ * so a subscribe that replays history cannot miss or duplicate an event. A watcher's `labels`
+ * never change after subscribe and are implied by its `matches`.
  * Caveats: the history is per group resource (`watchHistorySize` events each), not global.
  */
 import { gone, type JsonObject } from './errors.js';
+import type { LabelSelector } from './selectors.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -35,6 +42,8 @@ export interface Watcher {
   /** only events of this namespace (undefined: all) */
   namespace?: string;
   matches(obj: JsonObject): boolean;
+  /** the label selector `matches` applies (optional; lets the hub index the watcher) */
+  labels?: LabelSelector;
   /** watchers with the same key share encoded lines */
   encodingKey: string;
   /** one JSON line (without newline) for this event */
@@ -79,8 +88,80 @@ class EventRing {
   }
 }
 
+/**
+ * The watchers of one group resource: every one in `all`; those with an equality label
+ * requirement also under `byLabel[key][value]` (exactly one entry each), the rest in `unindexed`.
+ */
+class WatcherGroup {
+  readonly all = new Set<Watcher>();
+  private readonly unindexed = new Set<Watcher>();
+  private readonly byLabel = new Map<string, Map<string, Set<Watcher>>>();
+
+  add(w: Watcher): void {
+    this.all.add(w);
+    const req = indexRequirement(w.labels);
+    if (!req) {
+      this.unindexed.add(w);
+      return;
+    }
+    let byValue = this.byLabel.get(req.key);
+    if (!byValue) this.byLabel.set(req.key, (byValue = new Map()));
+    let set = byValue.get(req.value);
+    if (!set) byValue.set(req.value, (set = new Set()));
+    set.add(w);
+  }
+
+  delete(w: Watcher): void {
+    if (!this.all.delete(w)) return;
+    const req = indexRequirement(w.labels);
+    if (!req) {
+      this.unindexed.delete(w);
+      return;
+    }
+    const byValue = this.byLabel.get(req.key);
+    const set = byValue?.get(req.value);
+    if (!byValue || !set) return;
+    set.delete(w);
+    if (set.size === 0) byValue.delete(req.value);
+    if (byValue.size === 0) this.byLabel.delete(req.key);
+  }
+
+  /** Each watcher that may match `obj` or `prev`, once (sets under different values are disjoint). */
+  *candidates(obj: JsonObject, prev: JsonObject | undefined): Iterable<Watcher> {
+    yield* this.unindexed;
+    for (const [key, byValue] of this.byLabel) {
+      const now = labelValue(obj, key);
+      if (now !== undefined) {
+        const set = byValue.get(now);
+        if (set) yield* set;
+      }
+      const before = prev ? labelValue(prev, key) : undefined;
+      if (before !== undefined && before !== now) {
+        const set = byValue.get(before);
+        if (set) yield* set;
+      }
+    }
+  }
+}
+
+/** The requirement a watcher is indexed by: its first `k=v` (or single-valued `k in (v)`). */
+function indexRequirement(labels: LabelSelector | undefined): { key: string; value: string } | undefined {
+  for (const r of labels ?? []) {
+    if (r.op === 'eq') return { key: r.key, value: r.value };
+    if (r.op === 'in' && r.values.size === 1) return { key: r.key, value: [...r.values][0]! };
+  }
+  return undefined;
+}
+
+function labelValue(obj: JsonObject, key: string): string | undefined {
+  const labels = obj.metadata?.labels;
+  if (!labels || typeof labels !== 'object' || !Object.prototype.hasOwnProperty.call(labels, key)) return undefined;
+  const v = labels[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
 export class WatchHub {
-  private readonly watchers = new Map<string, Set<Watcher>>();
+  private readonly watchers = new Map<string, WatcherGroup>();
   private readonly history = new Map<string, EventRing>();
 
   constructor(private readonly historySize: number) {}
@@ -92,11 +173,11 @@ export class WatchHub {
       this.history.set(ev.groupResource, ring);
     }
     ring.push(ev);
-    const set = this.watchers.get(ev.groupResource);
-    if (!set || set.size === 0) return;
+    const group = this.watchers.get(ev.groupResource);
+    if (!group || group.all.size === 0) return;
     // the encodings live only for this fan-out: retained history must not pin the encoded lines
     const cache: EncodingCache = new Map();
-    for (const w of set) this.deliver(w, ev, cache);
+    for (const w of group.candidates(ev.obj, ev.prev)) this.deliver(w, ev, cache);
   }
 
   private deliver(w: Watcher, ev: StoreEvent, cache: EncodingCache): void {
@@ -130,14 +211,14 @@ export class WatchHub {
       }
       if (ring) for (const ev of ring.after(fromRv)) this.deliver(w, ev, new Map());
     }
-    let set = this.watchers.get(w.groupResource);
-    if (!set) {
-      set = new Set();
-      this.watchers.set(w.groupResource, set);
+    let group = this.watchers.get(w.groupResource);
+    if (!group) {
+      group = new WatcherGroup();
+      this.watchers.set(w.groupResource, group);
     }
-    set.add(w);
+    group.add(w);
     return () => {
-      set!.delete(w);
+      group!.delete(w);
     };
   }
 
@@ -148,22 +229,24 @@ export class WatchHub {
 
   watcherCount(): number {
     let n = 0;
-    for (const s of this.watchers.values()) n += s.size;
+    for (const g of this.watchers.values()) n += g.all.size;
     return n;
   }
 
   /** Closes every open watch (clients see the stream end and re-watch). */
   closeAll(): void {
-    for (const set of this.watchers.values()) {
-      for (const w of [...set]) w.close();
-      set.clear();
+    for (const group of this.watchers.values()) {
+      for (const w of [...group.all]) {
+        w.close();
+        group.delete(w);
+      }
     }
   }
 
   /** Forgets the history of a group resource (its CRD was deleted). Open watches are closed. */
   dropGroupResource(groupResource: string): void {
-    const set = this.watchers.get(groupResource);
-    if (set) for (const w of [...set]) w.close();
+    const group = this.watchers.get(groupResource);
+    if (group) for (const w of [...group.all]) w.close();
     this.watchers.delete(groupResource);
     this.history.delete(groupResource);
   }
