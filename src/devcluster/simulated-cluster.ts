@@ -2,7 +2,8 @@
  * The development cluster with its simulated node: the emulated API server (dev-cluster.ts) plus
  * the simulation (src/devcluster/simulation/): Deployment and ReplicaSet controllers, a kubelet
  * running every Pod, a simulated Flink JobManager behind every Flink JobManager pod, and the
- * service proxy that routes `/api/v1/namespaces/NS/services/NAME:PORT/proxy/PATH` to it.
+ * service proxy that routes `/api/v1/namespaces/NS/services/NAME:PORT/proxy/PATH` to it. A
+ * native-mode JobManager creates its TaskManager pods through the API server (design/009).
  *
  * The simulation talks to the API server only over HTTP through @kubernetes/client-node (informers
  * + per-key work queues), sending `User-Agent: flink-operator-devcluster-simulation/0.1`.
@@ -98,6 +99,7 @@ export async function startSimulation(cluster: DevCluster, options: SimulationOp
     ha: new KubeHaMetadataStore(core),
     random,
     onError,
+    kube: { core, apps },
     timing: {
       jobStartDelayMs: options.jobStartDelayMs ?? 30,
       savepointDurationMs: options.savepointDurationMs ?? 50,

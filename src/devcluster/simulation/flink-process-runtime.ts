@@ -11,8 +11,13 @@
  * real JobManager exits on an invalid configuration.
  * Assumptions: the FlinkDeployment name is the pod's `app` label (the rendered contract), else
  * `kubernetes.cluster-id`, else the pod name.
+ *
+ * Native application JobManagers (`bash -c "kubernetes-jobmanager.sh kubernetes-application"`,
+ * see jobmanager-launch.ts) additionally run a NativeResourceManager that creates their
+ * TaskManager pods through the API server (`kube` deps; without them no pods are created).
  */
-import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { AppsV1Api, CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
+import { NativeResourceManager } from './native-resource-manager.js';
 import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
 import { buildJobManagerLaunch, parseFlinkArgs } from './jobmanager-launch.js';
 import { parseFlinkConfigYaml } from './flink-configuration.js';
@@ -32,6 +37,8 @@ export interface FlinkProcessRuntimeDeps {
   readonly random: RandomSource;
   readonly timing: JobManagerTiming;
   readonly onError?: (error: unknown, what: string) => void;
+  /** API clients a native JobManager creates its TaskManager pods with. */
+  readonly kube?: { readonly core: CoreV1Api; readonly apps: AppsV1Api };
 }
 
 /** The Flink container of a pod: `flink-main-container`, else the first container. */
@@ -42,14 +49,20 @@ export function flinkContainer(pod: V1Pod): V1Container | undefined {
 
 /** The Flink configuration text mounted at /opt/flink/conf in `container`, or '' when none is mounted. */
 export function mountedFlinkConfig(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): string {
+  const data = mountedConfDirectory(pod, container, configMaps);
+  return data?.['config.yaml'] ?? data?.['flink-conf.yaml'] ?? '';
+}
+
+/** The files of the ConfigMap mounted at /opt/flink/conf in `container` (key = file name), if any. */
+export function mountedConfDirectory(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): Record<string, string> | undefined {
   const mount = container.volumeMounts?.find((m) => m.mountPath.replace(/\/+$/, '') === FLINK_CONF_DIR);
   const volume = mount && pod.spec?.volumes?.find((v) => v.name === mount.name);
-  const data = volume?.configMap?.name ? configMaps.get(volume.configMap.name) : undefined;
-  return data?.['config.yaml'] ?? data?.['flink-conf.yaml'] ?? '';
+  return volume?.configMap?.name ? configMaps.get(volume.configMap.name) : undefined;
 }
 
 export class FlinkProcessRuntime implements ContainerRuntimeHooks {
   private readonly byPodUid = new Map<string, SimulatedJobManager>();
+  private readonly resourceManagers = new Map<string, NativeResourceManager>();
 
   constructor(private readonly deps: FlinkProcessRuntimeDeps) {}
 
@@ -88,6 +101,9 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       });
       this.byPodUid.set(pod.metadata!.uid!, jm);
       await jm.start();
+      if (launch.args.native && launch.args.role === 'application-jobmanager' && this.deps.kube) {
+        this.startResourceManager(pod, launch.config, launch.settings, mountedConfDirectory(pod, container, configMaps) ?? {});
+      }
     } catch (error) {
       this.byPodUid.delete(pod.metadata!.uid!);
       return { ok: false, message: `Flink JobManager failed to start: ${error instanceof Error ? error.message : String(error)}` };
@@ -95,7 +111,34 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
     return { ok: true };
   }
 
+  /** The resource manager of the native JobManager in the pod with this uid, if any. */
+  resourceManagerOf(podUid: string): NativeResourceManager | undefined {
+    return this.resourceManagers.get(podUid);
+  }
+
+  /** Native JobManager: creates its TaskManager pods in the background (errors go to onError, as a JobManager logs them). */
+  private startResourceManager(pod: V1Pod, config: ReadonlyMap<string, string>, settings: { parallelism: number; slotsPerTaskManager: number }, confFiles: Record<string, string>): void {
+    const namespace = pod.metadata!.namespace!;
+    const clusterId = config.get('kubernetes.cluster-id') ?? pod.metadata?.labels?.['app'] ?? pod.metadata!.name!;
+    const templatePath = config.get('kubernetes.pod-template-file.taskmanager');
+    const templateFile = templatePath?.startsWith(`${FLINK_CONF_DIR}/`) ? confFiles[templatePath.slice(FLINK_CONF_DIR.length + 1)] : undefined;
+    const rm = new NativeResourceManager({
+      core: this.deps.kube!.core,
+      apps: this.deps.kube!.apps,
+      namespace,
+      clusterId,
+      config,
+      parallelism: settings.parallelism,
+      slotsPerTaskManager: settings.slotsPerTaskManager,
+      ...(templateFile !== undefined ? { podTemplateYaml: templateFile } : {}),
+    });
+    this.resourceManagers.set(pod.metadata!.uid!, rm);
+    rm.start().catch((error: unknown) => this.deps.onError?.(error, `native resource manager of ${namespace}/${clusterId}`));
+  }
+
   podStopped(pod: PodIdentity): void {
+    this.resourceManagers.get(pod.uid)?.stop();
+    this.resourceManagers.delete(pod.uid);
     const jm = this.byPodUid.get(pod.uid);
     if (!jm) return;
     this.byPodUid.delete(pod.uid);
@@ -103,6 +146,8 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
   }
 
   stopAll(): void {
+    for (const rm of this.resourceManagers.values()) rm.stop();
+    this.resourceManagers.clear();
     for (const jm of this.byPodUid.values()) jm.stop();
     this.byPodUid.clear();
   }

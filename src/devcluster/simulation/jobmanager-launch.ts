@@ -9,6 +9,14 @@
  *                  [-n|--allowNonRestoredState] [-rm|--restoreMode M] [-D key=value | -Dkey=value]...
  *                  [-c|--configDir D] [-r|--webui-port N] [--host H] [program args...]
  * `jobmanager` (session cluster) and `taskmanager` are recognised; anything else is `unknown`.
+ *
+ * Native Kubernetes mode (Flink's CmdJobManagerDecorator / CmdTaskManagerDecorator): the args are
+ * Flink's bash wrapper `["bash", "-c", "kubernetes-jobmanager.sh <target> [entrypoint args]"]`
+ * with target `kubernetes-application` (an application JobManager) or `kubernetes-session`, and
+ * `["bash", "-c", "kubernetes-taskmanager.sh -D... "]` for a TaskManager; `native` is then true.
+ * A native application JobManager has no CLI options for its job: it reads the entry class from
+ * `$internal.application.main` and the program args from `$internal.application.program-args`
+ * (`;`-separated) in its configuration (KubernetesApplicationClusterEntrypoint).
  */
 import { type FlinkClusterSettings, readClusterSettings } from './flink-configuration.js';
 
@@ -16,6 +24,8 @@ export type FlinkProcessRole = 'application-jobmanager' | 'session-jobmanager' |
 
 export interface ParsedFlinkArgs {
   readonly role: FlinkProcessRole;
+  /** Started through Flink's native Kubernetes scripts (kubernetes-jobmanager.sh / kubernetes-taskmanager.sh). */
+  readonly native: boolean;
   readonly jobClassName: string | null;
   readonly jobId: string | null;
   readonly fromSavepoint: string | null;
@@ -43,9 +53,27 @@ const VALUE_OPTIONS: Record<string, 'jobClassName' | 'jobId' | 'fromSavepoint' |
 
 /** Parses a Flink container's args. Throws on an option missing its value, as Flink's parser does. */
 export function parseFlinkArgs(args: readonly string[]): ParsedFlinkArgs {
+  const native = nativeCommandLine(args);
+  if (native) return parseOptions(native.role, native.rest, true);
   const [command, ...rest] = args;
   const role: FlinkProcessRole =
     command === 'standalone-job' ? 'application-jobmanager' : command === 'jobmanager' ? 'session-jobmanager' : command === 'taskmanager' ? 'taskmanager' : 'unknown';
+  return parseOptions(role, rest, false);
+}
+
+/** `bash -c "kubernetes-jobmanager.sh <target> ..."` / `bash -c "kubernetes-taskmanager.sh ..."`: role and the words after the script (and target). */
+function nativeCommandLine(args: readonly string[]): { role: FlinkProcessRole; rest: string[] } | undefined {
+  if (args.length !== 3 || args[0] !== 'bash' || args[1] !== '-c') return undefined;
+  const words = args[2]!.trim().split(/\s+/).filter((w) => w !== '');
+  const script = words[0]?.slice(words[0].lastIndexOf('/') + 1);
+  if (script === 'kubernetes-taskmanager.sh') return { role: 'taskmanager', rest: words.slice(1) };
+  if (script !== 'kubernetes-jobmanager.sh') return undefined;
+  const target = words[1];
+  const role: FlinkProcessRole = target === 'kubernetes-application' ? 'application-jobmanager' : target === 'kubernetes-session' ? 'session-jobmanager' : 'unknown';
+  return { role, rest: words.slice(2) };
+}
+
+function parseOptions(role: FlinkProcessRole, rest: readonly string[], native: boolean): ParsedFlinkArgs {
   const values: Record<string, string | null> = { jobClassName: null, jobId: null, fromSavepoint: null, restoreMode: null };
   const dynamicProperties = new Map<string, string>();
   let allowNonRestoredState = false;
@@ -71,6 +99,7 @@ export function parseFlinkArgs(args: readonly string[]): ParsedFlinkArgs {
   }
   return {
     role,
+    native,
     jobClassName: values.jobClassName ?? null,
     jobId: values.jobId ?? null,
     fromSavepoint: values.fromSavepoint ?? null,
@@ -106,8 +135,16 @@ export function flinkVersionFromImage(image: string | undefined): string {
 
 /** Builds the launch from container args + config map. Throws like a JobManager that fails to start. */
 export function buildJobManagerLaunch(args: readonly string[], configYamlMap: ReadonlyMap<string, string>, image?: string): JobManagerLaunch {
-  const parsed = parseFlinkArgs(args);
+  let parsed = parseFlinkArgs(args);
   const config = new Map(configYamlMap);
+  if (parsed.native && parsed.role === 'application-jobmanager') {
+    const programArgs = configYamlMap.get('$internal.application.program-args');
+    parsed = {
+      ...parsed,
+      jobClassName: parsed.jobClassName ?? configYamlMap.get('$internal.application.main') ?? null,
+      programArgs: programArgs ? programArgs.split(';') : parsed.programArgs,
+    };
+  }
   for (const [k, v] of parsed.dynamicProperties) config.set(k, v);
   if (parsed.jobId !== null) config.set('$internal.pipeline.job-id', parsed.jobId);
   const settings = readClusterSettings(config);

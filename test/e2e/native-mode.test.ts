@@ -1,0 +1,96 @@
+/**
+ * End-to-end: Flink native Kubernetes application mode (design/009-native-mode.md) on the
+ * development cluster. The operator renders the JobManager only; the simulated native JobManager
+ * creates its TaskManager pods through the API server; the status counts them; an upgrade tears
+ * the old cluster down (savepoint first) before the new JobManager starts; deletion removes all.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { V1Pod } from '@kubernetes/client-node';
+import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
+import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
+import { startHarness, type OperatorHarness } from './operator-harness.js';
+
+let h: OperatorHarness;
+before(async () => {
+  h = await startHarness();
+});
+after(async () => {
+  await h?.stop();
+});
+
+const stable = (generation: number) => (d: FlinkDeploymentV1) =>
+  d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING';
+
+async function taskManagerPods(name: string): Promise<V1Pod[]> {
+  const pods = await h.core.listNamespacedPod({ namespace: 'default', labelSelector: `app=${name},component=taskmanager` });
+  return pods.items.filter((p) => !p.metadata?.deletionTimestamp).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+}
+
+async function deploymentExists(name: string): Promise<boolean> {
+  try {
+    await h.apps.readNamespacedDeployment({ namespace: 'default', name });
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 404) return false;
+    throw error;
+  }
+}
+
+test('native mode: the JobManager creates its TaskManager pods, a savepoint upgrade replaces the whole cluster, deletion removes everything', async () => {
+  await h.create(flinkDeployment('native').withSpec({ mode: 'native', job: { parallelism: 3 } }).build());
+  const first = await h.waitFor('native', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 2, 'native STABLE with 2 TaskManagers');
+
+  const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'native' });
+  assert.deepEqual(jm.metadata?.labels, { app: 'native', component: 'jobmanager', type: 'flink-native-kubernetes' });
+  const main = jm.spec?.template.spec?.containers.find((c) => c.name === 'flink-main-container');
+  assert.deepEqual(main?.args, ['bash', '-c', 'kubernetes-jobmanager.sh kubernetes-application ']);
+  assert.equal(await deploymentExists('native-taskmanager'), false, 'no TaskManager Deployment in native mode');
+
+  const pods = await taskManagerPods('native');
+  assert.deepEqual(pods.map((p) => p.metadata?.name), ['native-taskmanager-1-1', 'native-taskmanager-1-2'], 'ceil(3 / 2 slots) TaskManagers');
+  for (const pod of pods) {
+    assert.equal(pod.metadata?.labels?.type, 'flink-native-kubernetes');
+    assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['Deployment', 'native', jm.metadata?.uid]]);
+    assert.equal(pod.spec?.serviceAccountName, 'flink');
+    assert.equal(pod.spec?.containers[0]?.image, 'flink:1.20');
+  }
+  assert.equal(first.status?.taskManager?.labelSelector, 'component=taskmanager,app=native');
+
+  // parallelism change = upgrade (stop with savepoint, new cluster restored from it)
+  await h.patch('native', { spec: { job: { parallelism: 6 } } });
+  const upgraded = await h.waitFor('native', (d) => stable(2)(d) && d.status?.taskManager?.replicas === 3, 'native STABLE on generation 2 with 3 TaskManagers', 20_000);
+  assert.notEqual(upgraded.status?.jobStatus?.jobId, first.status?.jobStatus?.jobId, 'a new job');
+  const lineage = h.world.simulation.lineage('default', 'native');
+  const stopSavepoint = lineage.savepoints.find((s) => s.kind === 'stop-with-savepoint' && s.status === 'COMPLETED');
+  assert.ok(stopSavepoint, 'the old job stopped with a savepoint');
+  assert.equal(lineage.submissions.length, 2);
+  assert.equal(lineage.submissions.at(-1)!.restoredFrom, stopSavepoint.location, 'the new job restored from the upgrade savepoint');
+
+  const newJm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'native' });
+  assert.notEqual(newJm.metadata?.uid, jm.metadata?.uid, 'the JobManager Deployment was re-created, not updated in place');
+  const newPods = await taskManagerPods('native');
+  assert.equal(newPods.length, 3);
+  for (const pod of newPods) assert.equal(pod.metadata?.ownerReferences?.[0]?.uid, newJm.metadata?.uid, `${pod.metadata?.name} belongs to the new JobManager`);
+
+  await h.delete('native');
+  await h.waitUntil(async () => ((await h.get('native')) === undefined ? true : undefined), 'native to be deleted');
+  await h.waitUntil(async () => {
+    const left = await h.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=native' });
+    return left.items.length === 0 && !(await deploymentExists('native')) ? true : undefined;
+  }, 'the JobManager and its TaskManager pods to be gone');
+});
+
+test('a FlinkDeployment without spec.mode runs in native mode', async () => {
+  const d = flinkDeployment('unset').build();
+  delete d.spec.mode;
+  await h.create(d);
+  const deployed = await h.waitFor('unset', (x) => stable(1)(x) && x.status?.taskManager?.replicas === 1, 'unset STABLE with 1 TaskManager');
+  assert.equal(deployed.spec.mode, undefined);
+  const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'unset' });
+  assert.equal(jm.metadata?.labels?.type, 'flink-native-kubernetes');
+  assert.deepEqual((await taskManagerPods('unset')).map((p) => p.metadata?.name), ['unset-taskmanager-1-1'], 'ceil(2 / 2 slots) = 1 TaskManager');
+  assert.equal(await deploymentExists('unset-taskmanager'), false);
+  const config = await h.core.readNamespacedConfigMap({ namespace: 'default', name: 'flink-config-unset' });
+  assert.match(config.data?.['config.yaml'] ?? '', /^execution\.target: "kubernetes-application"$/m);
+});
