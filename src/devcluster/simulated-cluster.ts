@@ -16,6 +16,7 @@ import { FlinkProcessRuntime } from './simulation/flink-process-runtime.js';
 import type { SimulatedJobManager } from './simulation/flink-jobmanager.js';
 import { KubeHaMetadataStore } from './simulation/kube-ha-metadata-store.js';
 import { SimulatedKubelet } from './simulation/kubelet.js';
+import { NATIVE_JOBMANAGER_USER_AGENT } from './simulation/native-resource-manager.js';
 import { PodWarningEvents } from './simulation/pod-warning-events.js';
 import { type LineageRecord, LineageRecorder } from './simulation/lineage-recorder.js';
 import { ReplicaSetController } from './simulation/replicaset-controller.js';
@@ -26,6 +27,7 @@ import { SnapshotStorage, type StoredSnapshot } from './simulation/snapshot-stor
 
 export type { LineageRecord } from './simulation/lineage-recorder.js';
 export { SIMULATION_USER_AGENT } from './simulation/simulation-kube-config.js';
+export { NATIVE_JOBMANAGER_USER_AGENT } from './simulation/native-resource-manager.js';
 export { seededRandom } from './simulation/simulation-random.js';
 export { SIMULATOR_KEYS } from './simulation/flink-configuration.js';
 
@@ -99,7 +101,10 @@ export async function startSimulation(cluster: DevCluster, options: SimulationOp
     ha: new KubeHaMetadataStore(core),
     random,
     onError,
-    kube: { core, apps },
+    kube: (() => {
+      const nativeKc = simulationKubeConfig(cluster.kubeConfig(), NATIVE_JOBMANAGER_USER_AGENT);
+      return { core: nativeKc.makeApiClient(CoreV1Api), apps: nativeKc.makeApiClient(AppsV1Api) };
+    })(),
     timing: {
       jobStartDelayMs: options.jobStartDelayMs ?? 30,
       savepointDurationMs: options.savepointDurationMs ?? 50,

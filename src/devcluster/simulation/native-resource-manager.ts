@@ -32,6 +32,11 @@ import type { AppsV1Api, CoreV1Api, V1Container, V1Pod } from '@kubernetes/clien
 import { parse as parseYaml } from 'yaml';
 
 export const NATIVE_TYPE_LABEL = 'flink-native-kubernetes';
+/**
+ * User-Agent of the requests native JobManagers make (their service account's requests on a real
+ * cluster), so the request log tells them from the rest of the simulation (same prefix).
+ */
+export const NATIVE_JOBMANAGER_USER_AGENT = 'flink-operator-devcluster-simulation/0.1 (native-jobmanager)';
 const MAIN_CONTAINER = 'flink-main-container';
 const CONF_DIR = '/opt/flink/conf';
 const CONFIG_VOLUME = 'flink-config-volume';
