@@ -51,12 +51,19 @@ import {
 
 /** Flink's `kubernetes-jobmanager.sh` target for an application cluster (KubernetesDeploymentTarget.APPLICATION). */
 export const NATIVE_APPLICATION_TARGET = 'kubernetes-application';
+/** The target of a session cluster (`job` unset; KubernetesDeploymentTarget.SESSION). */
+export const NATIVE_SESSION_TARGET = 'kubernetes-session';
+
+/** `kubernetes-application` with a job, `kubernetes-session` without (as the Apache operator's FlinkConfigBuilder). */
+export function nativeTargetOf(spec: FlinkDeploymentSpec): string {
+  return spec.job ? NATIVE_APPLICATION_TARGET : NATIVE_SESSION_TARGET;
+}
 /** File name (in the configuration ConfigMap, so under /opt/flink/conf) of the TaskManager pod template. */
 export const TASK_MANAGER_POD_TEMPLATE_FILE = 'taskmanager-pod-template.yaml';
 
-/** The native JobManager container args: Flink's bash wrapper around `kubernetes-jobmanager.sh kubernetes-application <entrypoint args>`. */
-export function nativeJobManagerArgs(): string[] {
-  return ['bash', '-c', `kubernetes-jobmanager.sh ${NATIVE_APPLICATION_TARGET} `];
+/** The native JobManager container args: Flink's bash wrapper around `kubernetes-jobmanager.sh <target> <entrypoint args>` (entrypoint args empty). */
+export function nativeJobManagerArgs(spec: FlinkDeploymentSpec): string[] {
+  return ['bash', '-c', `kubernetes-jobmanager.sh ${nativeTargetOf(spec)} `];
 }
 
 /** CPU quantity (`2`, `500m`, `0.5`) as Flink's double, or undefined. */
@@ -93,7 +100,7 @@ export function taskManagerPodTemplateYaml(spec: FlinkDeploymentSpec): string | 
 export function nativeFlinkConfiguration(standalone: Readonly<Record<string, string>>, spec: FlinkDeploymentSpec): Record<string, string> {
   const config: Record<string, string> = { ...standalone };
   const user = flattenFlinkConfiguration(spec.flinkConfiguration);
-  config['execution.target'] = NATIVE_APPLICATION_TARGET;
+  config['execution.target'] = nativeTargetOf(spec);
   delete config['pipeline.classpaths'];
   if (spec.job?.jarURI) config['pipeline.jars'] = spec.job.jarURI;
   if (spec.job?.entryClass) config['$internal.application.main'] = spec.job.entryClass;
@@ -137,7 +144,7 @@ export function buildNativeJobManagerDeployment(deployment: FlinkDeploymentV1, i
     spec: inputs.spec,
     component: 'jobmanager',
     mode: 'native',
-    args: nativeJobManagerArgs(),
+    args: nativeJobManagerArgs(inputs.spec),
     ports: [
       { name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port },
       FLINK_PORTS.jobManagerRpc,

@@ -125,3 +125,11 @@ test('the simulated JobManager reads the native rendering as a native applicatio
 test('rendering is deterministic', () => {
   assert.deepEqual(buildFlinkClusterResources(nativeDeployment, inputs()), buildFlinkClusterResources(nativeDeployment, inputs()));
 });
+
+test('a native session cluster (no job) targets kubernetes-session', () => {
+  const session = flinkDeployment('pool').withUid(UID).withoutJob().withSpec({ mode: 'native' }).build();
+  const r = buildFlinkClusterResources(session, inputs(session.spec));
+  assert.deepEqual(main(r.jobManagerDeployment).args, ['bash', '-c', 'kubernetes-jobmanager.sh kubernetes-session ']);
+  assert.equal(configOf(r)['execution.target'], 'kubernetes-session');
+  assert.equal(configOf(r)['pipeline.jars'], undefined);
+});
