@@ -189,7 +189,8 @@ test('a spec edit between read and status write (409) re-reads and completes', a
   const v = builtVariants()[3]!;
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'edited' } }, v.status);
   await lc.custom.patchNamespacedCustomObject(
-    { group: 'flink.apache.org', version: 'v1', namespace: 'default', plural: 'flinkdeployments', name: 'edited', body: [{ op: 'replace', path: '/spec/job/parallelism', value: 7 }] },
+    // through v1beta1: a write through v1 would drop the legacy status (design/002), as on a real server
+    { group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'edited', body: [{ op: 'replace', path: '/spec/job/parallelism', value: 7 }] },
   );
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps); // `stored` has the old resourceVersion
