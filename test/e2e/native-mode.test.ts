@@ -94,3 +94,37 @@ test('a FlinkDeployment without spec.mode runs in native mode', async () => {
   const config = await h.core.readNamespacedConfigMap({ namespace: 'default', name: 'flink-config-unset' });
   assert.match(config.data?.['config.yaml'] ?? '', /^execution\.target: "kubernetes-application"$/m);
 });
+
+test('native last-state upgrade: the new JobManager recovers the same job through HA after the old cluster is gone, with new TaskManagers', async () => {
+  const HA = { 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///flink-data/ha', 'execution.checkpointing.interval': '100 ms' };
+  await h.create(flinkDeployment('nls').withSpec({ mode: 'native', job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  const before = await h.waitFor('nls', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 1, 'nls STABLE');
+  await h.waitUntil(async () => {
+    const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=nls,configmap-type=high-availability' });
+    return ha.items.some((cm) => Object.keys(cm.data ?? {}).some((k) => k.startsWith('completedCheckpoint'))) ? true : undefined;
+  }, 'a checkpoint recorded in the HA metadata');
+  const oldPods = (await taskManagerPods('nls')).map((p) => p.metadata?.uid);
+  await h.patch('nls', { spec: { image: 'flink:1.20.1' } });
+  const after = await h.waitFor('nls', (d) => stable(2)(d) && d.status?.taskManager?.replicas === 1, 'nls STABLE on generation 2', 20_000);
+  const lineage = h.world.simulation.lineage('default', 'nls');
+  assert.equal(lineage.savepoints.length, 0, 'no savepoint');
+  assert.equal(lineage.submissions.at(-1)!.origin, 'ha-recovered');
+  assert.equal(after.status?.jobStatus?.jobId, before.status?.jobStatus?.jobId, 'the same job continues');
+  const pods = await taskManagerPods('nls');
+  assert.ok(pods.every((p) => !oldPods.includes(p.metadata?.uid)), 'no TaskManager of the old image was adopted');
+  assert.ok(pods.every((p) => p.spec?.containers[0]?.image === 'flink:1.20.1'));
+});
+
+test('native suspend removes the JobManager and its TaskManagers; resume restores from the suspend savepoint', async () => {
+  await h.create(flinkDeployment('nsus').withSpec({ mode: 'native' }).build());
+  await h.waitFor('nsus', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 1, 'nsus STABLE');
+  await h.patch('nsus', { spec: { job: { state: 'suspended' } } });
+  await h.waitFor('nsus', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'nsus SUSPENDED');
+  await h.waitUntil(async () => ((await h.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=nsus' })).items.length === 0 ? true : undefined), 'no pods left while suspended');
+  await h.patch('nsus', { spec: { job: { state: 'running' } } });
+  await h.waitFor('nsus', (d) => stable(3)(d) && d.status?.taskManager?.replicas === 1, 'nsus running again');
+  const lineage = h.world.simulation.lineage('default', 'nsus');
+  const suspendSavepoint = lineage.savepoints.find((s) => s.kind === 'stop-with-savepoint');
+  assert.ok(suspendSavepoint);
+  assert.equal(lineage.submissions.at(-1)!.restoredFrom, suspendSavepoint.location);
+});
