@@ -28,6 +28,10 @@ import { specHash } from '../state/state-rebuild.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { FlinkClusterApplier } from './flink-cluster-applier.js';
 import { FlinkDeploymentReconciler } from './flink-deployment-reconciler.js';
+import { PodListThrottle } from './pod-list-throttle.js';
+
+/** How old a pod list (failure reasons) may be; see pod-list-throttle.ts. */
+const POD_LIST_MAX_AGE_MS = 5_000;
 import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
 
 /** A random Flink job id: 32 lowercase hex characters, as Flink's JobID. */
@@ -84,6 +88,11 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         });
   const apps = apiClients.make(AppsV1Api);
   const core = apiClients.make(CoreV1Api);
+  // Pod LISTs scan the namespace: at most one per (namespace, selector) per 5 s (pod-list-throttle.ts).
+  const podLists = new PodListThrottle(
+    async (namespace, labelSelector): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector })).items,
+    Math.max(POD_LIST_MAX_AGE_MS, config.progressCheckIntervalMs),
+  );
   const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services);
 
   const finalizers: FinalizerWriter = {
@@ -127,7 +136,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       deleteDeployments: (namespace, names) => applier.deleteDeployments(namespace, names),
       deleteServicesAndConfig: (namespace, services, configMap) => applier.deleteServicesAndConfig(namespace, services, configMap),
       scaleTaskManagers: (namespace, name, replicas) => applier.scaleDeployment(namespace, `${name}-taskmanager`, replicas),
-      listPods: async (namespace, labelSelector): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector })).items,
+      listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
     flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),
     events: {

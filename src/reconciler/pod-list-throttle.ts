@@ -1,0 +1,61 @@
+import type { V1Pod } from '@kubernetes/client-node';
+
+/**
+ * Bounds how often the reconciler LISTs pods for failure reasons.
+ *
+ * Why: while a JobManager Deployment is DEPLOYING, every progress check of that FlinkDeployment
+ * lists its pods (to report CrashLoopBackOff, ImagePullBackOff...). A label-selector LIST is
+ * answered by scanning the whole namespace (kube-apiserver's watch cache filters every object of
+ * the namespace; so does the dev cluster), so N deploying deployments polled every
+ * `progressCheckInterval` cost O(N²) per interval. Measured with 2,000 deployments created at once
+ * (design/performance.md): the API server spent its time in those LISTs and the deployments never
+ * all became STABLE within 260 s.
+ *
+ * What: the answer for one (namespace, label selector) is reused for `maxAgeMs`; after that the
+ * next call LISTs again. Concurrent calls for the same key share one request.
+ *
+ * Guarantees: a returned list was fetched at most `maxAgeMs` ago (or is being fetched now); a
+ *   failed LIST is not cached (the next call tries again).
+ * Assumptions: pod lists are only used for diagnostics (failure reasons, native-mode TaskManager
+ *   counts), where an answer `maxAgeMs` old is as good as a fresh one.
+ * Caveats: a pod failure reaches the status up to `maxAgeMs` later. Entries older than
+ *   `maxAgeMs` are dropped on the next call, so the map holds only recently polled keys.
+ */
+export class PodListThrottle {
+  private readonly entries = new Map<string, { at: number; pods: Promise<V1Pod[]> }>();
+
+  constructor(
+    private readonly list: (namespace: string, labelSelector: string) => Promise<V1Pod[]>,
+    private readonly maxAgeMs: number,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
+    const now = this.now();
+    this.evictOlderThan(now - this.maxAgeMs);
+    const key = `${namespace}\u0000${labelSelector}`;
+    const cached = this.entries.get(key);
+    if (cached) return cached.pods;
+    const pods = this.list(namespace, labelSelector);
+    this.entries.set(key, { at: now, pods });
+    try {
+      return await pods;
+    } catch (error) {
+      if (this.entries.get(key)?.pods === pods) this.entries.delete(key);
+      throw error;
+    }
+  }
+
+  private evictOlderThan(limit: number): void {
+    // Map iteration is in insertion order, and entries are inserted with increasing `at`.
+    for (const [key, entry] of this.entries) {
+      if (entry.at > limit) break;
+      this.entries.delete(key);
+    }
+  }
+
+  /** Cached keys (for tests). */
+  get size(): number {
+    return this.entries.size;
+  }
+}
