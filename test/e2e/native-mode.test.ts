@@ -6,14 +6,17 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Pod } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type V1ConfigMap, type V1Pod } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startHarness, type OperatorHarness } from './operator-harness.js';
 
 let h: OperatorHarness;
+// TaskManager pods are not watched: their count reaches the status on the next pass, so passes come often here
+const OPERATOR = { reconcileIntervalMs: 500 };
 before(async () => {
-  h = await startHarness();
+  h = await startHarness({ operator: OPERATOR });
 });
 after(async () => {
   await h?.stop();
@@ -25,6 +28,12 @@ const stable = (generation: number) => (d: FlinkDeploymentV1) =>
 async function taskManagerPods(name: string): Promise<V1Pod[]> {
   const pods = await h.core.listNamespacedPod({ namespace: 'default', labelSelector: `app=${name},component=taskmanager` });
   return pods.items.filter((p) => !p.metadata?.deletionTimestamp).sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+}
+
+/** The job id the deploy intent pinned (state ConfigMap key `pendingOperation`), if any. */
+function jobIdToSubmit(cm: V1ConfigMap | undefined): string | undefined {
+  const pending = cm?.data?.pendingOperation;
+  return pending ? (parseYaml(pending) as { jobIdToSubmit?: string }).jobIdToSubmit : undefined;
 }
 
 async function deploymentExists(name: string): Promise<boolean> {
@@ -127,4 +136,39 @@ test('native suspend removes the JobManager and its TaskManagers; resume restore
   const suspendSavepoint = lineage.savepoints.find((s) => s.kind === 'stop-with-savepoint');
   assert.ok(suspendSavepoint);
   assert.equal(lineage.submissions.at(-1)!.restoredFrom, suspendSavepoint.location);
+});
+
+test('operator stopped while a native redeploy waits for the old cluster: no new JobManager before the old pods are gone; resumes without a second savepoint or submission', async () => {
+  await h.create(flinkDeployment('ncrash').withSpec({ mode: 'native' }).build());
+  await h.waitFor('ncrash', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 1, 'ncrash STABLE');
+  const oldJm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'ncrash' });
+  const [oldTm] = await taskManagerPods('ncrash');
+  assert.ok(oldTm);
+  // hold the old TaskManager pod in Terminating, so the teardown lasts until the test lets it go
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  await h.core.patchNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name!, body: { metadata: { finalizers: ['e2e.test/hold'] } } }, mergePatch);
+
+  await h.patch('ncrash', { spec: { image: 'flink:1.20.1' } });
+  const intent = await h.waitUntil(async () => {
+    const cm = await h.stateConfigMap('ncrash');
+    return cm?.data?.reconciliationState === 'UPGRADING' && jobIdToSubmit(cm) && !(await deploymentExists('ncrash')) ? cm : undefined;
+  }, 'the deploy intent recorded and the old JobManager Deployment deleted', 20_000);
+  await h.stopOperator();
+  const held = await h.core.readNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name! });
+  assert.ok(held.metadata?.deletionTimestamp, 'the old TaskManager is terminating');
+  assert.equal(await deploymentExists('ncrash'), false, 'no new JobManager while a pod of the old cluster remains');
+
+  await h.core.patchNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name!, body: { metadata: { finalizers: null } } }, mergePatch);
+  await h.startOperator(OPERATOR);
+  const upgraded = await h.waitFor('ncrash', (d) => stable(2)(d) && d.status?.taskManager?.replicas === 1, 'ncrash STABLE on generation 2', 20_000);
+  const lineage = h.world.simulation.lineage('default', 'ncrash');
+  assert.equal(lineage.savepoints.filter((s) => s.kind === 'stop-with-savepoint').length, 1, 'one upgrade savepoint');
+  assert.equal(lineage.submissions.length, 2, 'one new submission');
+  assert.equal(new Set(lineage.submissions.map((s) => s.jobId)).size, 2, 'no job id submitted twice');
+  assert.equal(upgraded.status?.jobStatus?.jobId, jobIdToSubmit(intent), 'the job id pinned before the stop is the one submitted');
+  assert.equal(lineage.submissions.at(-1)!.restoredFrom, lineage.savepoints.find((s) => s.kind === 'stop-with-savepoint')!.location);
+  const newJm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'ncrash' });
+  assert.notEqual(newJm.metadata?.uid, oldJm.metadata?.uid);
+  const pods = await taskManagerPods('ncrash');
+  assert.deepEqual(pods.map((p) => p.metadata?.ownerReferences?.[0]?.uid), [newJm.metadata?.uid]);
 });
