@@ -112,7 +112,7 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
     d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
   switch (scenario) {
     case 'savepoint-upgrade':
-      return { body: base.build(), change: { spec: { image: 'flink:1.20.1' } }, done: stableAt(2), killWindowMs: 900, expectedSavepoints: 1, expectedSubmissions: 2 };
+      return { body: base.build(), change: { spec: { image: 'flink:1.20.1' } }, done: stableAt(2), killWindowMs: 400, expectedSavepoints: 1, expectedSubmissions: 2 };
     case 'manual-savepoint':
       return {
         body: base.build(),
