@@ -166,6 +166,16 @@ export class BenchWorld {
     };
   }
 
+  /** Starts a CPU profile in both children (BENCH_PROFILE_PHASE, see scale-bench.ts). */
+  async profileStart(): Promise<void> {
+    await Promise.all([this.operator.request('profileStart'), this.cluster.request('profileStart')]);
+  }
+
+  /** Stops both profiles; the paths of the .cpuprofile files (under BENCH_PROFILE_DIR). */
+  async profileStop(): Promise<string[]> {
+    return Promise.all([this.operator.request<string>('profileStop'), this.cluster.request<string>('profileStop')]);
+  }
+
   informerHeapBytes(): Promise<number> {
     return this.operator.request('informerHeap');
   }

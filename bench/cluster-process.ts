@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { seededRandom, startSimulatedCluster } from '../src/devcluster/simulated-cluster.js';
 import { installCrd } from '../test/e2e/operator-harness.js';
 import { RequestTally } from './request-tally.js';
+import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
 
 export interface ClusterProcessOptions {
   kubeconfigPath: string;
@@ -75,6 +76,12 @@ async function main(): Promise<void> {
         return answer(null);
       case 'usage':
         return answer(processUsage());
+      case 'profileStart':
+        void startPhaseProfile().then(() => answer(null));
+        return;
+      case 'profileStop':
+        void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/cluster-${Date.now()}.cpuprofile`).then(answer);
+        return;
       case 'stop':
         void world.stop().then(() => {
           answer(null);

@@ -92,7 +92,7 @@ export class DeploymentDriver {
   async waitUntil(predicate: () => boolean, description: string, timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
-      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description} (observed: ${JSON.stringify([...this.observed].slice(0, 3))}${this.observed.size > 3 ? ', ...' : ''})`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description} (${this.summary()})`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 200);
         this.waiters.push(() => {
@@ -101,6 +101,18 @@ export class DeploymentDriver {
         });
       });
     }
+  }
+
+  /** Counts by lifecycle/job state and a few deployments that are not STABLE (for timeout messages). */
+  summary(): string {
+    const counts = new Map<string, number>();
+    const notStable: string[] = [];
+    for (const [name, d] of this.observed) {
+      const key = `${d.lifecycleState ?? '-'}/${d.jobState ?? '-'}${d.observedGeneration === d.generation ? '' : ` (gen ${d.observedGeneration}/${d.generation})`}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      if (!isStable(d) && notStable.length < 3) notStable.push(`${name}: ${JSON.stringify(d)}`);
+    }
+    return `${[...counts].map(([k, n]) => `${n} ${k}`).join(', ')}; e.g. ${notStable.join('; ') || 'none'}`;
   }
 
   allStable(names: readonly string[]): boolean {

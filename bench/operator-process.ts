@@ -16,6 +16,7 @@ import { makeFlinkDeploymentReconcilerWith, type StateLayout } from '../src/reco
 import { startOperator } from '../src/cli/run-command.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../src/runtime/operator-config.js';
 import { KubeConfig } from '@kubernetes/client-node';
+import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
 
 export interface OperatorProcessOptions {
   kubeconfigPath: string;
@@ -77,6 +78,12 @@ async function main(): Promise<void> {
           const cpu = process.cpuUsage();
           return answer({ cpuSeconds: (cpu.user + cpu.system) / 1e6, eventLoopUtilization: elu });
         }
+        case 'profileStart':
+          void startPhaseProfile().then(() => answer(null));
+          return;
+        case 'profileStop':
+          void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/operator-${Date.now()}.cpuprofile`).then(answer);
+          return;
         case 'stop':
           void handle.shutdown().then(() => {
             answer(null);

@@ -123,7 +123,7 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
   const header = `| figure | ${sizes.map((n) => `${n.toLocaleString('en-US')} deployments`).join(' | ')} | target |`;
   rows.push(header, `|---|${sizes.map(() => '---').join('|')}|---|`);
   const line = (figure: string, f: (r: ScaleRun) => string, target = '') => rows.push(`| ${figure} | ${sizes.map((n) => f(runs[n]!)).join(' | ')} | ${target} |`);
-  line('time until all STABLE', (r) => `${fmt(r.timeToStableMs / 1000, 1)} s`);
+  line('time until all STABLE', (r) => (r.stableInTime ? `${fmt(r.timeToStableMs / 1000, 1)} s` : `not within ${fmt(r.timeToStableMs / 1000, 0)} s: ${fmt(r.stableCount, 0)} of ${r.deployments} STABLE`));
   line('operator heap after settling, beyond the informer objects, per deployment', (r) => formatBytes(r.memory.heapPerDeploymentBytes), '≤ 20 KB');
   line('informer objects, per deployment (heap of a structured clone)', (r) => formatBytes(r.memory.informerHeapPerDeploymentBytes));
   line('operator heap used after settling (after full GC)', (r) => formatBytes(r.memory.heapSettledBytes));
@@ -147,6 +147,7 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
     ['steady state', 'steady'],
     ['churn', 'churn'],
   ] as const) {
+    line(`${phase}: CPU (cores), operator / cluster process`, (r) => `${fmt(r[key].load.operatorCpuFraction, 2)} / ${fmt(r[key].load.clusterCpuFraction, 2)}`);
     line(`${phase}: event-loop utilization, operator / cluster process`, (r) => `${pct(r[key].load.operatorEventLoopUtilization)} / ${pct(r[key].load.clusterEventLoopUtilization)}`);
     line(`${phase}: share of API requests, simulation / operator`, (r) => `${pct(r[key].load.simulationRequestShare)} / ${pct(r[key].load.operatorRequestShare)}`);
   }

@@ -35,6 +35,9 @@ export interface ScaleOptions {
 }
 
 export interface PhaseLoad {
+  /** CPU seconds per wall second of each process in the phase (1 = one core) */
+  operatorCpuFraction: number;
+  clusterCpuFraction: number;
   operatorEventLoopUtilization: number;
   clusterEventLoopUtilization: number;
   /** the simulation's share of all requests the API server answered in the phase */
@@ -46,7 +49,11 @@ export interface PhaseLoad {
 export interface ScaleRun {
   deployments: number;
   raw: RawWriteThroughput;
+  /** until all were STABLE, or until the timeout when `stableInTime` is false */
   timeToStableMs: number;
+  stableInTime: boolean;
+  /** deployments STABLE at the end of the burst window */
+  stableCount: number;
   burst: {
     transitions: number;
     operatorWrites: number;
@@ -92,11 +99,25 @@ export interface ScaleRun {
   };
 }
 
-function load(rows: readonly TallyRow[], operatorElu: number, clusterElu: number): PhaseLoad {
+interface UsageSample {
+  cpuSeconds: number;
+  eventLoopUtilization: number;
+}
+
+/** Starts a phase: resets the ELU windows and notes both processes' CPU seconds. */
+async function phaseStart(world: BenchWorld): Promise<{ operator: UsageSample; cluster: UsageSample; at: number }> {
+  const [operator, cluster] = await Promise.all([world.operatorUsage(), world.clusterUsage()]);
+  return { operator, cluster, at: performance.now() };
+}
+
+function load(rows: readonly TallyRow[], start: { operator: UsageSample; cluster: UsageSample; at: number }, operator: UsageSample, cluster: UsageSample): PhaseLoad {
   const all = sumRows(rows, () => true).n || 1;
+  const seconds = (performance.now() - start.at) / 1000;
   return {
-    operatorEventLoopUtilization: operatorElu,
-    clusterEventLoopUtilization: clusterElu,
+    operatorCpuFraction: (operator.cpuSeconds - start.operator.cpuSeconds) / seconds,
+    clusterCpuFraction: (cluster.cpuSeconds - start.cluster.cpuSeconds) / seconds,
+    operatorEventLoopUtilization: operator.eventLoopUtilization,
+    clusterEventLoopUtilization: cluster.eventLoopUtilization,
     simulationRequestShare: sumRows(rows, (r) => r.actor === 'simulation').n / all,
     operatorRequestShare: sumRows(rows, (r) => r.actor === 'operator').n / all,
   };
@@ -142,12 +163,32 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const names = Array.from({ length: N }, (_, i) => `scale-${String(i).padStart(5, '0')}`);
     const stateBefore = await driver.stateConfigMaps();
     await world.resetTally();
-    await world.operatorUsage();
-    await world.clusterUsage();
+    // BENCH_PROFILE_PHASE=burst|steady|churn: CPU profiles of both processes for that phase (BENCH_PROFILE_DIR)
+    const profiling = process.env.BENCH_PROFILE_PHASE;
+    const profileFor = async (phase: string, body: () => Promise<void>) => {
+      if (profiling !== phase) return body();
+      await world.profileStart();
+      try {
+        await body();
+      } finally {
+        console.error(`[bench] ${phase} profiles: ${(await world.profileStop()).join(', ')}`);
+      }
+    };
+    const burstPhase = await phaseStart(world);
     const burstStart = performance.now();
-    await driver.createAll(names);
-    await driver.waitUntil(() => driver.allStable(names), `${N} deployments STABLE`, 60_000 + 100 * N);
+    let stableInTime = true;
+    await profileFor('burst', async () => {
+      await driver.createAll(names);
+      try {
+        await driver.waitUntil(() => driver.allStable(names), `${N} deployments STABLE`, Number(process.env.BENCH_STABLE_TIMEOUT_MS ?? 60_000 + 60 * N));
+      } catch (error) {
+        // reported as a figure (how many made it), not a crash of the whole benchmark
+        stableInTime = false;
+        console.error(`[bench] ${(error as Error).message}`);
+      }
+    });
     const timeToStableMs = performance.now() - burstStart;
+    const stableCount = names.filter((n) => driver.allStable([n])).length;
     const [burstRows, burstOperator, burstCluster, afterBurst] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
     const stateCreates = (await driver.stateConfigMaps()) - stateBefore;
     const cost = operatorCost(burstRows, stateCreates);
@@ -155,15 +196,45 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const operatorWrites = sumRows(burstRows, (r) => r.actor === 'operator' && r.target !== 'flink-rest' && WRITE_VERBS.has(r.verb)).n;
     const writesPerTransition = operatorWrites / transitions;
     const transitionsPerSecond = transitions / (timeToStableMs / 1000);
+    function failedRun(): ScaleRun {
+      const none: PhaseLoad = { operatorCpuFraction: NaN, clusterCpuFraction: NaN, operatorEventLoopUtilization: NaN, clusterEventLoopUtilization: NaN, simulationRequestShare: NaN, operatorRequestShare: NaN };
+      const tps = transitions / (timeToStableMs / 1000);
+      const wpt = operatorWrites / transitions;
+      return {
+        deployments: N,
+        raw,
+        timeToStableMs,
+        stableInTime,
+        stableCount,
+        burst: {
+          transitions,
+          operatorWrites,
+          writesPerTransition: wpt,
+          transitionsPerSecond: tps,
+          fractionOfLimit: tps / (raw.writesPerSecond / wpt),
+          reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
+          operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
+          simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
+          simulationByRequest: simulationByRequest(burstRows, N),
+          load: load(burstRows, burstPhase, burstOperator, burstCluster),
+        },
+        memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
+        steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
+        churn: { changes: 0, completed: 0, p50Ms: NaN, p99Ms: NaN, maxMs: NaN, load: none },
+      };
+    }
+    if (!stableInTime) {
+      // no steady state to measure: the rest of the run would only measure the backlog
+      return failedRun();
+    }
 
     // ---- steady state
     await sleep(options.settleMs);
     await world.resetTally();
-    await world.operatorUsage();
-    await world.clusterUsage();
+    const steadyPhase = await phaseStart(world);
     const steadyBefore: OperatorMetricsSample = await world.operatorMetrics();
     const steadyStart = performance.now();
-    await sleep(options.reconcileIntervalMs);
+    await profileFor('steady', () => sleep(options.reconcileIntervalMs));
     const steadyWindowMs = performance.now() - steadyStart;
     const [steadyRows, steadyOperator, steadyCluster, steadyAfter] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
     const steadyReconciles = steadyAfter.reconciles - steadyBefore.reconciles;
@@ -176,8 +247,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const random = seededRandom(options.seed + 1);
     const perTick = Math.max(1, Math.round(N / 100));
     await world.resetTally();
-    await world.operatorUsage();
-    await world.clusterUsage();
+    const churnPhase = await phaseStart(world);
     let changes = 0;
     const churnEnd = performance.now() + options.churnMs;
     const inFlight: Promise<void>[] = [];
@@ -206,6 +276,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       deployments: N,
       raw,
       timeToStableMs,
+      stableInTime,
+      stableCount,
       burst: {
         transitions,
         operatorWrites,
@@ -216,7 +288,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
         simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
         simulationByRequest: simulationByRequest(burstRows, N),
-        load: load(burstRows, burstOperator.eventLoopUtilization, burstCluster.eventLoopUtilization),
+        load: load(burstRows, burstPhase, burstOperator, burstCluster),
       },
       memory: {
         heapBaselineBytes: baseline.heapUsedBytes,
@@ -234,7 +306,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         cpuFraction: steadyCpu / (steadyWindowMs / 1000),
         cpuMsPerReconcile: steadyReconciles ? (steadyCpu * 1000) / steadyReconciles : NaN,
         apiRequests: operatorCost(steadyRows).reads + operatorCost(steadyRows).stateWrites + operatorCost(steadyRows).statusWrites + operatorCost(steadyRows).otherWrites,
-        load: load(steadyRows, steadyOperator.eventLoopUtilization, steadyCluster.eventLoopUtilization),
+        load: load(steadyRows, steadyPhase, steadyOperator, steadyCluster),
       },
       churn: {
         changes,
@@ -242,7 +314,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         p50Ms: percentile(latencies, 50),
         p99Ms: percentile(latencies, 99),
         maxMs: percentile(latencies, 100),
-        load: load(churnRows, churnOperator.eventLoopUtilization, churnCluster.eventLoopUtilization),
+        load: load(churnRows, churnPhase, churnOperator, churnCluster),
       },
     };
   } finally {
