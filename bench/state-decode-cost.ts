@@ -1,6 +1,11 @@
-import { encodeStateConfigMap, decodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
-import { emptyInternalState } from '../../src/api/internal-state.js';
-import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
+/**
+ * `npx tsx bench/state-decode-cost.ts`: what one load of a typical state ConfigMap costs when it is
+ * decoded (YAML + schema validation) versus copied from ConfigMapStateStore's decoded-state cache
+ * (structuredClone). The figure behind the cache (design/performance.md).
+ */
+import { encodeStateConfigMap, decodeStateConfigMap } from '../src/state/state-configmap-codec.js';
+import { emptyInternalState } from '../src/api/internal-state.js';
+import { flinkDeployment } from '../src/api/flink-deployment-builder.js';
 const d = flinkDeployment('x').build();
 d.metadata.uid = '1234';
 const state = { ...emptyInternalState(), revision: 7, reconciliationState: 'DEPLOYED', lastReconciledSpec: d.spec, lastStableSpec: d.spec, lastReconciledGeneration: 3, deployedJobId: 'a'.repeat(32),
