@@ -87,7 +87,7 @@ export class ConfigMapStateStore implements StateStore {
   /**
    * Decoded states by ConfigMap object (the informer's or our own write's), so a periodic reconcile
    * of an unchanged deployment does not re-parse the YAML and re-validate the schema each time
-   * (6.6 ms → 0.08 ms per load, design/performance.md).
+   * (about 0.75 ms → 0.02 ms per load on an idle core; bench/state-decode-cost.ts).
    * Guarantees: a hit is a deep copy of the state decoded from that very object at that
    * resourceVersion (callers may mutate what they get). Assumptions: informer and overlay objects
    * are never mutated in place (a new event is a new object). Caveats: a weak map: entries go with
