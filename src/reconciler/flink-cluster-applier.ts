@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import type { ObjectReader } from '../kube/object-reader.js';
-import { isAlreadyExists, isNotFound } from '../kube/api-errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-errors.js';
 
 export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
 export const CONFIG_HASH_ANNOTATION = 'flink-operator.io/config-hash';
@@ -132,9 +132,11 @@ export class FlinkClusterApplier {
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hashOf(desired)) return undefined;
     if (live) {
       try {
-        await this.apps.deleteNamespacedDeployment({ namespace, name, propagationPolicy: 'Background' });
+        // Only the exact object seen (uid precondition): a stale cache entry never deletes a newer Deployment of the same name.
+        const uid = live.metadata?.uid;
+        await this.apps.deleteNamespacedDeployment({ namespace, name, body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) } });
       } catch (error) {
-        if (!isNotFound(error)) throw error;
+        if (!isNotFound(error) && !isConflict(error)) throw error;
       }
       return `the previous JobManager Deployment ${namespace}/${name} to be deleted`;
     }
