@@ -22,6 +22,7 @@ import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
  *   other agent (SOCKS or HTTP(S) proxy agents) is used as client-node made it (no reuse).
  * Caveats: at most MAX_AGENTS option sets are kept; the oldest is destroyed beyond that. Watches
  *   (client-node `Watch`, long-lived) do not go through this path and keep their own connection.
+ *   `applyToHTTPSOptions` (used by the Flink REST client in apiserver-proxy mode) is pooled too.
  */
 const MAX_AGENTS = 8;
 
@@ -84,6 +85,14 @@ export function reuseConnections(kc: KubeConfig): KubeConfig {
     await original(context);
     const fresh = context.getAgent() as PlainAgent | undefined;
     if (fresh) context.setAgent(pool.reusable(fresh));
+  };
+  // Plain `http(s).request` users of the KubeConfig (the Flink REST client through the API server's
+  // service proxy) get a fresh agent from `applyToHTTPSOptions` too: same treatment.
+  const originalHttps = kc.applyToHTTPSOptions.bind(kc);
+  kc.applyToHTTPSOptions = async (opts: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> => {
+    await originalHttps(opts);
+    const fresh = (opts as { agent?: unknown }).agent;
+    if (fresh instanceof http.Agent) (opts as { agent?: unknown }).agent = pool.reusable(fresh as PlainAgent);
   };
   return kc;
 }
