@@ -13,7 +13,7 @@
  * | `execution.target` | `remote` |
  * | `execution.shutdown-on-application-finish` | `false` (the JobManager stays up after the job ends, so the operator can observe it) |
  * | `$internal.pipeline.job-id` | the job id the operator pinned (input) |
- * | `parallelism.default` | `job.parallelism` |
+ * | `parallelism.default` | `taskManager.replicas` × slots when replicas are set (the Apache operator's rule), else `job.parallelism` |
  * | `taskmanager.numberOfTaskSlots` | user value, else `1` (written explicitly) |
  * | `pipeline.classpaths` | `job.jarURI` with `local://` rewritten to `file://` |
  * | `jobmanager.memory.process.size`, `taskmanager.memory.process.size` | from the component resources |
@@ -94,7 +94,10 @@ export function buildFlinkConfiguration(inputs: FlinkConfigInputs): Record<strin
   config['taskmanager.rpc.port'] = String(FLINK_PORTS.taskManagerRpc.port);
   config['rest.port'] = config['rest.port']?.trim() || String(FLINK_PORTS.rest.port);
 
-  if (spec.job?.parallelism !== undefined) config['parallelism.default'] = String(spec.job.parallelism);
+  // As the Apache operator: taskManager.replicas, when set, decides the parallelism (replicas × slots).
+  const replicas = spec.taskManager?.replicas;
+  if (spec.job && replicas !== undefined && replicas > 0) config['parallelism.default'] = String(replicas * taskSlotsOf(config));
+  else if (spec.job?.parallelism !== undefined) config['parallelism.default'] = String(spec.job.parallelism);
   if (spec.job?.jarURI) config['pipeline.classpaths'] = classpathEntryForJar(spec.job.jarURI);
 
   const jm = componentResources(spec.jobManager, 'spec.jobManager');

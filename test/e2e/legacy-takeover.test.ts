@@ -35,7 +35,11 @@ test('a legacy status with no state ConfigMap is migrated by the operator before
   assert.equal(reconciled.job.initialSavepointPath, legacyReconciled.spec.job.initialSavepointPath);
   assert.equal(cm.data!.reconciliationState, 'DEPLOYED');
 
-  const v1beta1 = (await h.custom.getNamespacedCustomObject({ ...params, name: 'green' })) as FlinkDeploymentV1beta1;
+  // The migration writes the ConfigMap first, then the status (design/008): wait for the second write.
+  const v1beta1 = await h.waitUntil(async () => {
+    const d = (await h.custom.getNamespacedCustomObject({ ...params, name: 'green' })) as FlinkDeploymentV1beta1;
+    return d.status?.stateRef ? d : undefined;
+  }, 'the migrated status');
   assert.equal(v1beta1.status?.reconciliationStatus, undefined, 'legacy fields removed from status');
   assert.equal(v1beta1.status?.stateRef?.configMapName, 'green-operator-state');
   assert.equal(v1beta1.status?.jobStatus?.jobId, fixture.status.jobStatus?.jobId, 'user-facing fields kept');

@@ -126,3 +126,9 @@ test('config.yaml rendering: sorted `key: "value"` lines that YAML reads back ex
   assert.equal(renderFlinkConfigYaml({ b: '1', a: '2' }), renderFlinkConfigYaml({ a: '2', b: '1' }));
   assert.equal(renderFlinkConfigYaml({}), '');
 });
+
+test('taskManager.replicas, when set, decides the parallelism (replicas × slots), as in the Apache operator', () => {
+  const withReplicas = build(spec({ taskManager: { replicas: 3 }, job: { parallelism: 2 } }));
+  assert.equal(withReplicas['parallelism.default'], '6', '3 replicas × 2 slots');
+  assert.equal(build(spec({ job: { parallelism: 5 } }))['parallelism.default'], '5');
+});

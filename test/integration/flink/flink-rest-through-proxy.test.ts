@@ -64,7 +64,7 @@ async function deployCluster(kc: KubeConfig, name: string, restore: { restoreFro
   await core.createNamespacedService({ namespace: NAMESPACE, body: r.restService });
   await core.createNamespacedService({ namespace: NAMESPACE, body: r.internalService });
   await apps.createNamespacedDeployment({ namespace: NAMESPACE, body: r.jobManagerDeployment });
-  await apps.createNamespacedDeployment({ namespace: NAMESPACE, body: r.taskManagerDeployment });
+  await apps.createNamespacedDeployment({ namespace: NAMESPACE, body: r.taskManagerDeployment! });
   return created;
 }
 
