@@ -5,7 +5,7 @@
  * Service. `spec.mode` selects the mode: `standalone`, or `native` (also when unset, as the Apache
  * operator); native mode renders no TaskManagers, its JobManager creates TaskManager pods itself
  * (native-application-cluster.ts, design/009-native-mode.md).
- * The contract the development cluster's simulation reads: /work/briefs/rendered-resources.md.
+ * The contract the development cluster's simulation reads: design/003b-simulation.md.
  *
  * Guarantees: pure and deterministic; the same inputs always give deep-equal objects, so a
  * reconciler that crashed after writing some of them can render again and compare.

@@ -4,7 +4,7 @@
  * start).
  *
  * Mirrors the Apache operator's FlinkConfigBuilder for standalone application mode
- * (/work/shared/reference/flink-operator.md §5): the user's flinkConfiguration (flat or nested,
+ * (../shared/reference/flink-operator.md §5): the user's flinkConfiguration (flat or nested,
  * flattened by src/api/flink-configuration.ts), then the keys the operator owns, which win:
  *
  * | key | value |

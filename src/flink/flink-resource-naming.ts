@@ -3,7 +3,7 @@
  * renders for a FlinkDeployment in standalone application mode.
  *
  * The values mirror the Apache Flink operator's standalone mode (see
- * /work/shared/reference/flink-operator.md §5 and /work/briefs/rendered-resources.md), so the
+ * ../shared/reference/flink-operator.md §5 and design/003b-simulation.md), so the
  * simulated kubelet/JobManager of the development cluster, and people used to the Apache operator,
  * find the objects where they expect them.
  */

@@ -1,6 +1,6 @@
 /**
  * The operator's client of one Flink cluster's REST API (the calls of the Apache operator's
- * AbstractFlinkService, see /work/shared/reference/flink-operator.md §5).
+ * AbstractFlinkService, see ../shared/reference/flink-operator.md §5).
  *
  * Guarantees:
  * - Every call has a deadline: `timeouts.requestMs` (default 10 s), `timeouts.cancelMs` for the

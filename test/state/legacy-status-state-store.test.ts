@@ -10,7 +10,7 @@ import { InMemoryFlinkDeploymentClient } from './in-memory-flink-deployment-clie
 
 /** The real capture: an Apache-operator FlinkDeployment (v1beta1) after a savepoint upgrade. */
 function capturedLegacyDeployment(): FlinkDeploymentV1beta1 {
-  const list = YAML.parse(readFileSync('/work/shared/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', 'utf8')) as { items: FlinkDeploymentV1beta1[] };
+  const list = YAML.parse(readFileSync(new URL('../api/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', import.meta.url), 'utf8')) as { items: FlinkDeploymentV1beta1[] };
   return list.items[0]!;
 }
 

@@ -4,7 +4,7 @@
  * Every failure the emulated API server answers is an {@link ApiError}: the HTTP layer turns it into
  * `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",message,reason,details?,code}`.
  * Guarantees: the `code`, `reason` and `message` match the real server's for the cases built here
- * (see /work/shared/reference/kube-api.md §2 "Status errors"); `details.kind` is the plural resource
+ * (see ../shared/reference/kube-api.md §2 "Status errors"); `details.kind` is the plural resource
  * for NotFound/AlreadyExists/Conflict and the Kind for Invalid, as on the real server.
  */
 

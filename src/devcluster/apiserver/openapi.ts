@@ -1,6 +1,6 @@
 /**
  * Minimal OpenAPI documents, just enough for `kubectl apply` with validation on
- * (see /work/shared/reference/kube-api.md §4.3, verified against kubectl 1.20 and 1.32):
+ * (see ../shared/reference/kube-api.md §4.3, verified against kubectl 1.20 and 1.32):
  * - /openapi/v2: the 29-byte gnostic protobuf Document {swagger:"2.0", info{Kubernetes,v1.32.0}};
  *   kubectl skips client-side validation of kinds absent from it.
  * - /openapi/v3: a root listing every served group version, and per group version one PATCH

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +8,7 @@ import { eventually } from './raw-http.js';
 import { widgetCrd } from './widget-crd-fixture.js';
 
 const CRD_DIR = 'crds/';
-const EXAMPLE = '/work/shared/fixtures/example-basic.yaml';
+const EXAMPLE = fileURLToPath(new URL('../../api/fixtures/example-basic.yaml', import.meta.url));
 
 function basicExample(name = 'basic-example'): string {
   return readFileSync(EXAMPLE, 'utf8').replace('name: basic-example', `name: ${name}`);

@@ -1,6 +1,6 @@
 /**
  * Fixture builder: the Kubernetes resources the operator renders for a FlinkDeployment in
- * standalone application mode (the contract in /work/briefs/rendered-resources.md), so the
+ * standalone application mode (the contract in design/003b-simulation.md), so the
  * simulation can be tested without the operator.
  */
 import type { V1ConfigMap, V1Deployment, V1Service } from '@kubernetes/client-node';
