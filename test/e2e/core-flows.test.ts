@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
@@ -161,4 +162,48 @@ test('deleting a FlinkDeployment removes its cluster, its state, and then the ob
   await h.waitUntil(async () => ((await h.stateConfigMap('gone')) === undefined ? true : undefined), 'the state ConfigMap to be garbage-collected');
   const services = await h.core.listNamespacedService({ namespace: 'default', labelSelector: 'app=gone' });
   assert.equal(services.items.length, 0);
+});
+
+test('a deleted state ConfigMap is rebuilt from the running deployment without a redeploy', async () => {
+  await h.create(flinkDeployment('rebuild').build());
+  const running = await h.waitFor('rebuild', stable(1), 'rebuild STABLE');
+  await h.core.deleteNamespacedConfigMap({ namespace: 'default', name: 'rebuild-operator-state' });
+  await h.waitUntil(async () => ((await eventReasons('rebuild')).includes('StateRebuilt') ? true : undefined), 'a StateRebuilt event');
+  const cm = await h.waitUntil(() => h.stateConfigMap('rebuild'), 'the rebuilt ConfigMap');
+  assert.equal(cm.data?.reconciliationState, 'DEPLOYED');
+  assert.equal(cm.data?.deployedJobId, running.status?.jobStatus?.jobId);
+  const after = await h.waitFor('rebuild', (d) => stable(1)(d) && String(d.status?.stateRef?.revision) === cm.data?.revision, 'the status to follow the rebuilt state');
+  assert.equal(after.status?.jobStatus?.jobId, running.status?.jobStatus?.jobId);
+  assert.equal(h.world.simulation.lineage('default', 'rebuild').submissions.length, 1, 'no redeploy');
+});
+
+test('a state ConfigMap owned by someone else is never overwritten; the error is in status', async () => {
+  await h.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'taken-operator-state' }, data: { mine: 'yes' } } });
+  await h.create(flinkDeployment('taken').build());
+  const d = await h.waitFor('taken', (x) => (x.status?.error ?? '').includes('not owned by FlinkDeployment'), 'the ownership error');
+  assert.match(d.status!.error!, /rename or delete it/);
+  const cm = await h.stateConfigMap('taken');
+  assert.deepEqual(cm?.data, { mine: 'yes' }, 'untouched');
+  assert.equal(h.world.simulation.lineage('default', 'taken').submissions.length, 0, 'nothing deployed without state');
+  assert.ok((await eventReasons('taken')).includes('StateError'));
+});
+
+test('a hand-corrupted state ConfigMap stops the deployment with an error naming the key, until it is fixed', async () => {
+  await h.create(flinkDeployment('corrupt').build());
+  await h.waitFor('corrupt', stable(1), 'corrupt STABLE');
+  const cm = (await h.stateConfigMap('corrupt'))!;
+  const good = cm.data!.reconciliationState!;
+  await h.core.patchNamespacedConfigMap(
+    { namespace: 'default', name: 'corrupt-operator-state', body: { data: { reconciliationState: 'SOMETHING' } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  const d = await h.waitFor('corrupt', (x) => (x.status?.error ?? '').includes('reconciliationState'), 'the corruption error');
+  assert.match(d.status!.error!, /fix or delete the ConfigMap/);
+  assert.equal((await h.stateConfigMap('corrupt'))!.data!.reconciliationState, 'SOMETHING', 'not overwritten');
+  await h.core.patchNamespacedConfigMap(
+    { namespace: 'default', name: 'corrupt-operator-state', body: { data: { reconciliationState: good } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await h.waitFor('corrupt', (x) => stable(1)(x) && x.status?.error === undefined, 'recovery once fixed');
+  assert.equal(h.world.simulation.lineage('default', 'corrupt').submissions.length, 1);
 });
