@@ -8,6 +8,7 @@
  *   --sizes a,b,c        FlinkDeployments created at once (default 200,1000,2000)
  *   --churn-seconds S    duration of the 1%/s spec-change phase (default 60)
  *   --seed N             fixed seed of the simulation and of the churn's choices (default 42)
+ *   --parallelism N      the operator's parallelism knob in the scale runs (default 8, its default)
  *   --skip-api-cost, --skip-scale
  *   --out FILE           Markdown file whose results block is replaced (default design/performance.md)
  *   --json FILE          also write every run's raw figures as JSON
@@ -27,6 +28,7 @@ interface CliOptions {
   sizes?: string;
   churnSeconds?: string;
   seed?: string;
+  parallelism?: string;
   skipApiCost?: boolean;
   skipScale?: boolean;
   out?: string;
@@ -44,6 +46,7 @@ async function main(): Promise<void> {
     .option('--sizes <list>')
     .option('--churn-seconds <s>')
     .option('--seed <n>')
+    .option('--parallelism <n>')
     .option('--skip-api-cost')
     .option('--skip-scale')
     .option('--out <file>')
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
     churnMs: Number(o.churnSeconds ?? (quick ? 3 : 60)) * 1000,
     scaleReconcileIntervalMs: quick ? 2_000 : 30_000,
     progressCheckIntervalMs: 200,
-    parallelism: 8,
+    parallelism: Number(o.parallelism ?? 8),
     apiCostReconcileIntervalMs: 1_000,
   };
   const started = Date.now();

@@ -110,9 +110,16 @@ async function phaseStart(world: BenchWorld): Promise<{ operator: UsageSample; c
   return { operator, cluster, at: performance.now() };
 }
 
-function load(rows: readonly TallyRow[], start: { operator: UsageSample; cluster: UsageSample; at: number }, operator: UsageSample, cluster: UsageSample): PhaseLoad {
+/** The end of a phase: its tally and both processes' usage, sampled now. */
+async function phaseEnd(world: BenchWorld): Promise<{ rows: TallyRow[]; operator: UsageSample; cluster: UsageSample; at: number }> {
+  const [rows, operator, cluster] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage()]);
+  return { rows, operator, cluster, at: performance.now() };
+}
+
+function load(rows: readonly TallyRow[], start: { operator: UsageSample; cluster: UsageSample; at: number }, end: { operator: UsageSample; cluster: UsageSample; at: number }): PhaseLoad {
+  const { operator, cluster } = end;
   const all = sumRows(rows, () => true).n || 1;
-  const seconds = (performance.now() - start.at) / 1000;
+  const seconds = (end.at - start.at) / 1000;
   return {
     operatorCpuFraction: (operator.cpuSeconds - start.operator.cpuSeconds) / seconds,
     clusterCpuFraction: (cluster.cpuSeconds - start.cluster.cpuSeconds) / seconds,
@@ -189,7 +196,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     });
     const timeToStableMs = performance.now() - burstStart;
     const stableCount = names.filter((n) => driver.allStable([n])).length;
-    const [burstRows, burstOperator, burstCluster, afterBurst] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
+    const burstEnd = await phaseEnd(world);
+    const burstRows = burstEnd.rows;
+    const afterBurst = await world.operatorMetrics();
     const stateCreates = (await driver.stateConfigMaps()) - stateBefore;
     const cost = operatorCost(burstRows, stateCreates);
     const transitions = cost.stateWrites;
@@ -216,7 +225,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
           operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
           simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
           simulationByRequest: simulationByRequest(burstRows, N),
-          load: load(burstRows, burstPhase, burstOperator, burstCluster),
+          load: load(burstRows, burstPhase, burstEnd),
         },
         memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
@@ -236,7 +245,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const steadyStart = performance.now();
     await profileFor('steady', () => sleep(options.reconcileIntervalMs));
     const steadyWindowMs = performance.now() - steadyStart;
-    const [steadyRows, steadyOperator, steadyCluster, steadyAfter] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.operatorMetrics()]);
+    const steadyEnd = await phaseEnd(world);
+    const steadyRows = steadyEnd.rows;
+    const steadyAfter = await world.operatorMetrics();
     const steadyReconciles = steadyAfter.reconciles - steadyBefore.reconciles;
     const steadyCpu = steadyAfter.cpuSeconds - steadyBefore.cpuSeconds;
 
@@ -252,24 +263,27 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const churnEnd = performance.now() + options.churnMs;
     const inFlight: Promise<void>[] = [];
     const busy = new Set<string>();
-    while (performance.now() < churnEnd) {
-      const tick = performance.now();
-      for (let k = 0; k < perTick; k++) {
-        let name: string;
-        do name = names[Math.floor(random() * N)]!;
-        while (busy.has(name));
-        busy.add(name);
-        changes++;
-        inFlight.push(
-          driver.changeSpec(name).then(() =>
-            driver.waitUntil(() => !driver.isPending(name), `${name} observedGeneration`, 120_000).finally(() => busy.delete(name)),
-          ),
-        );
+    await profileFor('churn', async () => {
+      while (performance.now() < churnEnd) {
+        const tick = performance.now();
+        for (let k = 0; k < perTick; k++) {
+          let name: string;
+          do name = names[Math.floor(random() * N)]!;
+          while (busy.has(name));
+          busy.add(name);
+          changes++;
+          inFlight.push(
+            driver.changeSpec(name).then(() =>
+              driver.waitUntil(() => !driver.isPending(name), `${name} observedGeneration`, 120_000).finally(() => busy.delete(name)),
+            ),
+          );
+        }
+        await sleep(Math.max(0, 1000 - (performance.now() - tick)));
       }
-      await sleep(Math.max(0, 1000 - (performance.now() - tick)));
-    }
-    await Promise.allSettled(inFlight);
-    const [churnRows, churnOperator, churnCluster] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage()]);
+      await Promise.allSettled(inFlight);
+    });
+    const churnEnd2 = await phaseEnd(world);
+    const churnRows = churnEnd2.rows;
     const latencies = driver.latenciesMs;
 
     return {
@@ -288,7 +302,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
         simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
         simulationByRequest: simulationByRequest(burstRows, N),
-        load: load(burstRows, burstPhase, burstOperator, burstCluster),
+        load: load(burstRows, burstPhase, burstEnd),
       },
       memory: {
         heapBaselineBytes: baseline.heapUsedBytes,
@@ -306,7 +320,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         cpuFraction: steadyCpu / (steadyWindowMs / 1000),
         cpuMsPerReconcile: steadyReconciles ? (steadyCpu * 1000) / steadyReconciles : NaN,
         apiRequests: operatorCost(steadyRows).reads + operatorCost(steadyRows).stateWrites + operatorCost(steadyRows).statusWrites + operatorCost(steadyRows).otherWrites,
-        load: load(steadyRows, steadyPhase, steadyOperator, steadyCluster),
+        load: load(steadyRows, steadyPhase, steadyEnd),
       },
       churn: {
         changes,
@@ -314,7 +328,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         p50Ms: percentile(latencies, 50),
         p99Ms: percentile(latencies, 99),
         maxMs: percentile(latencies, 100),
-        load: load(churnRows, churnPhase, churnOperator, churnCluster),
+        load: load(churnRows, churnPhase, churnEnd2),
       },
     };
   } finally {
