@@ -78,8 +78,11 @@ export class ClusterSteps {
       ...(spec.job?.allowNonRestoredState ? { allowNonRestoredState: true } : {}),
     });
     // Last-state keeps the job id: the new JobManager recovers that job from Flink's HA metadata.
-    // Any other new job must not find the old job's HA metadata.
-    const applied = await deps.cluster.apply(objects, { resetHaMetadata: jobId !== state.deployedJobId });
+    // Any other new job must not find the old job's HA metadata. Without HA in the deployed spec the
+    // new JobManager reads no HA metadata, so none is looked for (a leftover from an earlier spec
+    // with HA is deleted by the next deployment that turns HA on again, which gets a new job id).
+    const resetHaMetadata = jobId !== state.deployedJobId && isHighAvailabilityEnabled(flattenFlinkConfiguration(spec.flinkConfiguration));
+    const applied = await deps.cluster.apply(objects, { resetHaMetadata });
     if (applied.waitingFor !== undefined) {
       // Native mode: the previous cluster is still going away; the intent stays, the next pass applies again.
       deps.log.info({ waitingFor: applied.waitingFor }, 'native redeploy waits for the previous cluster to shut down');
