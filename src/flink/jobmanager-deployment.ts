@@ -14,7 +14,7 @@
  * the generation annotation the same way), so it neither deploys twice nor forgets a deploy.
  * Assumption: the caller passes the hash of exactly the spec it renders (src/state computes it).
  */
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1Deployment, V1DeploymentStrategy } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { componentResources } from './flink-container-resources.js';
@@ -59,15 +59,26 @@ export interface JobManagerDeploymentInputs extends JobManagerArgsInputs {
   readonly restPort?: number;
 }
 
-/** The JobManager Deployment for `deployment`, rendering `inputs.spec`. */
-export function buildJobManagerDeployment(deployment: FlinkDeploymentV1, inputs: JobManagerDeploymentInputs): V1Deployment {
+/** What differs between a standalone and a native JobManager Deployment. */
+export interface JobManagerDeploymentShape {
+  readonly mode: 'standalone' | 'native';
+  readonly args: string[];
+  readonly selector: Record<string, string>;
+  /** Standalone replaces its pod with Recreate; Flink's native decorators set no strategy. */
+  readonly strategy?: V1DeploymentStrategy;
+}
+
+/** The JobManager Deployment of either mode: the pod template, labels, annotations and owner shared by both. */
+export function jobManagerDeploymentWith(deployment: FlinkDeploymentV1, inputs: Omit<JobManagerDeploymentInputs, 'restoreFrom' | 'allowNonRestoredState' | 'highAvailability'>, shape: JobManagerDeploymentShape): V1Deployment {
   const { namespace, name } = deploymentKey(deployment);
   const { requirements } = componentResources(inputs.spec.jobManager, 'spec.jobManager');
+  const native = shape.mode === 'native';
   const template = buildFlinkPodTemplate({
     name,
     spec: inputs.spec,
     component: 'jobmanager',
-    args: jobManagerArgs(inputs),
+    ...(native ? { mode: 'native' as const } : {}),
+    args: shape.args,
     ports: [
       { name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port },
       FLINK_PORTS.jobManagerRpc,
@@ -82,7 +93,7 @@ export function buildJobManagerDeployment(deployment: FlinkDeploymentV1, inputs:
     metadata: {
       name: jobManagerDeploymentName(name),
       namespace,
-      labels: componentLabels(name, 'jobmanager'),
+      labels: native ? componentLabels(name, 'jobmanager', 'native') : componentLabels(name, 'jobmanager'),
       annotations: {
         [GENERATION_ANNOTATION]: String(inputs.generation),
         [SPEC_HASH_ANNOTATION]: inputs.specHash,
@@ -91,9 +102,20 @@ export function buildJobManagerDeployment(deployment: FlinkDeploymentV1, inputs:
     },
     spec: {
       replicas: inputs.spec.jobManager?.replicas ?? 1,
-      strategy: { type: 'Recreate' },
-      selector: { matchLabels: componentSelector(name, 'jobmanager') },
+      ...(shape.strategy ? { strategy: shape.strategy } : {}),
+      selector: { matchLabels: shape.selector },
       template,
     },
   };
+}
+
+/** The standalone JobManager Deployment for `deployment`, rendering `inputs.spec`. */
+export function buildJobManagerDeployment(deployment: FlinkDeploymentV1, inputs: JobManagerDeploymentInputs): V1Deployment {
+  const { name } = deploymentKey(deployment);
+  return jobManagerDeploymentWith(deployment, inputs, {
+    mode: 'standalone',
+    args: jobManagerArgs(inputs),
+    selector: componentSelector(name, 'jobmanager'),
+    strategy: { type: 'Recreate' },
+  });
 }

@@ -35,19 +35,10 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { isFlinkVersionAtLeast } from './flink-config-builder.js';
 import { componentResources } from './flink-container-resources.js';
-import { buildFlinkPodTemplate, jobManagerStartupProbe, withoutApiFields } from './flink-pod-template.js';
+import { withoutApiFields } from './flink-pod-template.js';
 import { mergePodTemplates } from './pod-template-merge.js';
-import {
-  componentLabels,
-  deploymentKey,
-  FLINK_CONF_DIR,
-  FLINK_PORTS,
-  GENERATION_ANNOTATION,
-  jobManagerDeploymentName,
-  nativeJobManagerSelector,
-  ownerReferenceTo,
-  SPEC_HASH_ANNOTATION,
-} from './flink-resource-naming.js';
+import { jobManagerDeploymentWith } from './jobmanager-deployment.js';
+import { deploymentKey, FLINK_CONF_DIR, nativeJobManagerSelector } from './flink-resource-naming.js';
 
 /** Flink's `kubernetes-jobmanager.sh` target for an application cluster (KubernetesDeploymentTarget.APPLICATION). */
 export const NATIVE_APPLICATION_TARGET = 'kubernetes-application';
@@ -137,39 +128,6 @@ export interface NativeJobManagerDeploymentInputs {
 
 /** The native JobManager Deployment `<name>` (see the module comment). */
 export function buildNativeJobManagerDeployment(deployment: FlinkDeploymentV1, inputs: NativeJobManagerDeploymentInputs): V1Deployment {
-  const { namespace, name } = deploymentKey(deployment);
-  const { requirements } = componentResources(inputs.spec.jobManager, 'spec.jobManager');
-  const template = buildFlinkPodTemplate({
-    name,
-    spec: inputs.spec,
-    component: 'jobmanager',
-    mode: 'native',
-    args: nativeJobManagerArgs(inputs.spec),
-    ports: [
-      { name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port },
-      FLINK_PORTS.jobManagerRpc,
-      FLINK_PORTS.blobServer,
-    ],
-    ...(requirements !== undefined ? { resources: requirements } : {}),
-    startupProbe: jobManagerStartupProbe(),
-  });
-  return {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: {
-      name: jobManagerDeploymentName(name),
-      namespace,
-      labels: componentLabels(name, 'jobmanager', 'native'),
-      annotations: {
-        [GENERATION_ANNOTATION]: String(inputs.generation),
-        [SPEC_HASH_ANNOTATION]: inputs.specHash,
-      },
-      ownerReferences: [ownerReferenceTo(deployment)],
-    },
-    spec: {
-      replicas: inputs.spec.jobManager?.replicas ?? 1,
-      selector: { matchLabels: nativeJobManagerSelector(name) },
-      template,
-    },
-  };
+  const { name } = deploymentKey(deployment);
+  return jobManagerDeploymentWith(deployment, inputs, { mode: 'native', args: nativeJobManagerArgs(inputs.spec), selector: nativeJobManagerSelector(name) });
 }
