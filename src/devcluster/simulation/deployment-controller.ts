@@ -35,6 +35,7 @@ import {
   replicaSetRevision,
   sameDeploymentStatus,
 } from './deployment-status.js';
+import { UnseenOwnWrites } from './unseen-own-writes.js';
 
 export interface DeploymentControllerDeps {
   readonly apps: AppsV1Api;
@@ -63,6 +64,8 @@ function needsScale(rs: V1ReplicaSet, desired: number): boolean {
 export class DeploymentController {
   private readonly queue: KeyedWorkQueue;
   private readonly rsIndex = new OwnerIndex();
+  /** Deployments this controller wrote (revision annotation, status) whose cache does not show it yet. */
+  private readonly ownWrites = new UnseenOwnWrites();
 
   constructor(private readonly deps: DeploymentControllerDeps) {
     this.queue = new KeyedWorkQueue((key) => this.sync(key), {
@@ -73,6 +76,7 @@ export class DeploymentController {
     });
     deps.deployments.on((type, d) => {
       if (type !== 'delete') this.queue.add(objectKey(d));
+      else this.ownWrites.forget(objectKey(d));
     });
     deps.replicaSets.on((type, rs) => {
       this.rsIndex.observe(type, rs);
@@ -153,18 +157,27 @@ export class DeploymentController {
       await this.cleanupHistory(d, owned, newRS);
     }
 
+    // While the cache still shows the version our previous annotation patch / status write
+    // replaced, the cached annotations and status are stale: writing now would repeat the patch
+    // or send a stale resourceVersion (a sure 409). The watch event of that write requeues this
+    // key; the next sync writes from the fresh object (see unseen-own-writes.ts).
+    // Caveat: the Progressing condition of a just-created ReplicaSet (NewReplicaSetCreated) is then
+    // written by that next sync as FoundNewReplicaSet, as the real controller does after a conflict.
+    const cacheIsBehind = this.ownWrites.cacheIsBehind(key, d.metadata?.resourceVersion);
     let latest = d;
-    if (newRS && d.metadata?.annotations?.[REVISION] !== String(replicaSetRevision(newRS))) {
+    if (!cacheIsBehind && newRS && d.metadata?.annotations?.[REVISION] !== String(replicaSetRevision(newRS))) {
       latest = await this.deps.apps.patchNamespacedDeployment(
         { namespace, name, body: { metadata: { annotations: { [REVISION]: String(replicaSetRevision(newRS)) } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       );
+      this.ownWrites.noteWrite(key, [d.metadata?.resourceVersion]);
     }
 
     const now = new Date();
     const status = computeDeploymentStatus({ deployment: d, replicaSets: owned, newReplicaSet: newRS, createdNewReplicaSet: created, now, scalingOnly });
-    if (!sameDeploymentStatus(d.status, status)) {
+    if (!cacheIsBehind && !sameDeploymentStatus(d.status, status)) {
       await this.deps.apps.replaceNamespacedDeploymentStatus({ namespace, name, body: { ...latest, status } });
+      this.ownWrites.noteWrite(key, [d.metadata?.resourceVersion, latest.metadata?.resourceVersion]);
     }
     const remaining = progressDeadlineRemainingMs(d, status, now);
     return remaining !== null && remaining > 0 ? { requeueAfterMs: remaining + 5 } : undefined;

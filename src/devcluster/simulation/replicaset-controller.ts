@@ -16,6 +16,7 @@ import { OwnerIndex, controllerOf, objectKey, splitKey } from './owner-index.js'
 import type { SimulationInformer } from './simulation-informer.js';
 import { type RandomSource, randomNameSuffix } from './simulation-random.js';
 import { stableJson } from './deployment-status.js';
+import { UnseenOwnWrites } from './unseen-own-writes.js';
 
 export interface ReplicaSetControllerDeps {
   readonly apps: AppsV1Api;
@@ -46,6 +47,8 @@ export class ReplicaSetController {
   private readonly podIndex = new OwnerIndex();
   private readonly expectations = new Map<string, Expectations>();
   private readonly expectationTimeoutMs: number;
+  /** ReplicaSets whose status this controller wrote and whose cache does not show it yet. */
+  private readonly ownStatusWrites = new UnseenOwnWrites();
 
   constructor(private readonly deps: ReplicaSetControllerDeps) {
     this.expectationTimeoutMs = deps.expectationTimeoutMs ?? 30_000;
@@ -56,8 +59,10 @@ export class ReplicaSetController {
       },
     });
     deps.replicaSets.on((type, rs) => {
-      if (type === 'delete') this.expectations.delete(objectKey(rs));
-      else this.queue.add(objectKey(rs));
+      if (type === 'delete') {
+        this.expectations.delete(objectKey(rs));
+        this.ownStatusWrites.forget(objectKey(rs));
+      } else this.queue.add(objectKey(rs));
     });
     deps.pods.on((type, pod) => {
       this.podIndex.observe(type, pod);
@@ -134,8 +139,12 @@ export class ReplicaSetController {
     const current = rs.status ?? { replicas: 0 };
     const comparable = (s: V1ReplicaSetStatus) =>
       stableJson({ r: s.replicas ?? 0, f: s.fullyLabeledReplicas ?? 0, rd: s.readyReplicas ?? 0, a: s.availableReplicas ?? 0, g: s.observedGeneration ?? 0 });
-    if (comparable(current) !== comparable(status)) {
+    // A status write while the cache still shows the version our previous status write replaced
+    // would carry a stale resourceVersion (a sure 409); the watch event of that write requeues
+    // this key and the next sync writes from the fresh object (see unseen-own-writes.ts).
+    if (comparable(current) !== comparable(status) && !this.ownStatusWrites.cacheIsBehind(key, rs.metadata?.resourceVersion)) {
       await this.deps.apps.replaceNamespacedReplicaSetStatus({ namespace, name, body: { ...rs, status } });
+      this.ownStatusWrites.noteWrite(key, [rs.metadata?.resourceVersion]);
     }
   }
 
