@@ -11,14 +11,11 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, isHighAvailabilityEnabled } from '../api/flink-configuration.js';
 import type { InternalState } from '../api/internal-state.js';
 import { taskManagerReplicas } from '../flink/taskmanager-deployment.js';
+import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
+import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
 import type { SnapshotSteps } from './snapshot-steps.js';
 
-const TERMINAL_JOB_STATES = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
-
-export function taskManagerDeploymentName(name: string): string {
-  return `${name}-taskmanager`;
-}
 
 export function withRunningState(spec: FlinkDeploymentSpec): FlinkDeploymentSpec {
   const copy = structuredClone(spec);

@@ -19,10 +19,11 @@ import { emptyInternalState, type InternalState } from '../api/internal-state.js
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
 import { CorruptStateError, ForeignStateError } from '../state/state-errors.js';
-import type { StateUpdateFunction } from '../state/state-store.js';
+import { stateConfigMapName, type StateUpdateFunction } from '../state/state-store.js';
 import { rebuildStateFromWorld } from '../state/state-rebuild.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { ClusterSteps, deployedSpecOf, restorePathFor, taskManagerDeploymentName, withRunningState } from './cluster-steps.js';
+import { ClusterSteps, deployedSpecOf, restorePathFor, withRunningState } from './cluster-steps.js';
+import { flinkConfigMapName, internalServiceName, restServiceName, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { clusterModeOf } from '../flink/flink-resource-naming.js';
 import { deploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
 import { classifyJobManager } from './job-manager-observer.js';
@@ -123,7 +124,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (!jobManager && !deployment.status?.stateRef) return emptyInternalState();
     const rebuilt = rebuildStateFromWorld(deployment, { ...(jobManager ? { jobManagerDeployment: jobManager } : {}), ...(lastSavepoint ? { lastSavepoint } : {}) }, new Date(d.now()));
     const written = await d.store.update(deployment, () => rebuilt.state);
-    d.events.emit(deployment, 'Warning', 'StateRebuilt', `State ConfigMap ${name}-operator-state: ${rebuilt.message}`);
+    d.events.emit(deployment, 'Warning', 'StateRebuilt', `State ConfigMap ${stateConfigMapName(name)}: ${rebuilt.message}`);
     return written;
   }
 
@@ -346,7 +347,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     }
     const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)]);
     if (remaining.length > 0) return pass ? this.deleting(pass, d.timings.progressCheckIntervalMs) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
-    await d.cluster.deleteServicesAndConfig(namespace, [`${name}-rest`, name], `flink-config-${name}`);
+    await d.cluster.deleteServicesAndConfig(namespace, [restServiceName(name), internalServiceName(name)], flinkConfigMapName(name));
     const last = pass?.state.savepointHistory.at(-1);
     d.events.emit(deployment, 'Normal', 'Cleanup', `Flink cluster deleted` + (settings.savepointOnDeletion && last ? `; last savepoint: ${last.location}` : ''));
     await d.finalizers.remove(deployment);

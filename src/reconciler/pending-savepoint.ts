@@ -20,6 +20,7 @@
  */
 import type { PendingSnapshot } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
 
 export type SavepointProgress =
@@ -31,7 +32,6 @@ export type SavepointProgress =
   /** The job is gone or ended without the savepoint. */
   | { kind: 'lost'; reason: string };
 
-const TERMINAL = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
 
 function failureText(cause: { class?: string; 'stack-trace'?: string } | undefined): string {
   if (!cause) return 'unknown cause';
@@ -72,6 +72,6 @@ export async function savepointProgress(api: SavepointStatusApi, pending: Pendin
   const failed = candidates.find((c) => c.status === 'FAILED');
   if (failed) return { kind: 'failed', reason: failed.failure_message ?? 'savepoint failed' };
   if (job.state === 'RUNNING') return { kind: 'not-sent' };
-  if (TERMINAL.has(String(job.state))) return { kind: 'lost', reason: `job ${pending.jobId} ended (${job.state}) without the requested savepoint` };
+  if (TERMINAL_JOB_STATES.has(String(job.state))) return { kind: 'lost', reason: `job ${pending.jobId} ended (${job.state}) without the requested savepoint` };
   return { kind: 'in-progress' };
 }

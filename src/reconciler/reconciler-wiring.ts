@@ -11,6 +11,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy,
 import type { Operation } from 'fast-json-patch';
 import { API_VERSION_V1, API_VERSION_V1BETA1, FLINK_DEPLOYMENT_FINALIZER, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
+import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { flinkRestClientFor } from '../flink/flink-rest-access.js';
 import { KubeConfigMapClient } from '../kube/configmap-client.js';
 import { type FlinkDeploymentClient, KubeFlinkDeploymentClient } from '../kube/flink-deployment-client.js';
@@ -135,7 +136,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       readHaMetadata: (namespace, name) => applier.readHaMetadata(namespace, name),
       deleteDeployments: (namespace, names) => applier.deleteDeployments(namespace, names),
       deleteServicesAndConfig: (namespace, services, configMap) => applier.deleteServicesAndConfig(namespace, services, configMap),
-      scaleTaskManagers: (namespace, name, replicas) => applier.scaleDeployment(namespace, `${name}-taskmanager`, replicas),
+      scaleTaskManagers: (namespace, name, replicas) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
     flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),

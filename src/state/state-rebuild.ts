@@ -21,10 +21,9 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { emptyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 
-/** On rendered resources: the specHash of the spec they were rendered from. */
-export const SPEC_HASH_ANNOTATION = 'flink-operator.io/spec-hash';
-/** On rendered resources: the FlinkDeployment metadata.generation they were rendered from (the Apache operator's name). */
-export const GENERATION_ANNOTATION = 'flinkdeployment.flink.apache.org/generation';
+// The annotations are defined once, with the resources that carry them.
+import { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION } from '../flink/flink-resource-naming.js';
+export { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION };
 
 /** JSON with object keys sorted at every level (arrays keep their order); undefined members dropped. */
 export function canonicalJson(value: unknown): string {
