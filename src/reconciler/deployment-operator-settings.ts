@@ -35,9 +35,17 @@ const PREFIX = 'kubernetes.operator.';
 export function deploymentOperatorSettings(spec: FlinkDeploymentSpec): DeploymentOperatorSettings {
   const flat = flattenFlinkConfiguration(spec.flinkConfiguration);
   const get = (key: string) => flat[PREFIX + key]?.trim() || undefined;
+  // Never throws: an unparsable value is reported by validation (src/api/spec-validation.ts), and
+  // a pass on an invalid spec runs with lastReconciledSpec's settings; here it falls back to the default.
+  // A Quartz cron periodic interval (valid in the Apache operator) is not scheduled: periodic stays off.
   const duration = (key: string, fallback: number | undefined) => {
     const value = get(key);
-    return value === undefined ? fallback : parseFlinkDuration(value);
+    if (value === undefined) return fallback;
+    try {
+      return parseFlinkDuration(value);
+    } catch {
+      return fallback;
+    }
   };
   const bool = (key: string, fallback: boolean) => {
     const value = get(key)?.toLowerCase();

@@ -87,7 +87,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     }
     if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment);
 
-    const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment), settings: deploymentOperatorSettings(deployment.spec) };
+    const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment), settings: deploymentOperatorSettings(state.lastReconciledSpec ?? deployment.spec) };
     await this.observe(pass);
     let result: StepResult;
     try {

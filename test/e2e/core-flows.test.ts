@@ -145,6 +145,15 @@ test('an invalid spec change is reported and the running job is left alone', asy
   assert.equal(fixed.status?.error, undefined);
 });
 
+test('an unparsable operator setting is a validation error, not a failing reconcile', async () => {
+  await h.create(flinkDeployment('badsetting').build());
+  await h.waitFor('badsetting', stable(1), 'badsetting STABLE');
+  await h.patch('badsetting', { spec: { flinkConfiguration: { 'kubernetes.operator.periodic.savepoint.interval': 'every now and then' } } });
+  const d = await h.waitFor('badsetting', (x) => (x.status?.error ?? '').includes('periodic.savepoint.interval'), 'the validation error in status');
+  assert.equal(d.status?.lifecycleState, 'STABLE', 'the last valid spec keeps running');
+  assert.ok((await eventReasons('badsetting')).includes('ValidationError'));
+});
+
 test('a JobManager that cannot start is reported as ERROR with the pod reason', async () => {
   await h.create(flinkDeployment('broken').withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } }).build());
   const d = await h.waitFor('broken', (x) => x.status?.jobManagerDeploymentStatus === 'ERROR', 'the JobManager to be in ERROR');
