@@ -1,8 +1,9 @@
 /**
- * Starts the benchmark's two child processes (cluster-process.ts, operator-process.ts) and talks to
- * them: request/answer over the IPC channel, and the operator's /metrics over HTTP.
+ * Starts the benchmark's child processes (cluster-process.ts, simulation-process.ts unless the
+ * simulation runs inside the cluster process, operator-process.ts) and talks to them:
+ * request/answer over the IPC channel, and the operator's /metrics over HTTP.
  *
- * Guarantees: `stop()` stops both children (gracefully, then SIGKILL after 10 s) and removes the
+ * Guarantees: `stop()` stops every child (gracefully, then SIGKILL after 10 s) and removes the
  * temporary directory; a child that dies early rejects every pending request.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -15,6 +16,7 @@ import { simulationKubeConfig } from '../src/devcluster/simulation/simulation-ku
 import type { StateLayout } from '../src/reconciler/reconciler-wiring.js';
 import type { OperatorConfig } from '../src/runtime/operator-config.js';
 import type { ClusterProcessOptions, ProcessUsage } from './cluster-process.js';
+import type { SimulationProcessOptions } from './simulation-process.js';
 import type { OperatorProcessOptions } from './operator-process.js';
 import { BENCH_DRIVER_USER_AGENT, type TallyRow } from './request-tally.js';
 
@@ -48,12 +50,12 @@ export class IpcChild {
     });
   }
 
-  request<T>(op: string): Promise<T> {
+  request<T>(op: string, arg?: unknown): Promise<T> {
     if (this.exited) return Promise.reject(new Error(`${this.name} has exited`));
     const id = this.nextId++;
     return new Promise<T>((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
-      this.child.send({ id, op });
+      this.child.send({ id, op, arg });
     });
   }
 
@@ -68,11 +70,11 @@ export class IpcChild {
 }
 
 /**
- * `BENCH_CPU_PROF=cluster|operator|both` (and optionally `BENCH_CPU_PROF_DIR`, default ./bench-profiles)
- * runs that child with `--cpu-prof`: .cpuprofile files under DIR/cluster or DIR/operator, for
- * bench/cpu-profile-summary.ts, Chrome DevTools or speedscope.
+ * `BENCH_CPU_PROF=cluster|simulation|operator|both` (both = all; optionally `BENCH_CPU_PROF_DIR`,
+ * default ./bench-profiles) runs that child with `--cpu-prof`: .cpuprofile files under DIR/<child>,
+ * for bench/cpu-profile-summary.ts, Chrome DevTools or speedscope.
  */
-function profilingArgv(which: 'cluster' | 'operator'): string[] {
+function profilingArgv(which: 'cluster' | 'simulation' | 'operator'): string[] {
   const wanted = process.env.BENCH_CPU_PROF;
   if (wanted !== which && wanted !== 'both') return [];
   // one directory per process kind; the main thread's profile is the largest file (tsx's loader thread writes one too)
@@ -91,11 +93,16 @@ export interface OperatorMetricsSample {
   reconcileErrors: number;
 }
 
-/** The cluster process, the operator process and the benchmark's own client (driver) configuration. */
+/** Where the simulated kubelet, controllers and Flink run (see cluster-process.ts). */
+export type SimulationPlacement = 'separate' | 'in-process';
+
+/** The cluster process, the simulation process, the operator process and the benchmark's own client (driver) configuration. */
 export class BenchWorld {
   private constructor(
     readonly dir: string,
     readonly cluster: IpcChild,
+    /** undefined when the simulation runs inside the cluster process */
+    readonly simulation: IpcChild | undefined,
     readonly operator: IpcChild,
     readonly metricsUrl: string,
     readonly driverKubeConfig: KubeConfig,
@@ -106,24 +113,38 @@ export class BenchWorld {
     stateLayout: StateLayout;
     operatorFlags: Partial<Record<keyof OperatorConfig, unknown>>;
     simulation?: Partial<Pick<ClusterProcessOptions, 'podReadyDelayMs' | 'jobStartDelayMs' | 'savepointDurationMs'>>;
+    /** default 'separate' */
+    simulationPlacement?: SimulationPlacement;
   }): Promise<BenchWorld> {
     const dir = mkdtempSync(join(tmpdir(), 'flink-operator-bench-'));
     const kubeconfigPath = join(dir, 'kubeconfig');
-    const clusterOptions: ClusterProcessOptions = { kubeconfigPath, seed: options.seed, podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 50, ...options.simulation };
+    const placement = options.simulationPlacement ?? 'separate';
+    const timing = { seed: options.seed, podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 50, ...options.simulation };
+    const clusterOptions: ClusterProcessOptions = { kubeconfigPath, simulation: placement, ...timing };
     const cluster = new IpcChild('cluster process', forkTs('./cluster-process.ts', [JSON.stringify(clusterOptions)], profilingArgv('cluster')));
-    await cluster.ready;
-    const operatorOptions: OperatorProcessOptions = { kubeconfigPath, stateLayout: options.stateLayout, flags: options.operatorFlags };
-    const operator = new IpcChild('operator process', forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]));
-    let ready: Record<string, unknown>;
+    const started: IpcChild[] = [cluster];
     try {
-      ready = await operator.ready;
+      await cluster.ready;
+      let simulation: IpcChild | undefined;
+      if (placement === 'separate') {
+        const simulationOptions: SimulationProcessOptions = { kubeconfigPath, ...timing };
+        simulation = new IpcChild('simulation process', forkTs('./simulation-process.ts', [JSON.stringify(simulationOptions)], profilingArgv('simulation')));
+        started.unshift(simulation);
+        const { proxyUrl } = await simulation.ready;
+        await cluster.request('proxyTo', proxyUrl);
+      }
+      const operatorOptions: OperatorProcessOptions = { kubeconfigPath, stateLayout: options.stateLayout, flags: options.operatorFlags };
+      const operator = new IpcChild('operator process', forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]));
+      started.unshift(operator);
+      const ready = await operator.ready;
+      const base = new KubeConfig();
+      base.loadFromFile(kubeconfigPath);
+      return new BenchWorld(dir, cluster, simulation, operator, `http://127.0.0.1:${ready.httpPort as number}/metrics`, simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT));
     } catch (error) {
-      await cluster.stop();
+      for (const child of started) await child.stop();
+      rmSync(dir, { recursive: true, force: true });
       throw error;
     }
-    const base = new KubeConfig();
-    base.loadFromFile(kubeconfigPath);
-    return new BenchWorld(dir, cluster, operator, `http://127.0.0.1:${ready.httpPort as number}/metrics`, simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT));
   }
 
   tally(): Promise<TallyRow[]> {
@@ -136,6 +157,11 @@ export class BenchWorld {
 
   clusterUsage(): Promise<ProcessUsage> {
     return this.cluster.request('usage');
+  }
+
+  /** The simulation process's usage; undefined when the simulation runs inside the cluster process. */
+  async simulationUsage(): Promise<ProcessUsage | undefined> {
+    return this.simulation?.request<ProcessUsage>('usage');
   }
 
   operatorUsage(): Promise<{ cpuSeconds: number; eventLoopUtilization: number }> {
@@ -166,14 +192,18 @@ export class BenchWorld {
     };
   }
 
-  /** Starts a CPU profile in both children (BENCH_PROFILE_PHASE, see scale-bench.ts). */
-  async profileStart(): Promise<void> {
-    await Promise.all([this.operator.request('profileStart'), this.cluster.request('profileStart')]);
+  private children(): IpcChild[] {
+    return [this.operator, this.cluster, ...(this.simulation ? [this.simulation] : [])];
   }
 
-  /** Stops both profiles; the paths of the .cpuprofile files (under BENCH_PROFILE_DIR). */
+  /** Starts a CPU profile in every child (BENCH_PROFILE_PHASE, see scale-bench.ts). */
+  async profileStart(): Promise<void> {
+    await Promise.all(this.children().map((c) => c.request('profileStart')));
+  }
+
+  /** Stops the profiles; the paths of the .cpuprofile files (under BENCH_PROFILE_DIR). */
   async profileStop(): Promise<string[]> {
-    return Promise.all([this.operator.request<string>('profileStop'), this.cluster.request<string>('profileStop')]);
+    return Promise.all(this.children().map((c) => c.request<string>('profileStop')));
   }
 
   informerHeapBytes(): Promise<number> {
@@ -182,6 +212,7 @@ export class BenchWorld {
 
   async stop(): Promise<void> {
     await this.operator.stop();
+    await this.simulation?.stop();
     await this.cluster.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }

@@ -1,62 +1,52 @@
 /**
- * The benchmark's cluster process: the development cluster with its simulated kubelet and Flink
- * (`startSimulatedCluster`, which must share the API server's process because the simulation is the
- * cluster's service proxy), the FlinkDeployment CRD installed, and a request tally.
+ * The benchmark's cluster process: the development cluster (emulated API server) with the
+ * FlinkDeployment CRD installed and a request tally. The simulated kubelet, controllers and Flink
+ * run either in a process of their own (simulation-process.ts, the default: as on a real cluster,
+ * where kubelet and controller manager are not the API server's process) or, with
+ * `simulation: 'in-process'`, inside this one (`startSimulatedCluster`, the layout of the tests and
+ * the demo).
  *
  * Started by bench-processes.ts with `fork` (IPC channel). Argument: a JSON `ClusterProcessOptions`.
  * It writes the kubeconfig to `kubeconfigPath`, then sends `{ type: 'ready' }`.
  * Requests (each answered with `{ id, result }` or `{ id, error }`):
  * - `tally` → TallyRow[] since the last reset; `reset` clears the tally;
  * - `usage` → this process's CPU seconds, event-loop utilization since the last `usage`, RSS, heap;
- * - `stop` → stops the simulation and the cluster, then exits.
+ * - `proxyTo` (arg: URL) → the service proxy forwards to the simulation process there;
+ * - `stop` → stops the simulation (when in this process) and the cluster, then exits.
  */
-import { performance } from 'node:perf_hooks';
+import { startDevCluster } from '../src/devcluster/dev-cluster.js';
+import { forwardServiceProxy } from '../src/devcluster/remote-service-proxy.js';
 import { seededRandom, startSimulatedCluster } from '../src/devcluster/simulated-cluster.js';
 import { installCrd } from '../test/e2e/operator-harness.js';
 import { RequestTally } from './request-tally.js';
 import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
+import { processUsage } from './process-usage.js';
 
-export interface ClusterProcessOptions {
-  kubeconfigPath: string;
+export type { ProcessUsage } from './process-usage.js';
+
+export interface SimulationTiming {
   seed: number;
   podReadyDelayMs: number;
   jobStartDelayMs: number;
   savepointDurationMs: number;
 }
 
-export interface ProcessUsage {
-  cpuSeconds: number;
-  /** event-loop utilization (0..1) since the previous `usage` request */
-  eventLoopUtilization: number;
-  rssBytes: number;
-  heapUsedBytes: number;
-}
-
-let lastElu = performance.eventLoopUtilization();
-
-/** CPU, event-loop utilization since the previous call, RSS and heap of this process. */
-export function processUsage(): ProcessUsage {
-  const now = performance.eventLoopUtilization();
-  const delta = performance.eventLoopUtilization(now, lastElu);
-  lastElu = now;
-  const cpu = process.cpuUsage();
-  const memory = process.memoryUsage();
-  return { cpuSeconds: (cpu.user + cpu.system) / 1e6, eventLoopUtilization: delta.utilization, rssBytes: memory.rss, heapUsedBytes: memory.heapUsed };
+export interface ClusterProcessOptions extends SimulationTiming {
+  kubeconfigPath: string;
+  /** Where the simulation runs (default 'separate': simulation-process.ts). */
+  simulation: 'separate' | 'in-process';
 }
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2]!) as ClusterProcessOptions;
-  const world = await startSimulatedCluster({
-    kubeconfigPath: options.kubeconfigPath,
-    requestLogSize: 1_000,
-    watchHistorySize: 100_000,
-    simulation: {
-      random: seededRandom(options.seed),
-      podReadyDelayMs: options.podReadyDelayMs,
-      jobStartDelayMs: options.jobStartDelayMs,
-      savepointDurationMs: options.savepointDurationMs,
-    },
-  });
+  const clusterOptions = { kubeconfigPath: options.kubeconfigPath, requestLogSize: 1_000, watchHistorySize: 100_000 };
+  const world =
+    options.simulation === 'in-process'
+      ? await startSimulatedCluster({
+          ...clusterOptions,
+          simulation: { random: seededRandom(options.seed), podReadyDelayMs: options.podReadyDelayMs, jobStartDelayMs: options.jobStartDelayMs, savepointDurationMs: options.savepointDurationMs },
+        })
+      : await startDevCluster(clusterOptions).then((cluster) => ({ cluster, stop: () => cluster.stop() }));
   await installCrd(world.cluster.kubeConfig());
   const tally = new RequestTally();
   const log = world.cluster.requestLog;
@@ -65,8 +55,9 @@ async function main(): Promise<void> {
     record(entry);
     tally.record(entry);
   };
+  let forwarder: ReturnType<typeof forwardServiceProxy> | undefined;
 
-  process.on('message', (message: { id: number; op: string }) => {
+  process.on('message', (message: { id: number; op: string; arg?: unknown }) => {
     const answer = (result: unknown) => process.send!({ id: message.id, result });
     switch (message.op) {
       case 'tally':
@@ -76,6 +67,11 @@ async function main(): Promise<void> {
         return answer(null);
       case 'usage':
         return answer(processUsage());
+      case 'proxyTo':
+        forwarder?.close();
+        forwarder = forwardServiceProxy(String(message.arg));
+        world.cluster.setServiceProxy(forwarder);
+        return answer(null);
       case 'profileStart':
         void startPhaseProfile().then(() => answer(null));
         return;
@@ -83,6 +79,7 @@ async function main(): Promise<void> {
         void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/cluster-${Date.now()}.cpuprofile`).then(answer);
         return;
       case 'stop':
+        forwarder?.close();
         void world.stop().then(() => {
           answer(null);
           process.exit(0);

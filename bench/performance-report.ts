@@ -22,6 +22,8 @@ export interface BenchSettings {
   progressCheckIntervalMs: number;
   parallelism: number;
   apiCostReconcileIntervalMs: number;
+  /** where the simulated kubelet, controllers and Flink ran (absent in results written before the split: in-process) */
+  simulationPlacement?: 'separate' | 'in-process';
 }
 
 export interface BenchResults {
@@ -147,8 +149,8 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
     ['steady state', 'steady'],
     ['churn', 'churn'],
   ] as const) {
-    line(`${phase}: CPU (cores), operator / cluster process`, (r) => `${fmt(r[key].load.operatorCpuFraction, 2)} / ${fmt(r[key].load.clusterCpuFraction, 2)}`);
-    line(`${phase}: event-loop utilization, operator / cluster process`, (r) => `${pct(r[key].load.operatorEventLoopUtilization)} / ${pct(r[key].load.clusterEventLoopUtilization)}`);
+    line(`${phase}: CPU (cores), operator / API server / simulation process`, (r) => `${fmt(r[key].load.operatorCpuFraction, 2)} / ${fmt(r[key].load.clusterCpuFraction, 2)} / ${fmt(r[key].load.simulationCpuFraction, 2)}`);
+    line(`${phase}: event-loop utilization, operator / API server / simulation process`, (r) => `${pct(r[key].load.operatorEventLoopUtilization)} / ${pct(r[key].load.clusterEventLoopUtilization)} / ${pct(r[key].load.simulationEventLoopUtilization)}`);
     line(`${phase}: share of API requests, simulation / operator`, (r) => `${pct(r[key].load.simulationRequestShare)} / ${pct(r[key].load.operatorRequestShare)}`);
   }
   return rows;
@@ -177,8 +179,8 @@ export function renderResults(results: BenchResults): string {
     '',
     `- command: \`${s.command}\` (${fmt(results.durationMs / 60_000, 1)} min)`,
     `- machine: ${results.machine}; load average at start ${results.loadAverageAtStart.join(' / ')}`,
-    `- medians of ${s.runs} run(s), each in a fresh cluster process and operator process; seed ${s.seed}; warm-up before measuring (scale: raw-write phase + 20 deployments created and deleted)`,
-    `- operator: \`parallelism\` ${s.parallelism}, \`progressCheckIntervalMs\` ${s.progressCheckIntervalMs}, \`flinkRestAccess\` apiserver-proxy; simulation: pod ready 30 ms, job start 30 ms, savepoint 50 ms`,
+    `- medians of ${s.runs} run(s), each in fresh processes (API server, ${s.simulationPlacement === 'separate' ? 'simulation, ' : ''}operator); seed ${s.seed}; warm-up before measuring (scale: raw-write phase + 20 deployments created and deleted)`,
+    `- operator: \`parallelism\` ${s.parallelism}, \`progressCheckIntervalMs\` ${s.progressCheckIntervalMs}, \`flinkRestAccess\` apiserver-proxy; simulation: pod ready 30 ms, job start 30 ms, savepoint 50 ms, ${s.simulationPlacement === 'separate' ? 'in its own process (its Flink REST answers reach the API server\'s service proxy over loopback HTTP)' : 'inside the API server\'s process'}`,
     '',
     `#### API cost (reconcile interval ${s.apiCostReconcileIntervalMs / 1000} s for the periodic window)`,
     '',

@@ -10,6 +10,8 @@
  *   --seed N             fixed seed of the simulation and of the churn's choices (default 42)
  *   --parallelism N      the operator's parallelism knob in the scale runs (default 8, its default)
  *   --skip-api-cost, --skip-scale
+ *   --simulation-in-process  run the simulated kubelet, controllers and Flink inside the API server's
+ *                        process (the layout before the split; for before/after comparisons)
  *   --out FILE           Markdown file whose results block is replaced (default design/performance.md)
  *   --json FILE          also write every run's raw figures as JSON
  *
@@ -31,6 +33,7 @@ interface CliOptions {
   parallelism?: string;
   skipApiCost?: boolean;
   skipScale?: boolean;
+  simulationInProcess?: boolean;
   out?: string;
   json?: string;
 }
@@ -49,6 +52,7 @@ async function main(): Promise<void> {
     .option('--parallelism <n>')
     .option('--skip-api-cost')
     .option('--skip-scale')
+    .option('--simulation-in-process')
     .option('--out <file>')
     .option('--json <file>')
     .parse(process.argv);
@@ -64,6 +68,7 @@ async function main(): Promise<void> {
     progressCheckIntervalMs: 200,
     parallelism: Number(o.parallelism ?? 8),
     apiCostReconcileIntervalMs: 1_000,
+    simulationPlacement: o.simulationInProcess ? 'in-process' : 'separate',
   };
   const started = Date.now();
   const results: BenchResults = {
@@ -104,6 +109,7 @@ async function main(): Promise<void> {
           parallelism: settings.parallelism,
           settleMs: quick ? 300 : 2_000,
           rawWriteMs: quick ? 700 : 3_000,
+          simulationPlacement: settings.simulationPlacement,
         });
         log(`  STABLE after ${(r.timeToStableMs / 1000).toFixed(1)} s; churn p99 ${r.churn.p99Ms.toFixed(0)} ms; ${(r.memory.heapPerDeploymentBytes / 1024).toFixed(1)} KiB heap/deployment`);
         runs.push(r);

@@ -11,12 +11,13 @@
  * 6. churn: every second 1% of the deployments change spec (a savepoint upgrade) for `churnMs`;
  *    latency from the spec write to status.observedGeneration (p50, p99).
  *
- * Event-loop utilization of both processes is sampled per phase, and the simulation's share of
- * the API server's requests, to show whether the cluster process (API server + simulated kubelet
- * and Flink, which must share a process) or the operator is the bottleneck.
+ * CPU and event-loop utilization of every process (operator, API server, simulation) are sampled
+ * per phase, and the simulation's share of the API server's requests, to show which process is the
+ * bottleneck. By default the simulation runs in its own process (`simulationPlacement`); with
+ * 'in-process' it shares the API server's process and its CPU is part of the cluster process's.
  */
 import { CoreV1Api } from '@kubernetes/client-node';
-import { BenchWorld, type OperatorMetricsSample } from './bench-processes.js';
+import { BenchWorld, type OperatorMetricsSample, type SimulationPlacement } from './bench-processes.js';
 import { DeploymentDriver } from './deployment-driver.js';
 import { measureRawWriteThroughput, type RawWriteThroughput } from './raw-write-throughput.js';
 import { operatorCost, sumRows, type TallyRow, WRITE_VERBS } from './request-tally.js';
@@ -32,14 +33,19 @@ export interface ScaleOptions {
   parallelism: number;
   settleMs: number;
   rawWriteMs: number;
+  /** where the simulated kubelet, controllers and Flink run (default 'separate') */
+  simulationPlacement?: SimulationPlacement;
 }
 
 export interface PhaseLoad {
   /** CPU seconds per wall second of each process in the phase (1 = one core) */
   operatorCpuFraction: number;
   clusterCpuFraction: number;
+  /** the simulation process; NaN when the simulation runs inside the cluster process */
+  simulationCpuFraction: number;
   operatorEventLoopUtilization: number;
   clusterEventLoopUtilization: number;
+  simulationEventLoopUtilization: number;
   /** the simulation's share of all requests the API server answered in the phase */
   simulationRequestShare: number;
   /** the operator's share */
@@ -104,27 +110,38 @@ interface UsageSample {
   eventLoopUtilization: number;
 }
 
-/** Starts a phase: resets the ELU windows and notes both processes' CPU seconds. */
-async function phaseStart(world: BenchWorld): Promise<{ operator: UsageSample; cluster: UsageSample; at: number }> {
-  const [operator, cluster] = await Promise.all([world.operatorUsage(), world.clusterUsage()]);
-  return { operator, cluster, at: performance.now() };
+const NO_SIMULATION_PROCESS: UsageSample = { cpuSeconds: NaN, eventLoopUtilization: NaN };
+
+interface PhaseMark {
+  operator: UsageSample;
+  cluster: UsageSample;
+  simulation: UsageSample;
+  at: number;
 }
 
-/** The end of a phase: its tally and both processes' usage, sampled now. */
-async function phaseEnd(world: BenchWorld): Promise<{ rows: TallyRow[]; operator: UsageSample; cluster: UsageSample; at: number }> {
-  const [rows, operator, cluster] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage()]);
-  return { rows, operator, cluster, at: performance.now() };
+/** Starts a phase: resets the ELU windows and notes every process's CPU seconds. */
+async function phaseStart(world: BenchWorld): Promise<PhaseMark> {
+  const [operator, cluster, simulation] = await Promise.all([world.operatorUsage(), world.clusterUsage(), world.simulationUsage()]);
+  return { operator, cluster, simulation: simulation ?? NO_SIMULATION_PROCESS, at: performance.now() };
 }
 
-function load(rows: readonly TallyRow[], start: { operator: UsageSample; cluster: UsageSample; at: number }, end: { operator: UsageSample; cluster: UsageSample; at: number }): PhaseLoad {
-  const { operator, cluster } = end;
+/** The end of a phase: its tally and every process's usage, sampled now. */
+async function phaseEnd(world: BenchWorld): Promise<PhaseMark & { rows: TallyRow[] }> {
+  const [rows, operator, cluster, simulation] = await Promise.all([world.tally(), world.operatorUsage(), world.clusterUsage(), world.simulationUsage()]);
+  return { rows, operator, cluster, simulation: simulation ?? NO_SIMULATION_PROCESS, at: performance.now() };
+}
+
+function load(rows: readonly TallyRow[], start: PhaseMark, end: PhaseMark): PhaseLoad {
+  const { operator, cluster, simulation } = end;
   const all = sumRows(rows, () => true).n || 1;
   const seconds = (end.at - start.at) / 1000;
   return {
     operatorCpuFraction: (operator.cpuSeconds - start.operator.cpuSeconds) / seconds,
     clusterCpuFraction: (cluster.cpuSeconds - start.cluster.cpuSeconds) / seconds,
+    simulationCpuFraction: (simulation.cpuSeconds - start.simulation.cpuSeconds) / seconds,
     operatorEventLoopUtilization: operator.eventLoopUtilization,
     clusterEventLoopUtilization: cluster.eventLoopUtilization,
+    simulationEventLoopUtilization: simulation.eventLoopUtilization,
     simulationRequestShare: sumRows(rows, (r) => r.actor === 'simulation').n / all,
     operatorRequestShare: sumRows(rows, (r) => r.actor === 'operator').n / all,
   };
@@ -145,6 +162,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     seed: options.seed,
     stateLayout: 'configmap',
     operatorFlags: { progressCheckIntervalMs: options.progressCheckIntervalMs, reconcileIntervalMs: options.reconcileIntervalMs, parallelism: options.parallelism },
+    simulationPlacement: options.simulationPlacement,
   });
   const driver = new DeploymentDriver(world.driverKubeConfig);
   const warmup = new DeploymentDriver(world.driverKubeConfig, 'warmup');
@@ -206,7 +224,16 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const writesPerTransition = operatorWrites / transitions;
     const transitionsPerSecond = transitions / (timeToStableMs / 1000);
     function failedRun(): ScaleRun {
-      const none: PhaseLoad = { operatorCpuFraction: NaN, clusterCpuFraction: NaN, operatorEventLoopUtilization: NaN, clusterEventLoopUtilization: NaN, simulationRequestShare: NaN, operatorRequestShare: NaN };
+      const none: PhaseLoad = {
+        operatorCpuFraction: NaN,
+        clusterCpuFraction: NaN,
+        simulationCpuFraction: NaN,
+        operatorEventLoopUtilization: NaN,
+        clusterEventLoopUtilization: NaN,
+        simulationEventLoopUtilization: NaN,
+        simulationRequestShare: NaN,
+        operatorRequestShare: NaN,
+      };
       const tps = transitions / (timeToStableMs / 1000);
       const wpt = operatorWrites / transitions;
       return {

@@ -9,7 +9,7 @@
  * + per-key work queues), sending `User-Agent: flink-operator-devcluster-simulation/0.1`.
  * What it covers and what it does not: design/003b-simulation.md.
  */
-import { AppsV1Api, CoreV1Api, type V1Deployment, type V1Pod, type V1ReplicaSet, type V1Service } from '@kubernetes/client-node';
+import type { V1Deployment, V1Pod, V1ReplicaSet, V1Service } from '@kubernetes/client-node';
 import { type DevCluster, type DevClusterOptions, startDevCluster } from './dev-cluster.js';
 import { DeploymentController } from './simulation/deployment-controller.js';
 import { FlinkProcessRuntime } from './simulation/flink-process-runtime.js';
@@ -21,6 +21,7 @@ import { PodWarningEvents } from './simulation/pod-warning-events.js';
 import { type LineageRecord, LineageRecorder } from './simulation/lineage-recorder.js';
 import { ReplicaSetController } from './simulation/replicaset-controller.js';
 import { SimulatedServiceProxy } from './simulation/service-proxy.js';
+import { simulationApis } from './simulation/simulation-api-client.js';
 import { SimulationInformer } from './simulation/simulation-informer.js';
 import { simulationKubeConfig, SIMULATION_USER_AGENT } from './simulation/simulation-kube-config.js';
 import { SnapshotStorage, type StoredSnapshot } from './simulation/snapshot-storage.js';
@@ -78,14 +79,21 @@ export interface SimulatedCluster {
   stop(): Promise<void>;
 }
 
+/**
+ * What the simulation needs of a cluster: its client configuration and a place to attach the
+ * service proxy. A DevCluster in this process is one; so is a remote API server whose proxy
+ * forwards to `serveServiceProxy` (remote-service-proxy.ts), when the simulation runs in a process
+ * of its own (the benchmark's layout).
+ */
+export type SimulationHost = Pick<DevCluster, 'kubeConfig' | 'setServiceProxy'>;
+
 /** Starts the simulation against `cluster` and attaches it as the cluster's service proxy. */
-export async function startSimulation(cluster: DevCluster, options: SimulationOptions = {}): Promise<Simulation> {
+export async function startSimulation(cluster: SimulationHost, options: SimulationOptions = {}): Promise<Simulation> {
   const random = options.random ?? Math.random;
   const podReadyDelayMs = options.podReadyDelayMs ?? 30;
   const onError = options.onError;
   const kc = simulationKubeConfig(cluster.kubeConfig(), SIMULATION_USER_AGENT);
-  const core = kc.makeApiClient(CoreV1Api);
-  const apps = kc.makeApiClient(AppsV1Api);
+  const { core, apps } = simulationApis(kc, SIMULATION_USER_AGENT);
   const informerError = (what: string) => (error: unknown) => onError?.(error, `${what} informer`);
 
   const deployments = new SimulationInformer<V1Deployment>({ kubeConfig: kc, path: '/apis/apps/v1/deployments', list: () => apps.listDeploymentForAllNamespaces(), onError: informerError('deployments') });
@@ -101,10 +109,7 @@ export async function startSimulation(cluster: DevCluster, options: SimulationOp
     ha: new KubeHaMetadataStore(core),
     random,
     onError,
-    kube: (() => {
-      const nativeKc = simulationKubeConfig(cluster.kubeConfig(), NATIVE_JOBMANAGER_USER_AGENT);
-      return { core: nativeKc.makeApiClient(CoreV1Api), apps: nativeKc.makeApiClient(AppsV1Api) };
-    })(),
+    kube: simulationApis(cluster.kubeConfig(), NATIVE_JOBMANAGER_USER_AGENT),
     timing: {
       jobStartDelayMs: options.jobStartDelayMs ?? 30,
       savepointDurationMs: options.savepointDurationMs ?? 50,

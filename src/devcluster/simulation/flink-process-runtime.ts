@@ -16,7 +16,8 @@
  * see jobmanager-launch.ts) additionally run a NativeResourceManager that creates their
  * TaskManager pods through the API server (`kube` deps; without them no pods are created).
  */
-import type { AppsV1Api, CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
+import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { NativeResourceManager } from './native-resource-manager.js';
 import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
 import { buildJobManagerLaunch, parseFlinkArgs } from './jobmanager-launch.js';
@@ -38,7 +39,7 @@ export interface FlinkProcessRuntimeDeps {
   readonly timing: JobManagerTiming;
   readonly onError?: (error: unknown, what: string) => void;
   /** API clients a native JobManager creates its TaskManager pods with. */
-  readonly kube?: { readonly core: CoreV1Api; readonly apps: AppsV1Api };
+  readonly kube?: { readonly core: SimulationCoreApi; readonly apps: SimulationAppsApi };
 }
 
 /** The Flink container of a pod: `flink-main-container`, else the first container. */

@@ -11,7 +11,8 @@
  * Caveats: a write racing the operator's delete of the ConfigMap may re-create it (Flink has the
  * same race; the operator deletes HA data only after the JobManager is gone).
  */
-import { type CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+
+import type { SimulationCoreApi } from './simulation-api-client.js';
 import {
   type HaCheckpointPointer,
   type HaClusterRef,
@@ -34,7 +35,7 @@ export class KubeHaMetadataStore implements HaMetadataStore {
   /** The data as of our last read or write, per ConfigMap: writes skip a GET (we are its only writer while the JobManager runs). */
   private readonly known = new Map<string, Record<string, string>>();
 
-  constructor(private readonly core: CoreV1Api) {}
+  constructor(private readonly core: SimulationCoreApi) {}
 
   private key(cluster: HaClusterRef): string {
     return `${cluster.namespace}/${cluster.clusterId}`;
@@ -93,9 +94,7 @@ export class KubeHaMetadataStore implements HaMetadataStore {
       if (Object.keys(delta).length === 0) return;
       try {
         const patched = await this.core.patchNamespacedConfigMap(
-          { namespace: cluster.namespace, name, body: { data: delta } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+          { namespace: cluster.namespace, name, body: { data: delta } });
         this.known.set(this.key(cluster), patched.data ?? {});
       } catch (error) {
         this.known.delete(this.key(cluster));

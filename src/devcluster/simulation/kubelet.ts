@@ -22,7 +22,8 @@
  * Caveats: no scheduler (spec.nodeName stays empty); probes are not run; init containers are
  * ignored; pod status is written with merge patches (the kubelet owns pod status).
  */
-import { type CoreV1Api, PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-node';
+import type { SimulationCoreApi } from './simulation-api-client.js';
+import { type V1Pod } from '@kubernetes/client-node';
 import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
@@ -53,7 +54,7 @@ export interface KubeletOptions {
 }
 
 export interface KubeletDeps {
-  readonly core: CoreV1Api;
+  readonly core: SimulationCoreApi;
   readonly pods: SimulationInformer<V1Pod>;
   readonly hooks: ContainerRuntimeHooks;
   readonly options: KubeletOptions;
@@ -207,7 +208,7 @@ export class SimulatedKubelet {
       rt.dirty = false;
       const status = buildPodStatus(pod, { stage: rt.stage, restartCount: rt.restartCount, podIP: rt.stage.kind === 'creating' || rt.stage.kind === 'image-pull' ? null : rt.podIP, hostIP: HOST_IP, startTime: rt.startTime, containerIdSeed: rt.uid }, new Date());
       try {
-        await this.deps.core.patchNamespacedPodStatus({ namespace, name, body: { status } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        await this.deps.core.patchNamespacedPodStatus({ namespace, name, body: { status } });
       } catch (error) {
         if (code(error) === 404) return; // deleted meanwhile; the delete event cleans up
         rt.dirty = true;

@@ -28,7 +28,8 @@
  * Caveats: no watch — a TaskManager pod deleted later is not replaced, and idle TaskManagers are
  * never released; the job does not wait for its slots (it runs after the JobManager's start delay).
  */
-import type { AppsV1Api, CoreV1Api, V1Container, V1Pod } from '@kubernetes/client-node';
+import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
+import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 
 export const NATIVE_TYPE_LABEL = 'flink-native-kubernetes';
@@ -143,8 +144,8 @@ export function taskManagerAttemptOf(clusterId: string, podName: string): number
 }
 
 export interface NativeResourceManagerDeps {
-  readonly core: CoreV1Api;
-  readonly apps: AppsV1Api;
+  readonly core: SimulationCoreApi;
+  readonly apps: SimulationAppsApi;
   readonly namespace: string;
   readonly clusterId: string;
   readonly config: ReadonlyMap<string, string>;

@@ -11,7 +11,8 @@
  * `lastTimestamp` (merge patch), as the kubelet's event correlator aggregates; failures to record an
  * event are reported to `onError` and never affect the pod.
  */
-import { type CoreV1Api, type CoreV1Event, PatchStrategy, type V1Pod, setHeaderOptions } from '@kubernetes/client-node';
+import type { SimulationCoreApi } from './simulation-api-client.js';
+import { type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { type RandomSource, randomHex } from './simulation-random.js';
 
 export const SIMULATED_NODE_NAME = 'devcluster-node';
@@ -25,7 +26,7 @@ export class PodWarningEvents {
   private readonly recorded = new Map<string, Recorded>();
 
   constructor(
-    private readonly core: CoreV1Api,
+    private readonly core: SimulationCoreApi,
     private readonly random: RandomSource,
     private readonly onError?: (error: unknown, what: string) => void,
   ) {}
@@ -48,9 +49,7 @@ export class PodWarningEvents {
     if (seen) {
       seen.count++;
       await this.core.patchNamespacedEvent(
-        { namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now.toISOString() } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
+        { namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now.toISOString() } });
       return;
     }
     const name = `${pod.metadata!.name}.${randomHex(this.random, 16)}`;

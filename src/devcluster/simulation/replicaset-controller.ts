@@ -10,7 +10,8 @@
  * Caveats: minReadySeconds counts as 0 (available = ready); pods are not adopted or released by
  * label (only ownerReferences count).
  */
-import { type AppsV1Api, type CoreV1Api, type V1Pod, type V1ReplicaSet, type V1ReplicaSetStatus } from '@kubernetes/client-node';
+import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
+import { type V1Pod, type V1ReplicaSet, type V1ReplicaSetStatus } from '@kubernetes/client-node';
 import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { OwnerIndex, controllerOf, objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
@@ -19,8 +20,8 @@ import { stableJson } from './deployment-status.js';
 import { UnseenOwnWrites } from './unseen-own-writes.js';
 
 export interface ReplicaSetControllerDeps {
-  readonly apps: AppsV1Api;
-  readonly core: CoreV1Api;
+  readonly apps: SimulationAppsApi;
+  readonly core: SimulationCoreApi;
   readonly replicaSets: SimulationInformer<V1ReplicaSet>;
   readonly pods: SimulationInformer<V1Pod>;
   readonly random: RandomSource;

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppsV1Api, CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { SimulationAppsApi, SimulationCoreApi } from '../../../src/devcluster/simulation/simulation-api-client.js';
 import { parseFlinkArgs } from '../../../src/devcluster/simulation/jobmanager-launch.js';
 import {
   buildNativeTaskManagerPod,
@@ -91,13 +92,13 @@ function fakeApis(existing: V1Pod[]) {
       created.push(req.body);
       return req.body;
     },
-  } as unknown as CoreV1Api;
+  } as unknown as SimulationCoreApi;
   const apps = {
     async readNamespacedDeployment(req: { namespace: string; name: string }) {
       calls.push(`read deployment ${req.name}`);
       return { metadata: { name: req.name, uid: 'jm-uid' } };
     },
-  } as unknown as AppsV1Api;
+  } as unknown as SimulationAppsApi;
   return { core, apps, calls, created };
 }
 

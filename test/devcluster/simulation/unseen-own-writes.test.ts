@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AppsV1Api, CoreV1Api, KubernetesObject, V1Deployment, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Deployment, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import type { SimulationAppsApi, SimulationCoreApi } from '../../../src/devcluster/simulation/simulation-api-client.js';
 import { UnseenOwnWrites } from '../../../src/devcluster/simulation/unseen-own-writes.js';
 import { ReplicaSetController } from '../../../src/devcluster/simulation/replicaset-controller.js';
 import { DeploymentController } from '../../../src/devcluster/simulation/deployment-controller.js';
@@ -60,11 +61,11 @@ test('ReplicaSet controller: one status write per cached version, resumes once t
       statusWrites.push({ rv: body.metadata?.resourceVersion, ready: body.status?.readyReplicas });
       return body;
     },
-  } as unknown as AppsV1Api;
+  } as unknown as SimulationAppsApi;
   const core = {
     createNamespacedPod: async () => assert.fail('no pod should be created: the one pod exists'),
     deleteNamespacedPod: async () => assert.fail('no pod should be deleted'),
-  } as unknown as CoreV1Api;
+  } as unknown as SimulationCoreApi;
   const controller = new ReplicaSetController({ apps, core, replicaSets: replicaSets.asInformer(), pods: pods.asInformer(), random: () => 0.5 });
   try {
     const rs: V1ReplicaSet = { metadata: { name: 'r', namespace: 'ns', uid: 'rs-uid', generation: 1, resourceVersion: '10' }, spec: { replicas: 1, selector: {} } };
@@ -107,7 +108,7 @@ test('Deployment controller: no repeated revision patch or status write before t
       calls.push(`status@${body.metadata?.resourceVersion}:updated=${body.status?.updatedReplicas}`);
       return { ...body, metadata: { ...body.metadata, resourceVersion: String(++rv) } };
     },
-  } as unknown as AppsV1Api;
+  } as unknown as SimulationAppsApi;
   const controller = new DeploymentController({ apps, deployments: deployments.asInformer(), replicaSets: replicaSets.asInformer() });
   try {
     const template = { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } };
