@@ -8,7 +8,7 @@
  *   --sizes a,b,c        FlinkDeployments created at once (default 200,1000,2000)
  *   --churn-seconds S    duration of the 1%/s spec-change phase (default 60)
  *   --seed N             fixed seed of the simulation and of the churn's choices (default 42)
- *   --parallelism N      the operator's parallelism knob in the scale runs (default 8, its default)
+ *   --parallelism N      the operator's parallelism knob in the scale runs (default: the operator's default)
  *   --skip-api-cost, --skip-scale
  *   --simulation-in-process  run the simulated kubelet, controllers and Flink inside the API server's
  *                        process (the layout before the split; for before/after comparisons)
@@ -23,6 +23,9 @@ import { Command } from 'commander';
 import { runApiCost, type ApiCostRun } from './api-cost-bench.js';
 import { currentLoadAverage, machineDescription, renderResults, writeResults, type BenchResults, type BenchSettings } from './performance-report.js';
 import { runScale, type ScaleRun } from './scale-bench.js';
+import { resolveOperatorConfig } from '../src/runtime/operator-config.js';
+
+const OPERATOR_DEFAULT_PARALLELISM = resolveOperatorConfig({ env: {} }).parallelism;
 
 interface CliOptions {
   quick?: boolean;
@@ -66,7 +69,7 @@ async function main(): Promise<void> {
     churnMs: Number(o.churnSeconds ?? (quick ? 3 : 60)) * 1000,
     scaleReconcileIntervalMs: quick ? 2_000 : 30_000,
     progressCheckIntervalMs: 200,
-    parallelism: Number(o.parallelism ?? 8),
+    parallelism: Number(o.parallelism ?? OPERATOR_DEFAULT_PARALLELISM),
     apiCostReconcileIntervalMs: 1_000,
     simulationPlacement: o.simulationInProcess ? 'in-process' : 'separate',
   };

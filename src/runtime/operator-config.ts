@@ -78,7 +78,7 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
   knob({ key: 'reconcileIntervalMs', flag: 'reconcile-interval', type: 'duration', default: 60_000, defaultText: '60s', description: 'periodic reconcile of every FlinkDeployment when nothing happens (jittered)' }),
   knob({ key: 'progressCheckIntervalMs', flag: 'progress-check-interval', type: 'duration', default: 10_000, defaultText: '10s', description: 'reconcile interval while a transition is in progress (the reconciler asks for it through requeueAfter)' }),
   knob({ key: 'requeueJitter', flag: 'requeue-jitter', type: 'number', default: 0.1, description: 'periodic and requested requeues are delayed by up to this fraction more, at random' }),
-  knob({ key: 'parallelism', flag: 'parallelism', type: 'int', default: 8, description: 'reconciles running at once (different FlinkDeployments; one key never runs twice at once)' }),
+  knob({ key: 'parallelism', flag: 'parallelism', type: 'int', default: 50, description: 'reconciles running at once (different FlinkDeployments; one key never runs twice at once; the Apache operator\'s default too)' }),
   knob({ key: 'retryBaseDelayMs', flag: 'retry-base-delay', type: 'duration', default: 5, defaultText: '5ms', description: 'first retry delay after a failed reconcile; doubles per consecutive failure of the same key' }),
   knob({ key: 'retryMaxDelayMs', flag: 'retry-max-delay', type: 'duration', default: 300_000, defaultText: '300s', description: 'cap of the per-key retry delay' }),
   knob({ key: 'shutdownTimeoutMs', flag: 'shutdown-timeout', type: 'duration', default: 20_000, defaultText: '20s', description: 'on SIGTERM, how long in-flight reconciles may finish before they are aborted' }),
