@@ -6,7 +6,13 @@
  * already carries the rendering's hash (annotation `flink-operator.io/rendered-hash`) is not
  * written, so applying twice writes once. `delete` is idempotent (404 counts as done).
  * Assumptions: only this operator writes these resources; the readers are informers over the
- * owned Deployments and Services (a miss falls back to a GET).
+ * owned Deployments and Services. A resource the informer does not hold is created at once (a
+ * fresh cluster costs no GETs); when the create answers AlreadyExists (the informer lagged), the
+ * live object is read and compared as if the informer had held it. The Flink ConfigMap has no
+ * informer: it is created at once when the JobManager Deployment is not in the cache either (a
+ * fresh cluster), else read first. The JobManager Deployment is read on a miss when HA metadata
+ * is to be reset before it is written, so a lagging cache never resets the HA metadata of a
+ * JobManager that already runs this rendering.
  * Caveats: an update uses the live resourceVersion (PUT); a 409 is thrown and the reconcile
  * retried, never forced.
  *
@@ -107,7 +113,8 @@ export class FlinkClusterApplier {
       const waitingFor = await this.tearDownStaleNativeCluster(withConfigHash(objects.jobManagerDeployment, configHash));
       if (waitingFor !== undefined) return { written, waitingFor };
     }
-    if (await this.applyConfigMap(objects.configMap)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
+    const freshCluster = this.deployments.get(objects.jobManagerDeployment.metadata!.namespace!, objects.jobManagerDeployment.metadata!.name!) === undefined;
+    if (await this.applyConfigMap(objects.configMap, freshCluster)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
     for (const service of [objects.internalService, objects.restService]) {
       if (await this.applyService(service)) written.push(`Service/${service.metadata?.name}`);
     }
@@ -206,17 +213,14 @@ export class FlinkClusterApplier {
     }
   }
 
-  private async applyConfigMap(rendered: V1ConfigMap): Promise<boolean> {
+  /** `createFirst`: the cluster looks new (no JobManager Deployment cached): try the create before any GET. */
+  private async applyConfigMap(rendered: V1ConfigMap, createFirst: boolean): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
     const desired = annotate(rendered, hash);
-    let live: V1ConfigMap | undefined;
-    try {
-      live = await this.core.readNamespacedConfigMap({ namespace, name });
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
+    if (createFirst && (await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired })))) return true;
+    const live = await this.readOrUndefined(() => this.core.readNamespacedConfigMap({ namespace, name }));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     if (!live) {
       await this.core.createNamespacedConfigMap({ namespace, body: desired });
@@ -231,18 +235,13 @@ export class FlinkClusterApplier {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
-    const live = this.services.get(namespace, name) ?? (await this.readOrUndefined(() => this.core.readNamespacedService({ namespace, name })));
+    let live = this.services.get(namespace, name);
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     const desired = annotate(rendered, hash);
     if (!live) {
-      try {
-        await this.core.createNamespacedService({ namespace, body: desired });
-        return true;
-      } catch (error) {
-        if (!isAlreadyExists(error)) throw error;
-        const current = await this.core.readNamespacedService({ namespace, name });
-        return this.replaceService(desired, current);
-      }
+      if (await this.createUnlessExists(() => this.core.createNamespacedService({ namespace, body: desired }))) return true;
+      live = await this.core.readNamespacedService({ namespace, name });
+      if (live.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     }
     return this.replaceService(desired, live);
   }
@@ -259,10 +258,17 @@ export class FlinkClusterApplier {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
-    const live = this.deployments.get(namespace, name) ?? (await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name })));
+    let live = this.deployments.get(namespace, name);
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    const desired = annotate(rendered, hash);
+    if (!live && !beforeWrite) {
+      // nothing has to happen before the write: create at once, read only when it already exists
+      if (await this.createUnlessExists(() => this.apps.createNamespacedDeployment({ namespace, body: desired }))) return true;
+      live = await this.apps.readNamespacedDeployment({ namespace, name });
+    }
+    live ??= await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name }));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     await beforeWrite?.();
-    const desired = annotate(rendered, hash);
     if (!live) {
       try {
         await this.apps.createNamespacedDeployment({ namespace, body: desired });
@@ -277,6 +283,17 @@ export class FlinkClusterApplier {
     }
     await this.apps.replaceNamespacedDeployment({ namespace, name, body: desired });
     return true;
+  }
+
+  /** True when `create` created the object; false when it already exists (409 AlreadyExists). */
+  private async createUnlessExists(create: () => Promise<unknown>): Promise<boolean> {
+    try {
+      await create();
+      return true;
+    } catch (error) {
+      if (isAlreadyExists(error)) return false;
+      throw error;
+    }
   }
 
   private async readOrUndefined<T>(read: () => Promise<T>): Promise<T | undefined> {

@@ -46,6 +46,9 @@ const NEVER_REQUESTED: Record<string, string> = {
 const NOT_ALWAYS_EXERCISED: Record<string, string> = {
   'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
   'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
+  'get services': 'read only when a create answers AlreadyExists because the informer lagged (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
+  'get apps/deployments':
+    'read when a create answers AlreadyExists, or when the JobManager is not cached and Flink HA metadata is to be reset first, or during a native teardown (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
 };
 
 let h: OperatorHarness;

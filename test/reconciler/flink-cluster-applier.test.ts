@@ -1,0 +1,131 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ApiException, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1Deployment, type V1Service } from '@kubernetes/client-node';
+import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
+import { buildFlinkClusterResources } from '../../src/flink/flink-cluster-resources.js';
+import { FlinkClusterApplier, type FlinkClusterObjects, RENDERED_HASH_ANNOTATION } from '../../src/reconciler/flink-cluster-applier.js';
+import type { ObjectReader } from '../../src/kube/object-reader.js';
+
+const UID = '6f1c2b9e-0000-4000-8000-000000000001';
+const deployment = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withGeneration(1).withSpec({ mode: 'standalone' }).build();
+const objects = (): FlinkClusterObjects => buildFlinkClusterResources(deployment, { spec: deployment.spec, generation: 1, specHash: 'sha256-abc', jobId: '0f1e2d3c4b5a69788796a5b4c3d2e1f0' });
+
+class MapReader<T extends KubernetesObject> implements ObjectReader<T> {
+  readonly items = new Map<string, T>();
+  get(namespace: string, name: string): T | undefined {
+    return this.items.get(`${namespace}/${name}`);
+  }
+  list(): T[] {
+    return [...this.items.values()];
+  }
+}
+
+/**
+ * A fake API: `server` holds what exists; every call is recorded as `verb kind/name`. Creates of an
+ * existing name answer 409 AlreadyExists, reads of a missing one 404, as the API server does.
+ */
+function fakeApi(server: Map<string, KubernetesObject>) {
+  const calls: string[] = [];
+  const key = (kind: string, r: { namespace: string; name?: string; body?: KubernetesObject }) => `${kind}/${r.name ?? r.body?.metadata?.name}`;
+  const create = (kind: string) => async (r: { namespace: string; body: KubernetesObject }) => {
+    calls.push(`create ${key(kind, r)}`);
+    if (server.has(key(kind, r))) throw new ApiException(409, 'AlreadyExists', { reason: 'AlreadyExists', code: 409 }, {});
+    server.set(key(kind, r), r.body);
+    return r.body;
+  };
+  const read = (kind: string) => async (r: { namespace: string; name: string }) => {
+    calls.push(`get ${key(kind, r)}`);
+    const found = server.get(key(kind, r));
+    if (!found) throw new ApiException(404, 'NotFound', { reason: 'NotFound', code: 404 }, {});
+    return found;
+  };
+  const replace = (kind: string) => async (r: { namespace: string; name: string; body: KubernetesObject }) => {
+    calls.push(`update ${key(kind, r)}`);
+    server.set(key(kind, r), r.body);
+    return r.body;
+  };
+  const core = {
+    createNamespacedConfigMap: create('ConfigMap'),
+    readNamespacedConfigMap: read('ConfigMap'),
+    replaceNamespacedConfigMap: replace('ConfigMap'),
+    createNamespacedService: create('Service'),
+    readNamespacedService: read('Service'),
+    replaceNamespacedService: replace('Service'),
+    listNamespacedConfigMap: async () => {
+      calls.push('list ConfigMap (HA)');
+      return { items: [] };
+    },
+  } as unknown as CoreV1Api;
+  const apps = {
+    createNamespacedDeployment: create('Deployment'),
+    readNamespacedDeployment: read('Deployment'),
+    replaceNamespacedDeployment: replace('Deployment'),
+  } as unknown as AppsV1Api;
+  return { core, apps, calls };
+}
+
+test('a fresh cluster is created without a single read: the informers do not know it and every create succeeds', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const api = fakeApi(server);
+  const applier = new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>());
+  const result = await applier.apply(objects());
+  assert.deepEqual(api.calls, ['create ConfigMap/flink-config-orders', 'create Service/orders', 'create Service/orders-rest', 'create Deployment/orders-taskmanager', 'create Deployment/orders']);
+  assert.equal(result.written.length, 5);
+});
+
+test('behind a lagging informer, a create that finds the object already rendered reads it and writes nothing more', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const first = fakeApi(server);
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects());
+  const again = fakeApi(server);
+  // the ConfigMap is read first here: the JobManager is not cached, but the ConfigMap create already happened
+  const result = await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects());
+  assert.deepEqual(result.written, [], 'applying twice writes once');
+  assert.ok(
+    again.calls.every((c) => c.startsWith('create ') || c.startsWith('get ')),
+    `only failed creates and reads, no update: ${again.calls.join(', ')}`,
+  );
+});
+
+test('with HA metadata to reset, a JobManager missing from the cache is read first: an already-running rendering keeps its HA metadata', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const first = fakeApi(server);
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects());
+  const again = fakeApi(server);
+  await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: true });
+  assert.ok(again.calls.includes('get Deployment/orders'), 'the JobManager Deployment was read');
+  assert.ok(!again.calls.includes('list ConfigMap (HA)'), 'the HA metadata was not touched');
+  assert.ok(!again.calls.includes('create Deployment/orders'));
+});
+
+test('everything cached with the same rendering: nothing is sent', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const first = fakeApi(server);
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects());
+  const deployments = new MapReader<V1Deployment>();
+  const services = new MapReader<V1Service>();
+  for (const [k, v] of server) {
+    if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v as V1Deployment);
+    if (k.startsWith('Service/')) services.items.set(`team-a/${k.slice('Service/'.length)}`, v as V1Service);
+  }
+  const cached = fakeApi(server);
+  const result = await new FlinkClusterApplier(cached.apps, cached.core, deployments, services).apply(objects());
+  assert.deepEqual(cached.calls, ['get ConfigMap/flink-config-orders'], 'only the uncached Flink ConfigMap is read');
+  assert.deepEqual(result.written, []);
+  assert.ok(server.get('Deployment/orders')?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION]);
+});
+
+test('a changed rendering of a cached object is replaced on the live resourceVersion', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const first = fakeApi(server);
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects());
+  const deployments = new MapReader<V1Deployment>();
+  const live = structuredClone(server.get('Deployment/orders-taskmanager') as V1Deployment);
+  live.metadata!.resourceVersion = '42';
+  live.metadata!.annotations![RENDERED_HASH_ANNOTATION] = 'an-older-rendering';
+  deployments.items.set('team-a/orders-taskmanager', live);
+  const api = fakeApi(server);
+  await new FlinkClusterApplier(api.apps, api.core, deployments, new MapReader<V1Service>()).apply(objects());
+  assert.ok(api.calls.includes('update Deployment/orders-taskmanager'));
+  assert.equal(server.get('Deployment/orders-taskmanager')?.metadata?.resourceVersion, '42');
+});
