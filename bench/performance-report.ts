@@ -142,6 +142,8 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
   line('creation burst: operator writes per transition', (r) => fmt(r.burst.writesPerTransition, 2));
   line('creation burst: sustained transitions/s', (r) => fmt(r.burst.transitionsPerSecond, 1));
   line('creation burst: fraction of raw writes/s ÷ writes per transition', (r) => pct(r.burst.fractionOfLimit), '≥ 40%');
+  line('creation burst: API requests per transition, all actors / operator (Flink REST through the proxy included)', (r) => `${fmt(r.burst.requestsPerTransition, 1)} / ${fmt(r.burst.operatorRequestsPerTransition, 1)}`);
+  line('creation burst: ceiling of the fraction from that mix (writes per transition ÷ requests per transition), all actors / operator alone', (r) => `${pct(r.burst.fractionCeiling)} / ${pct(r.burst.operatorFractionCeiling)}`);
   line('creation burst: reconcile errors', (r) => fmt(r.burst.reconcileErrors, 0));
   line('creation burst: API requests per deployment, operator / simulation (watches excluded)', (r) => `${fmt(r.burst.operatorRequestsPerDeployment, 1)} / ${fmt(r.burst.simulationRequestsPerDeployment, 1)}`);
   for (const [phase, key] of [

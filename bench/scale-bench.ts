@@ -73,6 +73,15 @@ export interface ScaleRun {
     simulationRequestsPerDeployment: number;
     /** the simulation's requests per deployment by `verb resource/subresource` */
     simulationByRequest: Record<string, number>;
+    /** API server requests per transition (watches excluded; Flink REST calls through the proxy included): every actor (operator, simulation, the bench's own creates and watches' lists) / the operator's */
+    requestsPerTransition: number;
+    operatorRequestsPerTransition: number;
+    /**
+     * The bound the request mix puts on `fractionOfLimit` if every request cost the API server what
+     * a raw write costs: writes per transition ÷ requests per transition (all actors; the operator's alone).
+     */
+    fractionCeiling: number;
+    operatorFractionCeiling: number;
     load: PhaseLoad;
   };
   memory: {
@@ -155,6 +164,13 @@ function simulationByRequest(rows: readonly TallyRow[], n: number): Record<strin
     out[key] = (out[key] ?? 0) + r.n / n;
   }
   return out;
+}
+
+/** Requests per transition and the ceilings they put on the fraction of the raw limit (see ScaleRun.burst). */
+function requestMix(rows: readonly TallyRow[], transitions: number, writesPerTransition: number) {
+  const all = sumRows(rows, (r) => r.verb !== 'watch').n / transitions;
+  const operator = sumRows(rows, (r) => r.verb !== 'watch' && r.actor === 'operator').n / transitions;
+  return { requestsPerTransition: all, operatorRequestsPerTransition: operator, fractionCeiling: writesPerTransition / all, operatorFractionCeiling: writesPerTransition / operator };
 }
 
 export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
@@ -252,6 +268,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
           operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
           simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
           simulationByRequest: simulationByRequest(burstRows, N),
+          ...requestMix(burstRows, transitions, wpt),
           load: load(burstRows, burstPhase, burstEnd),
         },
         memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
@@ -329,6 +346,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
         simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
         simulationByRequest: simulationByRequest(burstRows, N),
+        ...requestMix(burstRows, transitions, writesPerTransition),
         load: load(burstRows, burstPhase, burstEnd),
       },
       memory: {
