@@ -43,6 +43,7 @@ import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePat
 import { ResourceRegistry } from './resource-registry.js';
 import { apiVersionOf, groupResourceKey, type ResourceType } from './resource-types.js';
 import { exactNameOf, labelSelectorToString, matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
+import { cloneJson } from './json-clone.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -211,7 +212,7 @@ export class ApiOperations {
   create(scope: Scope, body: unknown, opts: WriteOptions): WriteResult {
     const { type } = scope;
     if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
-    const obj = structuredClone(body);
+    const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
@@ -300,7 +301,7 @@ export class ApiOperations {
     const old = this.getStored(scope, name);
     // The old object as the requested version's REST storage decodes it (see CrdRegistry.oldObjectFor).
     const oldView = type.crd ? this.registry.crds.oldObjectFor(type, old) : old;
-    const obj = structuredClone(body);
+    const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
@@ -326,7 +327,7 @@ export class ApiOperations {
     const unknownMeta = [...pruneBuiltinTopLevel(scope.groupResource, obj), ...pruneObjectMeta(obj)];
     this.handleUnknownFields(type, type.crd ? [...unknownMeta, ...this.registry.crds.decode(type, obj)] : unknownMeta, opts, warnings);
     if (subresource === 'status') {
-      const merged = structuredClone(oldView);
+      const merged = cloneJson(oldView);
       merged.apiVersion = next.apiVersion;
       if (next.status === undefined) delete merged.status;
       else merged.status = next.status;
@@ -341,7 +342,7 @@ export class ApiOperations {
       delete m.managedFields;
       if (type.statusSubresource) {
         if (oldView.status === undefined) delete next.status;
-        else next.status = structuredClone(oldView.status);
+        else next.status = cloneJson(oldView.status);
       }
       const finalizerErrors = validateFinalizersWhileDeleting(old.metadata, m);
       if (finalizerErrors.length) throw invalid(type.group, type.kind, name, finalizerErrors);
@@ -388,7 +389,7 @@ export class ApiOperations {
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw invalid('autoscaling', 'Scale', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${replicas}: must be greater than or equal to 0` }]);
     }
-    const current = structuredClone(this.encode(scope.type, stored));
+    const current = cloneJson(this.encode(scope.type, stored));
     setPath(current, scope.type.scale!.specReplicasPath, replicas);
     const result = this.update(scope, name, current, opts, '', true);
     const after = this.store.get(scope.groupResource, scope.namespace, name) ?? stored;
@@ -428,7 +429,7 @@ export class ApiOperations {
     if (!stored) {
       if (patchType === 'apply' && subresource === '') {
         if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
-        const body = structuredClone(patchBody);
+        const body = cloneJson(patchBody);
         body.metadata = { ...(body.metadata ?? {}), name };
         return this.create(scope, body, opts);
       }

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import { invalid, invalidValue, requiredValue, type FieldError, type JsonObject } from './errors.js';
 import { pruneAndDefault, validateObject, type Schema } from './structural-schema.js';
 import { compareKubeVersions, groupResourceKey, type ResourceType, type ScaleSpec } from './resource-types.js';
+import { cloneJson } from './json-clone.js';
 
 export interface PrinterColumn {
   name: string;
@@ -172,7 +173,7 @@ export class CrdRegistry {
   /** A stored custom object as seen through `type`'s version (a new object). */
   encodeForRead(type: ResourceType, stored: JsonObject): JsonObject {
     const view = type.crd!;
-    const out = structuredClone(stored);
+    const out = cloneJson(stored);
     const storedVersion = String(stored.apiVersion ?? '').split('/')[1] ?? view.storageVersion;
     if (this.knowsVersion(view, storedVersion)) pruneAndDefault(out, this.schemaOf(view, storedVersion));
     out.apiVersion = `${type.group}/${type.version}`;

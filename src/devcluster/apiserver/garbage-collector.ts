@@ -22,6 +22,7 @@ import { CRD_CLEANUP_FINALIZER, type ApiOperations, type CommitListener, type Sc
 import { parseKeyString, type ObjectKey } from './object-store.js';
 import { groupResourceKey } from './resource-types.js';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
+import { cloneJson } from './json-clone.js';
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 const NAMESPACES_GR = '/namespaces';
@@ -93,7 +94,7 @@ export class GarbageCollector implements CommitListener {
       if (IMMORTAL_NAMESPACES.has(name)) throw forbidden('', 'namespaces', name, 'this namespace may not be deleted');
       let ns = obj;
       if (!obj.metadata.deletionTimestamp) {
-        ns = structuredClone(obj);
+        ns = cloneJson(obj);
         ns.metadata.deletionTimestamp = nowRfc3339();
         ns.status = { ...(ns.status ?? {}), phase: 'Terminating' };
         ns = this.ops.commitPut(scope.groupResource, ns, obj);
@@ -109,7 +110,7 @@ export class GarbageCollector implements CommitListener {
       if (alreadyDeleting && finalizers.length === (obj.metadata.finalizers ?? []).length) {
         return { code: 200, body: this.ops.encode(type, obj), warnings: [] };
       }
-      const next = structuredClone(obj);
+      const next = cloneJson(obj);
       next.metadata.finalizers = finalizers;
       if (!alreadyDeleting) {
         next.metadata.deletionTimestamp = nowRfc3339();
@@ -156,7 +157,7 @@ export class GarbageCollector implements CommitListener {
     for (const k of this.ops.store.dependentsOf(uid)) {
       const dep = this.ops.store.get(k.groupResource, k.namespace, k.name);
       if (!dep) continue;
-      const next = structuredClone(dep);
+      const next = cloneJson(dep);
       next.metadata.ownerReferences = (dep.metadata.ownerReferences ?? []).filter((r: JsonObject) => r.uid !== uid);
       if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
       this.ops.commitPut(k.groupResource, next, dep);
@@ -272,7 +273,7 @@ export class GarbageCollector implements CommitListener {
       this.deleteObject(scope, k.name, { propagationPolicy: waiting ? 'Foreground' : 'Background' }, false);
       return;
     }
-    const next = structuredClone(dep);
+    const next = cloneJson(dep);
     next.metadata.ownerReferences = refs.filter((r) => !remove.has(r.uid));
     this.ops.commitPut(k.groupResource, next, dep);
   }
@@ -287,7 +288,7 @@ export class GarbageCollector implements CommitListener {
       return (dep?.metadata.ownerReferences ?? []).some((r: JsonObject) => r.uid === uid && r.blockOwnerDeletion === true);
     });
     if (blocking) return;
-    const next = structuredClone(owner);
+    const next = cloneJson(owner);
     next.metadata.finalizers = (owner.metadata.finalizers ?? []).filter((f: string) => f !== FOREGROUND_FINALIZER);
     if (next.metadata.finalizers.length === 0) this.ops.commitRemove(key.groupResource, key.namespace, key.name, next);
     else this.ops.commitPut(key.groupResource, next, owner);
@@ -322,7 +323,7 @@ export class GarbageCollector implements CommitListener {
     }
     if (this.ops.store.count(gr) > 0) return;
     const finalizers = (crd.metadata.finalizers ?? []).filter((f: string) => f !== CRD_CLEANUP_FINALIZER);
-    const next = structuredClone(crd);
+    const next = cloneJson(crd);
     next.metadata.finalizers = finalizers;
     if (finalizers.length === 0) this.ops.commitRemove(CRD_GR, '', name, next);
     else if (finalizers.length !== (crd.metadata.finalizers ?? []).length) this.ops.commitPut(CRD_GR, next, crd);

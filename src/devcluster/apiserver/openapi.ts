@@ -22,6 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceRegistry } from './resource-registry.js';
 import type { ResourceType } from './resource-types.js';
+import { cloneJson } from './json-clone.js';
 
 export const OPENAPI_V2_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 export const OPENAPI_V2_BODY = Buffer.from('0a03322e3012150a0a4b756265726e65746573120776312e33322e304200', 'hex');
@@ -115,12 +116,12 @@ export function customResourceSchemas(t: ResourceType): Record<string, object> {
   const listName = restFriendlyName(t.group, t.version, t.listKind);
   const { metadata: _ignored, ...ownProperties } = (source.properties ?? {}) as Record<string, unknown>;
   const kindSchema = {
-    ...structuredClone(source),
+    ...cloneJson(source),
     type: 'object',
     properties: {
       ...TYPE_META_PROPERTIES,
       metadata: { description: `Standard object's metadata. More info: ${API_CONVENTIONS}#metadata`, default: {}, allOf: [{ $ref: `#/components/schemas/${OBJECT_META}` }] },
-      ...structuredClone(ownProperties),
+      ...cloneJson(ownProperties),
     },
     'x-kubernetes-group-version-kind': [{ group: t.group, kind: t.kind, version: t.version }],
   };

@@ -13,6 +13,7 @@
  */
 import jsonpatch from 'fast-json-patch';
 import { ApiError, badRequest, type JsonObject } from './errors.js';
+import { cloneJson } from './json-clone.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -45,7 +46,7 @@ function isPlainObject(v: unknown): v is JsonObject {
 export function applyJsonPatch(target: JsonObject, ops: unknown): JsonObject {
   if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   try {
-    return jsonpatch.applyPatch(structuredClone(target), ops as any, true, true).newDocument as JsonObject;
+    return jsonpatch.applyPatch(cloneJson(target), ops as any, true, true).newDocument as JsonObject;
   } catch {
     throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   }
@@ -53,7 +54,7 @@ export function applyJsonPatch(target: JsonObject, ops: unknown): JsonObject {
 
 /** RFC 7386: objects merge recursively, `null` deletes, anything else replaces. */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return structuredClone(patch);
+  if (!isPlainObject(patch)) return cloneJson(patch);
   const out: JsonObject = isPlainObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
@@ -96,13 +97,13 @@ const MERGED_PRIMITIVE_LISTS = new Set(['finalizers']);
 /** Strategic merge patch of a built-in object. `deleteNulls` is false for apply. */
 export function applyStrategicMergePatch(target: JsonObject, patch: unknown, deleteNulls = true): JsonObject {
   if (!isPlainObject(patch)) throw badRequest('strategic merge patch must be a JSON object');
-  return mergeMap(structuredClone(target), patch, [], deleteNulls);
+  return mergeMap(cloneJson(target), patch, [], deleteNulls);
 }
 
 function mergeMap(original: JsonObject, patch: JsonObject, path: string[], deleteNulls: boolean): JsonObject {
   if (patch.$patch === 'replace') {
     const { $patch: _ignored, ...rest } = patch;
-    return stripDirectives(structuredClone(rest));
+    return stripDirectives(cloneJson(rest));
   }
   let out: JsonObject = { ...original };
   if (Array.isArray(patch.$retainKeys)) {
@@ -126,7 +127,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, path: string[], delet
         delete out[k];
         continue;
       }
-      out[k] = isPlainObject(out[k]) ? mergeMap(out[k], v, childPath, deleteNulls) : stripDirectives(structuredClone(v));
+      out[k] = isPlainObject(out[k]) ? mergeMap(out[k], v, childPath, deleteNulls) : stripDirectives(cloneJson(v));
     } else if (Array.isArray(v)) {
       const key = mergeKeyFor(childPath, k);
       if (key && Array.isArray(out[k])) out[k] = mergeList(out[k], v, key, childPath, deleteNulls);
@@ -134,7 +135,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, path: string[], delet
         const merged = [...out[k]];
         for (const x of v) if (!merged.includes(x)) merged.push(x);
         out[k] = merged;
-      } else out[k] = stripDirectives(structuredClone(v)).filter((x: unknown) => !(isPlainObject(x) && x.$patch === 'delete'));
+      } else out[k] = stripDirectives(cloneJson(v)).filter((x: unknown) => !(isPlainObject(x) && x.$patch === 'delete'));
     } else out[k] = v;
   }
   return out;
@@ -142,7 +143,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, path: string[], delet
 
 function mergeList(original: unknown[], patch: unknown[], key: string, path: string[], deleteNulls: boolean): unknown[] {
   if (patch.some((p) => isPlainObject(p) && p.$patch === 'replace')) {
-    return stripDirectives(structuredClone(patch.filter((p) => !(isPlainObject(p) && p.$patch === 'replace'))));
+    return stripDirectives(cloneJson(patch.filter((p) => !(isPlainObject(p) && p.$patch === 'replace'))));
   }
   const out = [...original];
   for (const p of patch) {
@@ -156,7 +157,7 @@ function mergeList(original: unknown[], patch: unknown[], key: string, path: str
       continue;
     }
     if (idx >= 0) out[idx] = mergeMap(out[idx] as JsonObject, p, path, deleteNulls);
-    else out.push(stripDirectives(structuredClone(p)));
+    else out.push(stripDirectives(cloneJson(p)));
   }
   return out;
 }
@@ -174,7 +175,7 @@ export function applyDeepMerge(target: JsonObject, patch: JsonObject): JsonObjec
   const out: JsonObject = { ...target };
   for (const [k, v] of Object.entries(patch)) {
     if (isPlainObject(v) && isPlainObject(out[k])) out[k] = applyDeepMerge(out[k], v);
-    else out[k] = structuredClone(v);
+    else out[k] = cloneJson(v);
   }
   return out;
 }

@@ -17,6 +17,7 @@
  * Non-structural schemas are accepted as is.
  */
 import { invalidValue, notSupported, renderValue, requiredValue, type FieldError, type JsonObject } from './errors.js';
+import { cloneJson } from './json-clone.js';
 
 export type Schema = JsonObject;
 
@@ -91,7 +92,7 @@ function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: bo
   if (applyDefaults && props) {
     for (const [key, child] of Object.entries(props)) {
       if (obj[key] === undefined && isPlainObject(child) && child.default !== undefined) {
-        obj[key] = structuredClone(child.default);
+        obj[key] = cloneJson(child.default);
         pruneNode(obj[key], child, childPath(path, key), { unknownFields: [] }, applyDefaults);
       }
     }
