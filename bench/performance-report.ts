@@ -137,6 +137,7 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
   line('steady state: projected CPU at the default 60 s interval', (r) => `${pct((r.steady.cpuMsPerReconcile * r.deployments) / 60_000)} of a core`);
   line('churn: spec changes (1%/s)', (r) => `${fmt(r.churn.changes, 0)} (${fmt(r.churn.completed, 0)} observed)`);
   line('churn: spec write → observedGeneration p50', (r) => `${fmt(r.churn.p50Ms, 0)} ms`);
+  line('churn: spec write → observedGeneration p90', (r) => `${fmt(r.churn.p90Ms, 0)} ms`);
   line('churn: spec write → observedGeneration p99', (r) => `${fmt(r.churn.p99Ms, 0)} ms`, '< 1 s at 2,000');
   line('raw writes/s of the cluster (ConfigMap PUT + status merge patch, 32 in flight)', (r) => fmt(r.raw.writesPerSecond, 0));
   line('creation burst: operator writes per transition', (r) => fmt(r.burst.writesPerTransition, 2));

@@ -108,8 +108,11 @@ export interface ScaleRun {
     changes: number;
     completed: number;
     p50Ms: number;
+    p90Ms: number;
     p99Ms: number;
     maxMs: number;
+    /** latencies counted per 100 ms bucket: key = bucket start in ms */
+    histogram: Record<string, number>;
     load: PhaseLoad;
   };
 }
@@ -162,6 +165,15 @@ function simulationByRequest(rows: readonly TallyRow[], n: number): Record<strin
     if (r.actor !== 'simulation' || r.verb === 'watch') continue;
     const key = `${r.verb} ${r.resource}${r.subresource ? `/${r.subresource}` : ''}`;
     out[key] = (out[key] ?? 0) + r.n / n;
+  }
+  return out;
+}
+
+function latencyHistogram(latencies: readonly number[], bucketMs: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const ms of latencies) {
+    const bucket = String(Math.floor(ms / bucketMs) * bucketMs);
+    out[bucket] = (out[bucket] ?? 0) + 1;
   }
   return out;
 }
@@ -273,7 +285,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         },
         memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
-        churn: { changes: 0, completed: 0, p50Ms: NaN, p99Ms: NaN, maxMs: NaN, load: none },
+        churn: { changes: 0, completed: 0, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, maxMs: NaN, histogram: {}, load: none },
       };
     }
     if (!stableInTime) {
@@ -371,8 +383,10 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         changes,
         completed: latencies.length,
         p50Ms: percentile(latencies, 50),
+        p90Ms: percentile(latencies, 90),
         p99Ms: percentile(latencies, 99),
         maxMs: percentile(latencies, 100),
+        histogram: latencyHistogram(latencies, 100),
         load: load(churnRows, churnPhase, churnEnd2),
       },
     };
