@@ -79,29 +79,47 @@ export class ConfigMapStateStore implements StateStore {
 
   constructor(private readonly options: ConfigMapStateStoreOptions) {
     this.overlay = new ReadYourWritesCache<V1ConfigMap>(options.informer);
-    this.unsubscribe = options.informer?.subscribe((event) => this.overlay.observe(event));
+    this.unsubscribe = options.informer?.subscribe((event) => {
+      this.overlay.observe(event);
+      if (event.type === 'deleted') this.decoded.delete(objectKey(event.object));
+      else if (event.type === 'relisted') this.decoded.clear();
+    });
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.retryDelayMs = options.retryDelayMs ?? 50;
   }
 
   /**
-   * Decoded states by ConfigMap object (the informer's or our own write's), so a periodic reconcile
-   * of an unchanged deployment does not re-parse the YAML and re-validate the schema each time
-   * (about 0.75 ms → 0.02 ms per load on an idle core; bench/state-decode-cost.ts).
-   * Guarantees: a hit is a deep copy of the state decoded from that very object at that
-   * resourceVersion (callers may mutate what they get). Assumptions: informer and overlay objects
-   * are never mutated in place (a new event is a new object). Caveats: a weak map: entries go with
-   * the objects; an object without a resourceVersion is never cached.
+   * The decoded state of each state ConfigMap, by namespace/name, with the uid and resourceVersion
+   * it was decoded at, so a periodic reconcile of an unchanged deployment does not re-parse the YAML
+   * and re-validate the schema (about 0.75 ms → 0.02 ms per load on an idle core;
+   * bench/state-decode-cost.ts). Our own write seeds it with the state it encoded, so the load after
+   * a transition does not parse what we just wrote (design/performance.md, finding 9).
+   * Guarantees: a hit is a deep copy of the state of that object at that uid and resourceVersion
+   * (callers may mutate what they get); one entry per ConfigMap, dropped when the informer reports
+   * it deleted or relists.
+   * Assumptions: a resourceVersion identifies one content of one object (the API server's
+   * contract), so the informer's copy of our write decodes to what we encoded; the codec round-trips
+   * (decode(encode(s)) equals s once undefined members are dropped: state-configmap-codec.test.ts).
+   * Caveats: an object without a resourceVersion is never cached.
    */
-  private readonly decoded = new WeakMap<V1ConfigMap, { resourceVersion: string; state: InternalState }>();
+  private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; state: InternalState }>();
 
   private decode(configMap: V1ConfigMap): InternalState {
     const resourceVersion = configMap.metadata?.resourceVersion;
-    const hit = this.decoded.get(configMap);
-    if (hit && resourceVersion && hit.resourceVersion === resourceVersion) return structuredClone(hit.state);
+    const uid = configMap.metadata?.uid;
+    const key = objectKey(configMap);
+    const hit = this.decoded.get(key);
+    if (hit && resourceVersion && hit.resourceVersion === resourceVersion && hit.uid === uid) return structuredClone(hit.state);
     const state = decodeStateConfigMap(configMap);
-    if (resourceVersion) this.decoded.set(configMap, { resourceVersion, state: structuredClone(state) });
+    if (resourceVersion) this.decoded.set(key, { uid, resourceVersion, state: structuredClone(state) });
     return state;
+  }
+
+  /** After our write: what `written` decodes to is the state we encoded (JSON-normalized: no undefined members). */
+  private rememberWritten(written: V1ConfigMap, state: InternalState): void {
+    const resourceVersion = written.metadata?.resourceVersion;
+    if (!resourceVersion) return;
+    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(JSON.stringify(state)) as InternalState });
   }
 
   /** Stops listening to the informer. */
@@ -156,6 +174,7 @@ export class ConfigMapStateStore implements StateStore {
           : await this.options.client.create(namespace, encoded.configMap);
         this.options.onWriteAttempt?.(existing ? 'updated' : 'created');
         this.overlay.recordWrite(written);
+        this.rememberWritten(written, encoded.state);
         this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, namespace, name, written.metadata?.resourceVersion);
         if (encoded.trimmedSavepoints > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedSavepoints);
         return encoded.state;
@@ -188,11 +207,16 @@ export class ConfigMapStateStore implements StateStore {
     const got = await this.options.client.get(namespace, name);
     if (!got) {
       this.overlay.recordDeleted(namespace, name);
+      this.decoded.delete(`${namespace}/${name}`);
       return undefined;
     }
     if (isControlledBy(got, deployment)) this.overlay.recordWrite(got);
     return got;
   }
+}
+
+function objectKey(configMap: V1ConfigMap): string {
+  return `${configMap.metadata?.namespace ?? ''}/${configMap.metadata?.name ?? ''}`;
 }
 
 function isControlledBy(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): boolean {
