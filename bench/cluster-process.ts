@@ -19,8 +19,7 @@ import { forwardServiceProxy } from '../src/devcluster/remote-service-proxy.js';
 import { seededRandom, startSimulatedCluster } from '../src/devcluster/simulated-cluster.js';
 import { installCrd } from '../test/e2e/operator-harness.js';
 import { RequestTally } from './request-tally.js';
-import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
-import { processUsage } from './process-usage.js';
+import { answerParentRequests } from './parent-requests.js';
 
 export type { ProcessUsage } from './process-usage.js';
 
@@ -57,39 +56,22 @@ async function main(): Promise<void> {
   };
   let forwarder: ReturnType<typeof forwardServiceProxy> | undefined;
 
-  process.on('message', (message: { id: number; op: string; arg?: unknown }) => {
-    const answer = (result: unknown) => process.send!({ id: message.id, result });
-    switch (message.op) {
-      case 'tally':
-        return answer(tally.snapshot());
-      case 'reset':
-        tally.reset();
-        return answer(null);
-      case 'usage':
-        return answer(processUsage());
-      case 'proxyTo':
+  answerParentRequests(
+    'cluster',
+    {
+      tally: () => tally.snapshot(),
+      reset: () => tally.reset(),
+      proxyTo: (url) => {
         forwarder?.close();
-        forwarder = forwardServiceProxy(String(message.arg));
+        forwarder = forwardServiceProxy(String(url));
         world.cluster.setServiceProxy(forwarder);
-        return answer(null);
-      case 'profileStart':
-        void startPhaseProfile().then(() => answer(null));
-        return;
-      case 'profileStop':
-        void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/cluster-${Date.now()}.cpuprofile`).then(answer);
-        return;
-      case 'stop':
-        forwarder?.close();
-        void world.stop().then(() => {
-          answer(null);
-          process.exit(0);
-        });
-        return;
-      default:
-        process.send!({ id: message.id, error: `unknown op ${message.op}` });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+      },
+    },
+    async () => {
+      forwarder?.close();
+      await world.stop();
+    },
+  );
   process.send!({ type: 'ready' });
 }
 

@@ -11,12 +11,11 @@
  * - `usage` → CPU seconds and event-loop utilization since the previous `usage`;
  * - `stop` → graceful shutdown, then exit.
  */
-import { performance } from 'node:perf_hooks';
 import { makeFlinkDeploymentReconcilerWith, type StateLayout } from '../src/reconciler/reconciler-wiring.js';
 import { startOperator } from '../src/cli/run-command.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../src/runtime/operator-config.js';
 import { KubeConfig } from '@kubernetes/client-node';
-import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
+import { answerParentRequests } from './parent-requests.js';
 
 export interface OperatorProcessOptions {
   kubeconfigPath: string;
@@ -38,7 +37,6 @@ function kubeConfigFrom(path: string): KubeConfig {
   return kc;
 }
 
-let lastElu = performance.eventLoopUtilization();
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2]!) as OperatorProcessOptions;
@@ -62,42 +60,14 @@ async function main(): Promise<void> {
     return after - before;
   };
 
-  process.on('message', (message: { id: number; op: string }) => {
-    const answer = (result: unknown) => process.send!({ id: message.id, result });
-    try {
-      switch (message.op) {
-        case 'gc':
-          gc();
-          return answer(null);
-        case 'informerHeap':
-          return answer(informerHeap());
-        case 'usage': {
-          const now = performance.eventLoopUtilization();
-          const elu = performance.eventLoopUtilization(now, lastElu).utilization;
-          lastElu = now;
-          const cpu = process.cpuUsage();
-          return answer({ cpuSeconds: (cpu.user + cpu.system) / 1e6, eventLoopUtilization: elu });
-        }
-        case 'profileStart':
-          void startPhaseProfile().then(() => answer(null));
-          return;
-        case 'profileStop':
-          void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/operator-${Date.now()}.cpuprofile`).then(answer);
-          return;
-        case 'stop':
-          void handle.shutdown().then(() => {
-            answer(null);
-            process.exit(0);
-          });
-          return;
-        default:
-          process.send!({ id: message.id, error: `unknown op ${message.op}` });
-      }
-    } catch (error) {
-      process.send!({ id: message.id, error: String(error) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  answerParentRequests(
+    'operator',
+    {
+      gc: () => gc(),
+      informerHeap: () => informerHeap(),
+    },
+    () => handle.shutdown(),
+  );
   process.send!({ type: 'ready', httpPort: handle.manager.httpPort() });
 }
 

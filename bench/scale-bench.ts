@@ -251,7 +251,21 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const operatorWrites = sumRows(burstRows, (r) => r.actor === 'operator' && r.target !== 'flink-rest' && WRITE_VERBS.has(r.verb)).n;
     const writesPerTransition = operatorWrites / transitions;
     const transitionsPerSecond = transitions / (timeToStableMs / 1000);
-    function failedRun(): ScaleRun {
+    const burst: ScaleRun['burst'] = {
+      transitions,
+      operatorWrites,
+      writesPerTransition,
+      transitionsPerSecond,
+      fractionOfLimit: transitionsPerSecond / (raw.writesPerSecond / writesPerTransition),
+      reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
+      operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
+      simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
+      simulationByRequest: simulationByRequest(burstRows, N),
+      ...requestMix(burstRows, transitions, writesPerTransition),
+      load: load(burstRows, burstPhase, burstEnd),
+    };
+    if (!stableInTime) {
+      // no steady state to measure: the rest of the run would only measure the backlog
       const none: PhaseLoad = {
         operatorCpuFraction: NaN,
         clusterCpuFraction: NaN,
@@ -262,35 +276,17 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         simulationRequestShare: NaN,
         operatorRequestShare: NaN,
       };
-      const tps = transitions / (timeToStableMs / 1000);
-      const wpt = operatorWrites / transitions;
       return {
         deployments: N,
         raw,
         timeToStableMs,
         stableInTime,
         stableCount,
-        burst: {
-          transitions,
-          operatorWrites,
-          writesPerTransition: wpt,
-          transitionsPerSecond: tps,
-          fractionOfLimit: tps / (raw.writesPerSecond / wpt),
-          reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
-          operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
-          simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
-          simulationByRequest: simulationByRequest(burstRows, N),
-          ...requestMix(burstRows, transitions, wpt),
-          load: load(burstRows, burstPhase, burstEnd),
-        },
+        burst,
         memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
         churn: { changes: 0, completed: 0, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, maxMs: NaN, histogram: {}, load: none },
       };
-    }
-    if (!stableInTime) {
-      // no steady state to measure: the rest of the run would only measure the backlog
-      return failedRun();
     }
 
     // ---- steady state
@@ -348,19 +344,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       timeToStableMs,
       stableInTime,
       stableCount,
-      burst: {
-        transitions,
-        operatorWrites,
-        writesPerTransition,
-        transitionsPerSecond,
-        fractionOfLimit: transitionsPerSecond / (raw.writesPerSecond / writesPerTransition),
-        reconcileErrors: afterBurst.reconcileErrors - baseline.reconcileErrors,
-        operatorRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'operator' && r.verb !== 'watch').n / N,
-        simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
-        simulationByRequest: simulationByRequest(burstRows, N),
-        ...requestMix(burstRows, transitions, writesPerTransition),
-        load: load(burstRows, burstPhase, burstEnd),
-      },
+      burst,
       memory: {
         heapBaselineBytes: baseline.heapUsedBytes,
         heapSettledBytes: settled.heapUsedBytes,

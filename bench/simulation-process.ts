@@ -13,8 +13,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { serveServiceProxy } from '../src/devcluster/remote-service-proxy.js';
 import { seededRandom, startSimulation } from '../src/devcluster/simulated-cluster.js';
 import type { SimulationTiming } from './cluster-process.js';
-import { startPhaseProfile, stopPhaseProfile } from './phase-profiler.js';
-import { processUsage } from './process-usage.js';
+import { answerParentRequests } from './parent-requests.js';
 
 export interface SimulationProcessOptions extends SimulationTiming {
   kubeconfigPath: string;
@@ -30,31 +29,10 @@ async function main(): Promise<void> {
     { random: seededRandom(options.seed), podReadyDelayMs: options.podReadyDelayMs, jobStartDelayMs: options.jobStartDelayMs, savepointDurationMs: options.savepointDurationMs },
   );
 
-  process.on('message', (message: { id: number; op: string }) => {
-    const answer = (result: unknown) => process.send!({ id: message.id, result });
-    switch (message.op) {
-      case 'usage':
-        return answer(processUsage());
-      case 'profileStart':
-        void startPhaseProfile().then(() => answer(null));
-        return;
-      case 'profileStop':
-        void stopPhaseProfile(`${process.env.BENCH_PROFILE_DIR ?? '.'}/simulation-${Date.now()}.cpuprofile`).then(answer);
-        return;
-      case 'stop':
-        void simulation
-          .stop()
-          .then(() => server.stop())
-          .then(() => {
-            answer(null);
-            process.exit(0);
-          });
-        return;
-      default:
-        process.send!({ id: message.id, error: `unknown op ${message.op}` });
-    }
+  answerParentRequests('simulation', {}, async () => {
+    await simulation.stop();
+    await server.stop();
   });
-  process.on('disconnect', () => process.exit(0));
   process.send!({ type: 'ready', proxyUrl: server.url });
 }
 
