@@ -17,8 +17,8 @@
  * is written only when it changed, with the cached resourceVersion (a 409 retries the sync).
  * Caveats: `paused` only freezes scaling/rollout; minReadySeconds counts as 0; no ReplicaFailure.
  */
+import type { V1Deployment, V1ReplicaSet } from '@kubernetes/client-node';
 import type { SimulationAppsApi } from './simulation-api-client.js';
-import { type V1Deployment, type V1ReplicaSet } from '@kubernetes/client-node';
 import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { OwnerIndex, controllerOf, objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
@@ -161,8 +161,7 @@ export class DeploymentController {
     const cacheIsBehind = this.ownWrites.cacheIsBehind(key, d.metadata?.resourceVersion);
     let latest = d;
     if (!cacheIsBehind && newRS && d.metadata?.annotations?.[REVISION] !== String(replicaSetRevision(newRS))) {
-      latest = await this.deps.apps.patchNamespacedDeployment(
-        { namespace, name, body: { metadata: { annotations: { [REVISION]: String(replicaSetRevision(newRS)) } } } });
+      latest = await this.deps.apps.patchNamespacedDeployment({ namespace, name, body: { metadata: { annotations: { [REVISION]: String(replicaSetRevision(newRS)) } } } });
       this.ownWrites.noteWrite(key, [d.metadata?.resourceVersion]);
     }
 
@@ -178,8 +177,11 @@ export class DeploymentController {
 
   /** Sets a ReplicaSet's replicas, and its desired-replicas annotation to the Deployment's replicas (k8s SetReplicasAnnotations). */
   private async scale(rs: V1ReplicaSet, replicas: number, deploymentReplicas: number): Promise<V1ReplicaSet> {
-    return this.deps.apps.patchNamespacedReplicaSet(
-      { namespace: rs.metadata!.namespace!, name: rs.metadata!.name!, body: { metadata: { annotations: { [DESIRED]: String(deploymentReplicas) } }, spec: { replicas } } });
+    return this.deps.apps.patchNamespacedReplicaSet({
+      namespace: rs.metadata!.namespace!,
+      name: rs.metadata!.name!,
+      body: { metadata: { annotations: { [DESIRED]: String(deploymentReplicas) } }, spec: { replicas } },
+    });
   }
 
   private async createReplicaSet(d: V1Deployment, hash: string, replicas: number, owned: V1ReplicaSet[]): Promise<V1ReplicaSet | undefined> {

@@ -16,8 +16,8 @@
  * see jobmanager-launch.ts) additionally run a NativeResourceManager that creates their
  * TaskManager pods through the API server (`kube` deps; without them no pods are created).
  */
-import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import { NativeResourceManager } from './native-resource-manager.js';
 import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
 import { buildJobManagerLaunch, parseFlinkArgs } from './jobmanager-launch.js';

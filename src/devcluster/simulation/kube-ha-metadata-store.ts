@@ -93,8 +93,7 @@ export class KubeHaMetadataStore implements HaMetadataStore {
       }
       if (Object.keys(delta).length === 0) return;
       try {
-        const patched = await this.core.patchNamespacedConfigMap(
-          { namespace: cluster.namespace, name, body: { data: delta } });
+        const patched = await this.core.patchNamespacedConfigMap({ namespace: cluster.namespace, name, body: { data: delta } });
         this.known.set(this.key(cluster), patched.data ?? {});
       } catch (error) {
         this.known.delete(this.key(cluster));

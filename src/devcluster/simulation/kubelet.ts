@@ -22,8 +22,8 @@
  * Caveats: no scheduler (spec.nodeName stays empty); probes are not run; init containers are
  * ignored; pod status is written with merge patches (the kubelet owns pod status).
  */
+import type { V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi } from './simulation-api-client.js';
-import { type V1Pod } from '@kubernetes/client-node';
 import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';

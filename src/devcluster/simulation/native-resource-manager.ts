@@ -28,8 +28,8 @@
  * Caveats: no watch — a TaskManager pod deleted later is not replaced, and idle TaskManagers are
  * never released; the job does not wait for its slots (it runs after the JobManager's start delay).
  */
-import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
+import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import { parse as parseYaml } from 'yaml';
 
 export const NATIVE_TYPE_LABEL = 'flink-native-kubernetes';

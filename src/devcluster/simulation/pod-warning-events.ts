@@ -11,8 +11,8 @@
  * `lastTimestamp` (merge patch), as the kubelet's event correlator aggregates; failures to record an
  * event are reported to `onError` and never affect the pod.
  */
+import type { CoreV1Event, V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi } from './simulation-api-client.js';
-import { type CoreV1Event, type V1Pod } from '@kubernetes/client-node';
 import { type RandomSource, randomHex } from './simulation-random.js';
 
 export const SIMULATED_NODE_NAME = 'devcluster-node';
@@ -48,8 +48,7 @@ export class PodWarningEvents {
     const seen = this.recorded.get(key);
     if (seen) {
       seen.count++;
-      await this.core.patchNamespacedEvent(
-        { namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now.toISOString() } });
+      await this.core.patchNamespacedEvent({ namespace, name: seen.name, body: { count: seen.count, lastTimestamp: now.toISOString() } });
       return;
     }
     const name = `${pod.metadata!.name}.${randomHex(this.random, 16)}`;

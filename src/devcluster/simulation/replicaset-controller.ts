@@ -10,8 +10,8 @@
  * Caveats: minReadySeconds counts as 0 (available = ready); pods are not adopted or released by
  * label (only ownerReferences count).
  */
+import type { V1Pod, V1ReplicaSet, V1ReplicaSetStatus } from '@kubernetes/client-node';
 import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
-import { type V1Pod, type V1ReplicaSet, type V1ReplicaSetStatus } from '@kubernetes/client-node';
 import { KeyedWorkQueue } from './keyed-work-queue.js';
 import { OwnerIndex, controllerOf, objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
