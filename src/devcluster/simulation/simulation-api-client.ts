@@ -62,6 +62,8 @@ export class KubeJsonClient {
       };
       return { module: secure ? https : http, options: base };
     })();
+    // a failed setup (credentials not readable yet) is tried again by the next request
+    this.connection.catch(() => (this.connection = undefined));
     return this.connection;
   }
 
