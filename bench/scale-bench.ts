@@ -264,6 +264,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       ...requestMix(burstRows, transitions, writesPerTransition),
       load: load(burstRows, burstPhase, burstEnd),
     };
+    const outcome = { deployments: N, raw, timeToStableMs, stableInTime, stableCount, burst };
     if (!stableInTime) {
       // no steady state to measure: the rest of the run would only measure the backlog
       const none: PhaseLoad = {
@@ -277,12 +278,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         operatorRequestShare: NaN,
       };
       return {
-        deployments: N,
-        raw,
-        timeToStableMs,
-        stableInTime,
-        stableCount,
-        burst,
+        ...outcome,
         memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
         churn: { changes: 0, completed: 0, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, maxMs: NaN, histogram: {}, load: none },
@@ -339,12 +335,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const latencies = driver.latenciesMs;
 
     return {
-      deployments: N,
-      raw,
-      timeToStableMs,
-      stableInTime,
-      stableCount,
-      burst,
+      ...outcome,
       memory: {
         heapBaselineBytes: baseline.heapUsedBytes,
         heapSettledBytes: settled.heapUsedBytes,

@@ -25,12 +25,13 @@ import type { ServiceProxyHandler, ServiceProxyTarget } from './apiserver/http-a
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'content-length', 'accept', 'user-agent'];
 const FORWARDED_RESPONSE_HEADERS = ['content-type', 'content-length'];
 
-function sendUnreachable(res: ServerResponse, message: string): void {
+/** The API server's 503 Status answer (or, once headers are out, a cut connection). */
+function sendServiceUnavailable(res: ServerResponse, message: string): void {
   if (res.headersSent) {
     res.destroy();
     return;
   }
-  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `error trying to reach service: ${message}`, reason: 'ServiceUnavailable', code: 503 });
+  const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: 'ServiceUnavailable', code: 503 });
   res.writeHead(503, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -72,7 +73,7 @@ export function forwardServiceProxy(baseUrl: string): ServiceProxyHandler & { cl
       answer.pipe(res);
       answer.on('error', () => res.destroy());
     });
-    upstream.on('error', (error) => sendUnreachable(res, error.message));
+    upstream.on('error', (error) => sendServiceUnavailable(res, `error trying to reach service: ${error.message}`));
     req.pipe(upstream);
   };
   return Object.assign(handler, { close: () => agent.destroy() });
@@ -97,9 +98,7 @@ export async function serveServiceProxy(handler?: ServiceProxyHandler): Promise<
       return;
     }
     if (!current) {
-      const body = JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: `no endpoints available for service "${target.service}"`, reason: 'ServiceUnavailable', code: 503 });
-      res.writeHead(503, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
-      res.end(body);
+      sendServiceUnavailable(res, `no endpoints available for service "${target.service}"`);
       return;
     }
     current(req, res, target);
