@@ -19,7 +19,7 @@ export function registerRunCommand(program: Command, makeReconciler: ReconcilerF
   command.option('--config <file>', 'YAML or JSON file with settings (keys as in the README; env FLINK_OPERATOR_CONFIG)');
   for (const knob of OPERATOR_KNOBS) {
     const help = `${knob.description} (env ${knob.env}; default ${knob.defaultText})`;
-    if (knob.type === 'bool') command.option(`--${knob.flag}`, help);
+    if (knob.type === 'bool') command.option(`--${knob.flag}`, help).option(`--no-${knob.flag}`, `turn --${knob.flag} off`);
     else if (knob.type === 'list') command.option(`--${knob.flag} <value>`, help, (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',')]);
     else command.option(`--${knob.flag} <value>`, help);
   }

@@ -23,6 +23,7 @@ import { buildInternalService, buildRestService } from './flink-services.js';
 import { buildJobManagerDeployment } from './jobmanager-deployment.js';
 import { buildTaskManagerDeployment } from './taskmanager-deployment.js';
 import { clusterModeOf, deploymentKey, type ClusterMode } from './flink-resource-naming.js';
+import { configMapRecordAnnotations, JOB_ID_ANNOTATION } from './deployed-record.js';
 import { buildNativeJobManagerDeployment, nativeFlinkConfiguration, TASK_MANAGER_POD_TEMPLATE_FILE, taskManagerPodTemplateYaml } from './native-application-cluster.js';
 
 export interface FlinkClusterInputs {
@@ -50,8 +51,17 @@ export interface FlinkClusterResources {
   readonly internalService: V1Service;
 }
 
-/** Renders the cluster of `deployment` for `inputs`. Throws on invalid inputs (bad job id, memory, slots, uid missing). */
+/** Renders the cluster of `deployment` for `inputs`, stamped with its deployed record (deployed-record.ts). Throws on invalid inputs (bad job id, memory, slots, uid missing). */
 export function buildFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: FlinkClusterInputs): FlinkClusterResources {
+  const resources = renderFlinkClusterResources(deployment, inputs);
+  const jobManager = resources.jobManagerDeployment;
+  jobManager.metadata = { ...jobManager.metadata, annotations: { ...jobManager.metadata?.annotations, [JOB_ID_ANNOTATION]: inputs.jobId } };
+  const configMap = resources.configMap;
+  configMap.metadata = { ...configMap.metadata, annotations: { ...configMap.metadata?.annotations, ...configMapRecordAnnotations(inputs.spec, inputs.jobId) } };
+  return resources;
+}
+
+function renderFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: FlinkClusterInputs): FlinkClusterResources {
   const { namespace, name } = deploymentKey(deployment);
   const restoreInputs = {
     ...(inputs.restoreFrom !== undefined ? { restoreFrom: inputs.restoreFrom } : {}),

@@ -16,7 +16,6 @@ import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
 import type { SnapshotSteps } from './snapshot-steps.js';
 
-
 export function withRunningState(spec: FlinkDeploymentSpec): FlinkDeploymentSpec {
   const copy = structuredClone(spec);
   if (copy.job) copy.job.state = 'running';
@@ -79,7 +78,7 @@ export class ClusterSteps {
     // new JobManager reads no HA metadata, so none is looked for (a leftover from an earlier spec
     // with HA is deleted by the next deployment that turns HA on again, which gets a new job id).
     const resetHaMetadata = jobId !== state.deployedJobId && isHighAvailabilityEnabled(flattenFlinkConfiguration(spec.flinkConfiguration));
-    const applied = await deps.cluster.apply(objects, { resetHaMetadata });
+    const applied = await deps.cluster.apply(objects, { resetHaMetadata, fence: pass.fence });
     if (applied.waitingFor !== undefined) {
       // Native mode: the previous cluster is still going away; the intent stays, the next pass applies again.
       deps.log.info({ waitingFor: applied.waitingFor }, 'native redeploy waits for the previous cluster to shut down');
@@ -150,7 +149,7 @@ export class ClusterSteps {
     const timestamp = new Date(this.ctx.deps.now()).toISOString();
     await this.ctx.save(pass, (s) => ({ ...s, reconciliationState: 'UPGRADING', lastReconciledSpec: spec, lastReconciledGeneration: generation, reconciliationTimestamp: timestamp }));
     const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-    const remaining = await this.ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)]);
+    const remaining = await this.ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], pass.fence);
     if (remaining.length > 0) return 'progress';
     await this.ctx.save(pass, (s) => ({ ...s, reconciliationState: 'DEPLOYED' }));
     pass.outcome.job = undefined;
@@ -173,7 +172,7 @@ export class ClusterSteps {
     const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
     const current = this.ctx.deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
     const wanted = taskManagerReplicas(spec);
-    if (current && current.spec?.replicas !== wanted) await this.ctx.deps.cluster.scaleTaskManagers(namespace, name, wanted);
+    if (current && current.spec?.replicas !== wanted) await this.ctx.deps.cluster.scaleTaskManagers(namespace, name, wanted, pass.fence);
   }
 
   /** Rollback to lastStableSpec (intent ROLLING_BACK with a new job id and the newest savepoint), then deploy it. */

@@ -24,11 +24,19 @@
  * NativeFlinkService deletes the cluster and waits for its shutdown), then creates the new one.
  * Guarantees: applying again after a crash at any point either waits for the same teardown or
  * finds the new JobManager already created (same hash): nothing is deleted twice or left behind.
+ *
+ * Fencing (design/004): every write and delete is preceded by `fence.check` (the pass's leadership
+ * term is current and its lease valid), every object written carries the writer's term in
+ * LEADER_ANNOTATION (outside the rendered hash, so a new term rewrites nothing), and an object whose
+ * stamp names a newer term than the fence's is never replaced or deleted (StaleLeaderError): a
+ * paused leader that wakes up cannot overwrite what its successor deployed.
  */
 import { createHash } from 'node:crypto';
 import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-errors.js';
+import { assertNotStale, formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 
 export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
 export const CONFIG_HASH_ANNOTATION = 'flink-operator.io/config-hash';
@@ -57,6 +65,8 @@ export interface ApplyOptions {
    * after a crash never deletes the HA metadata of the JobManager it already started.
    */
   resetHaMetadata: boolean;
+  /** Checked before every write; its token is stamped on every object written. */
+  fence: SideEffectFence;
 }
 
 export interface HaMetadataSummary {
@@ -82,10 +92,16 @@ function hashOf(value: unknown): string {
   return createHash('sha256').update(JSON.stringify(value)).digest('hex').slice(0, 16);
 }
 
-function annotate<T extends KubernetesObject>(object: T, hash: string): T {
+function annotate<T extends KubernetesObject>(object: T, hash: string, fence: SideEffectFence): T {
   const copy = structuredClone(object);
-  copy.metadata = { ...copy.metadata, annotations: { ...copy.metadata?.annotations, [RENDERED_HASH_ANNOTATION]: hash } };
+  copy.metadata = { ...copy.metadata, annotations: { ...copy.metadata?.annotations, [RENDERED_HASH_ANNOTATION]: hash, [LEADER_ANNOTATION]: formatFencingToken(fence.token) } };
   return copy;
+}
+
+/** Before a write or delete: the pass may still act, and `live` (if any) was not written by a newer term. */
+function guard(fence: SideEffectFence, what: string, live?: KubernetesObject): void {
+  fence.check(what);
+  if (live) assertNotStale(storedFencingToken(live.metadata), fence.token);
 }
 
 /** Pods restart when the Flink configuration changes: the template carries the config's hash. */
@@ -105,25 +121,26 @@ export class FlinkClusterApplier {
   ) {}
 
   /** Creates or updates every resource; the JobManager last, so it starts with its configuration in place. */
-  async apply(objects: FlinkClusterObjects, options: ApplyOptions = { resetHaMetadata: false }): Promise<ApplyResult> {
+  async apply(objects: FlinkClusterObjects, options: ApplyOptions): Promise<ApplyResult> {
     const written: string[] = [];
+    const fence = options.fence;
     const configHash = hashOf(objects.configMap.data);
     const native = objects.mode === 'native' || objects.taskManagerDeployment === undefined;
     if (native) {
-      const waitingFor = await this.tearDownStaleNativeCluster(withConfigHash(objects.jobManagerDeployment, configHash));
+      const waitingFor = await this.tearDownStaleNativeCluster(withConfigHash(objects.jobManagerDeployment, configHash), fence);
       if (waitingFor !== undefined) return { written, waitingFor };
     }
     const freshCluster = this.deployments.get(objects.jobManagerDeployment.metadata!.namespace!, objects.jobManagerDeployment.metadata!.name!) === undefined;
-    if (await this.applyConfigMap(objects.configMap, freshCluster)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
+    if (await this.applyConfigMap(objects.configMap, freshCluster, fence)) written.push(`ConfigMap/${objects.configMap.metadata?.name}`);
     for (const service of [objects.internalService, objects.restService]) {
-      if (await this.applyService(service)) written.push(`Service/${service.metadata?.name}`);
+      if (await this.applyService(service, fence)) written.push(`Service/${service.metadata?.name}`);
     }
-    if (objects.taskManagerDeployment && (await this.applyDeployment(withConfigHash(objects.taskManagerDeployment, configHash)))) {
+    if (objects.taskManagerDeployment && (await this.applyDeployment(withConfigHash(objects.taskManagerDeployment, configHash), fence))) {
       written.push(`Deployment/${objects.taskManagerDeployment.metadata?.name}`);
     }
     const jobManager = withConfigHash(objects.jobManagerDeployment, configHash);
-    const beforeWrite = options.resetHaMetadata ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!) : undefined;
-    if (await this.applyDeployment(jobManager, beforeWrite)) written.push(`Deployment/${jobManager.metadata?.name}`);
+    const beforeWrite = options.resetHaMetadata ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!, fence) : undefined;
+    if (await this.applyDeployment(jobManager, fence, beforeWrite)) written.push(`Deployment/${jobManager.metadata?.name}`);
     return { written };
   }
 
@@ -132,12 +149,13 @@ export class FlinkClusterApplier {
    * (its TaskManager pods go with it: they are owned by it), and reports what is still to go.
    * Undefined = nothing of a previous cluster is left (or the live one is already `desired`).
    */
-  private async tearDownStaleNativeCluster(desired: V1Deployment): Promise<string | undefined> {
+  private async tearDownStaleNativeCluster(desired: V1Deployment, fence: SideEffectFence): Promise<string | undefined> {
     const namespace = desired.metadata!.namespace!;
     const name = desired.metadata!.name!;
     const live = this.deployments.get(namespace, name) ?? (await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name })));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hashOf(desired)) return undefined;
     if (live) {
+      guard(fence, `delete the previous JobManager Deployment ${namespace}/${name}`, live);
       try {
         // Only the exact object seen (uid precondition): a stale cache entry never deletes a newer Deployment of the same name.
         const uid = live.metadata?.uid;
@@ -164,9 +182,10 @@ export class FlinkClusterApplier {
   }
 
   /** Deletes the cluster's Flink HA ConfigMaps (idempotent). */
-  async deleteHaMetadata(namespace: string, clusterId: string): Promise<void> {
+  async deleteHaMetadata(namespace: string, clusterId: string, fence: SideEffectFence): Promise<void> {
     const list = await this.core.listNamespacedConfigMap({ namespace, labelSelector: haConfigMapSelector(clusterId) });
     for (const cm of list.items) {
+      fence.check(`delete the Flink HA ConfigMap ${namespace}/${cm.metadata?.name}`);
       try {
         await this.core.deleteNamespacedConfigMap({ namespace, name: cm.metadata!.name! });
       } catch (error) {
@@ -176,11 +195,14 @@ export class FlinkClusterApplier {
   }
 
   /** Deletes the JobManager and TaskManager Deployments. Returns the names still present in the cache. */
-  async deleteDeployments(namespace: string, names: readonly string[]): Promise<string[]> {
+  async deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]> {
     for (const name of names) {
-      if (!this.deployments.get(namespace, name)) continue;
+      const live = this.deployments.get(namespace, name);
+      if (!live) continue;
+      guard(fence, `delete Deployment ${namespace}/${name}`, live);
       try {
-        await this.apps.deleteNamespacedDeployment({ namespace, name, propagationPolicy: 'Background' });
+        const uid = live.metadata?.uid;
+        await this.apps.deleteNamespacedDeployment({ namespace, name, body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) } });
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
@@ -189,23 +211,27 @@ export class FlinkClusterApplier {
   }
 
   /** Sets the replicas of a Deployment (merge patch of spec.replicas); nothing when already equal in the cache. */
-  async scaleDeployment(namespace: string, name: string, replicas: number): Promise<void> {
-    if (this.deployments.get(namespace, name)?.spec?.replicas === replicas) return;
+  async scaleDeployment(namespace: string, name: string, replicas: number, fence: SideEffectFence): Promise<void> {
+    const live = this.deployments.get(namespace, name);
+    if (live?.spec?.replicas === replicas) return;
+    guard(fence, `scale Deployment ${namespace}/${name} to ${replicas}`, live);
     await this.apps.patchNamespacedDeployment(
-      { namespace, name, body: { spec: { replicas } } },
+      { namespace, name, body: { metadata: { annotations: { [LEADER_ANNOTATION]: formatFencingToken(fence.token) } }, spec: { replicas } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
   }
 
   /** Deletes the Services and the Flink ConfigMap (used on deletion of the FlinkDeployment). */
-  async deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string): Promise<void> {
+  async deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string, fence: SideEffectFence): Promise<void> {
     for (const name of serviceNames) {
+      guard(fence, `delete Service ${namespace}/${name}`, this.services.get(namespace, name));
       try {
         await this.core.deleteNamespacedService({ namespace, name });
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
     }
+    fence.check(`delete ConfigMap ${namespace}/${configMapName}`);
     try {
       await this.core.deleteNamespacedConfigMap({ namespace, name: configMapName });
     } catch (error) {
@@ -214,14 +240,18 @@ export class FlinkClusterApplier {
   }
 
   /** `createFirst`: the cluster looks new (no JobManager Deployment cached): try the create before any GET. */
-  private async applyConfigMap(rendered: V1ConfigMap, createFirst: boolean): Promise<boolean> {
+  private async applyConfigMap(rendered: V1ConfigMap, createFirst: boolean, fence: SideEffectFence): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
-    const desired = annotate(rendered, hash);
-    if (createFirst && (await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired })))) return true;
+    const desired = annotate(rendered, hash, fence);
+    if (createFirst) {
+      fence.check(`create ConfigMap ${namespace}/${name}`);
+      if (await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired }))) return true;
+    }
     const live = await this.readOrUndefined(() => this.core.readNamespacedConfigMap({ namespace, name }));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    guard(fence, `write ConfigMap ${namespace}/${name}`, live);
     if (!live) {
       await this.core.createNamespacedConfigMap({ namespace, body: desired });
     } else {
@@ -231,18 +261,20 @@ export class FlinkClusterApplier {
     return true;
   }
 
-  private async applyService(rendered: V1Service): Promise<boolean> {
+  private async applyService(rendered: V1Service, fence: SideEffectFence): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
     let live = this.services.get(namespace, name);
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
-    const desired = annotate(rendered, hash);
+    const desired = annotate(rendered, hash, fence);
     if (!live) {
+      fence.check(`create Service ${namespace}/${name}`);
       if (await this.createUnlessExists(() => this.core.createNamespacedService({ namespace, body: desired }))) return true;
       live = await this.core.readNamespacedService({ namespace, name });
       if (live.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     }
+    guard(fence, `replace Service ${namespace}/${name}`, live);
     return this.replaceService(desired, live);
   }
 
@@ -254,21 +286,24 @@ export class FlinkClusterApplier {
     return true;
   }
 
-  private async applyDeployment(rendered: V1Deployment, beforeWrite?: () => Promise<void>): Promise<boolean> {
+  private async applyDeployment(rendered: V1Deployment, fence: SideEffectFence, beforeWrite?: () => Promise<void>): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
     const hash = hashOf(rendered);
     let live = this.deployments.get(namespace, name);
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
-    const desired = annotate(rendered, hash);
+    const desired = annotate(rendered, hash, fence);
     if (!live && !beforeWrite) {
       // nothing has to happen before the write: create at once, read only when it already exists
+      fence.check(`create Deployment ${namespace}/${name}`);
       if (await this.createUnlessExists(() => this.apps.createNamespacedDeployment({ namespace, body: desired }))) return true;
       live = await this.apps.readNamespacedDeployment({ namespace, name });
     }
     live ??= await this.readOrUndefined(() => this.apps.readNamespacedDeployment({ namespace, name }));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    guard(fence, `write Deployment ${namespace}/${name}`, live);
     await beforeWrite?.();
+    guard(fence, `write Deployment ${namespace}/${name}`, live);
     if (!live) {
       try {
         await this.apps.createNamespacedDeployment({ namespace, body: desired });
@@ -276,6 +311,7 @@ export class FlinkClusterApplier {
       } catch (error) {
         if (!isAlreadyExists(error)) throw error;
         const current = await this.apps.readNamespacedDeployment({ namespace, name });
+        guard(fence, `replace Deployment ${namespace}/${name}`, current);
         desired.metadata!.resourceVersion = current.metadata?.resourceVersion;
       }
     } else {

@@ -9,7 +9,11 @@
  *
  * Guarantees: a pass never repeats a side effect whose intent is recorded without a result; it
  * resolves it by observation (pending-savepoint.ts; the cluster applier compares the rendered
- * hash). A pass never tears down a running job because the spec is invalid.
+ * hash). A pass never tears down a running job because the spec is invalid. Every side effect of a
+ * pass is fenced by the leadership term the pass started in (side-effect-fence.ts): a pass that
+ * lost its term (aborted, paused past its lease, superseded) stops before its next side effect;
+ * every state write is decided on the revision the pass read (StatePreconditionError otherwise:
+ * the pass stops and the next one decides again). Whatever a step throws, the status says so.
  * Assumptions: one key is never reconciled twice at once (the work queue); the state store's
  * update functions here are idempotent (they set fields from values captured before the call).
  */
@@ -18,17 +22,20 @@ import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink
 import { emptyInternalState, type InternalState } from '../api/internal-state.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
-import { CorruptStateError, ForeignStateError } from '../state/state-errors.js';
-import { stateConfigMapName, type StateUpdateFunction } from '../state/state-store.js';
-import { rebuildStateFromWorld } from '../state/state-rebuild.js';
+import { StaleLeaderError } from '../runtime/fencing-token.js';
+import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
+import { CorruptStateError, ForeignStateError, MisplacedStateError, NotLeaderError, RegressedStateError, StatePreconditionError } from '../state/state-errors.js';
+import type { StateUpdateFunction } from '../state/state-store.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { readDeployedRecord } from '../flink/deployed-record.js';
 import { ClusterSteps, deployedSpecOf, restorePathFor, withRunningState } from './cluster-steps.js';
-import { flinkConfigMapName, internalServiceName, restServiceName, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
-import { clusterModeOf } from '../flink/flink-resource-naming.js';
+import { clusterModeOf, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { deploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
+import { DeletionSteps } from './deletion-steps.js';
 import { classifyJobManager } from './job-manager-observer.js';
-import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
+import { fencedFlinkApi, type Pass, type PassContext, type StepResult } from './reconcile-pass.js';
 import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
+import { loadOrRebuildState, RebuildWaitingError } from './state-recovery.js';
 import { SnapshotSteps } from './snapshot-steps.js';
 import { buildStatus, type ObservedJob } from './status-builder.js';
 import { diffSpecs, sameValue } from './spec-diff.js';
@@ -50,27 +57,61 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
   private readonly snapshots: SnapshotSteps;
   private readonly cluster: ClusterSteps;
+  private readonly deletion: DeletionSteps;
 
   constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
     const context: PassContext = {
       deps,
       save: (pass, fn) => this.save(pass, fn),
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
+      forgetAnnouncements: (deployment) => {
+        for (const key of [...this.announced.keys()]) if (key.startsWith(`${deployment.metadata.uid}/`)) this.announced.delete(key);
+      },
     };
     this.snapshots = new SnapshotSteps(context);
     this.cluster = new ClusterSteps(context, this.snapshots);
+    this.deletion = new DeletionSteps(context, this.snapshots, (pass) => this.observe(pass));
   }
 
-  async reconcile(request: ReconcileRequest): Promise<ReconcileResult> {
+  /**
+   * One pass, fenced: a pass that finds its term gone (FencedOutError, NotLeaderError, or an object
+   * stamped by a newer term) stops where it is and does nothing more; one whose state changed under
+   * its decision (StatePreconditionError) stops too and is requeued to decide again.
+   */
+  async reconcile(request: ReconcileRequest, signal: AbortSignal = new AbortController().signal): Promise<ReconcileResult> {
+    const d = this.deps;
+    const fence = d.fenceFor(signal);
+    if (!fence) return {};
+    try {
+      return await this.reconcileInTerm(request, fence);
+    } catch (error) {
+      if (error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError) {
+        d.counters.fencedOut();
+        d.log.warn({ reason: error.message }, 'side effect refused by the leadership fence; this pass stops here');
+        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+      }
+      if (error instanceof StatePreconditionError) {
+        d.log.info({ reason: error.message }, 'the state changed under this pass; deciding again');
+        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+      }
+      throw error;
+    }
+  }
+
+  private async reconcileInTerm(request: ReconcileRequest, fence: SideEffectFence): Promise<ReconcileResult> {
     const d = this.deps;
     let deployment = d.deployments.get(request.namespace, request.name);
     if (!deployment) return {};
-    if (deployment.metadata.deletionTimestamp) return this.cleanup(deployment);
+    if (deployment.metadata.deletionTimestamp) {
+      if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) return {};
+      return this.deletion.cleanup(deployment, fence);
+    }
 
     let state: InternalState;
     try {
       // Before any write through v1: a legacy status would lose its internal fields (design/002).
       if (deployment.status && !deployment.status.stateRef && (await d.store.load(deployment)).kind === 'missing') {
+        fence.check(`migrate the legacy status of ${request.namespace}/${request.name}`);
         const migration = await d.legacy.migrateIfLegacy(deployment);
         if (migration.kind === 'migrated' || migration.kind === 'resumed') {
           d.events.emit(deployment, 'Normal', 'Migrated', migration.message);
@@ -80,25 +121,46 @@ export class FlinkDeploymentReconciler implements Reconciler {
           return { requeueAfterMs: d.timings.reconcileIntervalMs };
         }
       }
-      state = await this.loadState(deployment);
+      state = await loadOrRebuildState(d, deployment, fence);
     } catch (error) {
-      if (error instanceof ForeignStateError || error instanceof CorruptStateError) return this.refuseState(deployment, error);
+      if (error instanceof ForeignStateError || error instanceof CorruptStateError || error instanceof RegressedStateError || error instanceof MisplacedStateError) {
+        return this.refuseState(deployment, error, fence);
+      }
+      if (error instanceof RebuildWaitingError) return this.refuseState(deployment, error, fence, d.timings.progressCheckIntervalMs);
       throw error;
     }
-    if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment);
+    if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment, fence);
 
-    const pass: Pass = { deployment, state, outcome: { jobManagerStatus: 'MISSING' }, api: d.flinkApi(deployment), settings: deploymentOperatorSettings(state.lastReconciledSpec ?? deployment.spec) };
+    const pass: Pass = {
+      deployment,
+      state,
+      outcome: { jobManagerStatus: 'MISSING' },
+      api: fencedFlinkApi(d.flinkApi(deployment), fence),
+      fence,
+      settings: deploymentOperatorSettings(state.lastReconciledSpec ?? deployment.spec),
+    };
     await this.observe(pass);
     let result: StepResult;
     try {
       result = await this.step(pass);
     } catch (error) {
-      if (!(error instanceof FlinkRestError)) throw error;
+      if (isFencingOrPrecondition(error)) throw error;
+      if (!(error instanceof FlinkRestError)) {
+        // Not an expected outcome: the status still tells the truth, then the runtime retries with backoff.
+        pass.outcome.error = `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`;
+        await this.recordStatus(pass);
+        throw error;
+      }
       pass.outcome.error = `Flink REST call failed: ${error.message}`;
       result = 'progress';
     }
-    await d.status.record(pass.deployment, buildStatus(pass.deployment, pass.state, pass.outcome, new Date(d.now())));
+    await this.recordStatus(pass);
     return { requeueAfterMs: this.requeueFor(result, pass) };
+  }
+
+  private async recordStatus(pass: Pass): Promise<void> {
+    const d = this.deps;
+    await d.status.record(pass.deployment, buildStatus(pass.deployment, pass.state, pass.outcome, new Date(d.now())), pass.fence);
   }
 
   private requeueFor(result: StepResult, pass: Pass): number {
@@ -113,37 +175,26 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
   // ---- state ----
 
-  private async loadState(deployment: FlinkDeploymentV1): Promise<InternalState> {
-    const d = this.deps;
-    const loaded = await d.store.load(deployment);
-    if (loaded.kind === 'found') return loaded.state;
-    const name = deployment.metadata.name!;
-    const namespace = deployment.metadata.namespace!;
-    const jobManager = d.clusterDeployments.get(namespace, name);
-    const lastSavepoint = deployment.status?.jobStatus?.lastSavepoint?.location;
-    if (!jobManager && !deployment.status?.stateRef) return emptyInternalState();
-    const rebuilt = rebuildStateFromWorld(deployment, { ...(jobManager ? { jobManagerDeployment: jobManager } : {}), ...(lastSavepoint ? { lastSavepoint } : {}) }, new Date(d.now()));
-    const written = await d.store.update(deployment, () => rebuilt.state);
-    d.events.emit(deployment, 'Warning', 'StateRebuilt', `State ConfigMap ${stateConfigMapName(name)}: ${rebuilt.message}`);
-    return written;
-  }
-
   private async save(pass: Pass, fn: StateUpdateFunction): Promise<void> {
-    pass.state = await this.deps.store.update(pass.deployment, fn);
+    pass.state = await this.deps.store.update(pass.deployment, fn, { fence: pass.fence, basedOnRevision: pass.state.revision });
   }
 
-  private async refuseState(deployment: FlinkDeploymentV1, error: Error): Promise<ReconcileResult> {
+  private async refuseState(deployment: FlinkDeploymentV1, error: Error, fence: SideEffectFence, requeueAfterMs = this.deps.timings.reconcileIntervalMs): Promise<ReconcileResult> {
     const d = this.deps;
     d.events.emit(deployment, 'Warning', 'StateError', error.message);
     const previous = deployment.status ?? {};
     const nowText = new Date(d.now()).toISOString().replace(/\.\d{3}Z$/, 'Z');
     const before = previous.conditions?.find((c) => c.type === 'Ready');
-    await d.status.record(deployment, {
-      ...previous,
-      error: error.message,
-      conditions: [{ type: 'Ready', status: 'False', reason: 'StateError', message: error.message, lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : nowText }],
-    });
-    return { requeueAfterMs: d.timings.reconcileIntervalMs };
+    await d.status.record(
+      deployment,
+      {
+        ...previous,
+        error: error.message,
+        conditions: [{ type: 'Ready', status: 'False', reason: 'StateError', message: error.message, lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : nowText }],
+      },
+      fence,
+    );
+    return { requeueAfterMs };
   }
 
   // ---- observe ----
@@ -175,6 +226,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
       if (job) pass.outcome.job = toObservedJob(job);
     } catch (error) {
       if (!(error instanceof FlinkRestError)) throw error;
+      pass.restUnreachable = error.message;
       d.log.debug({ err: error.message }, 'Flink REST API not answering yet');
     }
   }
@@ -205,6 +257,11 @@ export class FlinkDeploymentReconciler implements Reconciler {
       if (state.jobIdToSubmit) return this.cluster.deploy(pass);
       if (desired.job?.state === 'suspended') return this.cluster.finishSuspend(pass, desired, desiredGeneration);
       return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
+    }
+    if (!state.lastReconciledSpec && state.deployedJobId) {
+      // Rebuilt without the deployed spec: a job runs an unknown spec. Upgrade it the normal way (a savepoint first).
+      this.announceOnce(deployment, `unconfirmed-${state.deployedJobId}`, 'Normal', 'SpecChanged', `Job ${state.deployedJobId} runs a spec the operator cannot confirm; upgrading it to generation ${desiredGeneration} through the normal path`);
+      return this.cluster.stopJob(pass, desired, desiredGeneration);
     }
     if (!state.lastReconciledSpec) {
       if (desired.job?.state === 'suspended') return 'steady';
@@ -245,6 +302,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const job = pass.outcome.job;
     const running = job?.state === 'RUNNING' && pass.outcome.jobManagerStatus === 'READY';
 
+    const drift = this.runningClusterDrift(pass);
+    if (drift) return this.repairDrift(pass, desired, generation, drift);
     if (state.reconciliationState === 'DEPLOYED' && this.shouldRollBack(pass, now)) {
       return this.cluster.rollBack(pass, `not ready within ${pass.settings.readinessTimeoutMs / 1000} s (JobManager ${pass.outcome.jobManagerStatus}, job ${job?.state ?? 'not running'})`);
     }
@@ -287,6 +346,36 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return 'steady';
   }
 
+  /**
+   * The running cluster is not the one the state says was deployed: the JobManager Deployment's
+   * pinned job id (deployed-record.ts) is not `deployedJobId`. Someone (a person, an old manifest,
+   * a process that was not fenced) replaced it. Undefined when it matches or cannot be told.
+   */
+  private runningClusterDrift(pass: Pass): string | undefined {
+    const { state } = pass;
+    if (state.reconciliationState !== 'DEPLOYED' && state.reconciliationState !== 'ROLLED_BACK') return undefined;
+    if (!state.deployedJobId || state.jobIdToSubmit || state.pendingSavepoint) return undefined;
+    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
+    const running = readDeployedRecord(this.deps.clusterDeployments.get(namespace, name)).jobId;
+    if (running === undefined || running === state.deployedJobId) return undefined;
+    return `the JobManager Deployment ${namespace}/${name} runs job id ${running}, but the operator deployed job ${state.deployedJobId}`;
+  }
+
+  /** Reports the drift (status.error, a Warning event, a metric) and repairs it through the normal upgrade path: a savepoint first while a job runs. */
+  private async repairDrift(pass: Pass, desired: FlinkDeploymentSpec, generation: number, drift: string): Promise<StepResult> {
+    const d = this.deps;
+    d.counters.driftDetected();
+    const message = `The running Flink cluster is not the one the operator deployed: ${drift}. It is redeployed from the spec through a savepoint upgrade`;
+    pass.outcome.error = message;
+    this.announceOnce(pass.deployment, `drift-${pass.state.deployedJobId}`, 'Warning', 'ClusterDrift', message);
+    const jobs = pass.outcome.jobManagerStatus === 'READY' ? await pass.api.listJobs() : [];
+    const running = jobs.find((j) => j.state === 'RUNNING');
+    if (running && desired.job?.upgradeMode !== 'stateless') {
+      return this.snapshots.start(pass, { triggerType: 'UPGRADE', stopJob: true, jobId: running.jid, spec: desired });
+    }
+    return this.cluster.recordDeployIntent(pass, desired, generation, restorePathFor(desired, pass.state));
+  }
+
   /** The Apache operator's rule: enabled, a non-suspended stable spec to go back to, same Flink version, not ready for longer than the readiness timeout. */
   private shouldRollBack(pass: Pass, now: number): boolean {
     const { state, settings, outcome } = pass;
@@ -312,54 +401,6 @@ export class FlinkDeploymentReconciler implements Reconciler {
     this.announceOnce(pass.deployment, `failed-${jobId}`, 'Warning', 'JobException', message);
   }
 
-  // ---- deletion ----
-
-  /**
-   * Deletion behind the finalizer: with `job.savepoint-on-deletion`, a stop-with-savepoint first
-   * (its location in the final Cleanup event), then the JobManager and TaskManager Deployments,
-   * then Services and Flink ConfigMap, then the finalizer. The state ConfigMap goes with the
-   * FlinkDeployment (ownerReference). A state that cannot be read skips the savepoint, never the
-   * deletion.
-   */
-  private async cleanup(deployment: FlinkDeploymentV1): Promise<ReconcileResult> {
-    const d = this.deps;
-    if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) return {};
-    const { namespace, name } = deployment.metadata as { namespace: string; name: string };
-    this.announceOnce(deployment, 'cleanup', 'Normal', 'Cleanup', 'Cleaning up the Flink cluster before deleting the FlinkDeployment');
-    const settings = deploymentOperatorSettings(deployment.spec);
-    let pass: Pass | undefined;
-    try {
-      const loaded = await d.store.load(deployment);
-      if (loaded.kind === 'found') pass = { deployment, state: loaded.state, outcome: { jobManagerStatus: 'MISSING', deleting: true }, api: d.flinkApi(deployment), settings };
-    } catch (error) {
-      d.log.warn({ err: (error as Error).message }, 'state unreadable during deletion; deleting without a final savepoint');
-    }
-    if (pass && settings.savepointOnDeletion) {
-      await this.observe(pass);
-      const pending = pass.state.pendingSavepoint;
-      if (pending?.stopJob) {
-        await this.snapshots.progress(pass, pending);
-        if (pass.state.pendingSavepoint) return this.deleting(pass, d.timings.progressCheckIntervalMs);
-      } else if (pass.outcome.job?.state === 'RUNNING' && pass.state.deployedJobId) {
-        await this.snapshots.start(pass, { triggerType: 'UPGRADE', stopJob: true, jobId: pass.state.deployedJobId, spec: deployment.spec });
-        return this.deleting(pass, d.timings.progressCheckIntervalMs);
-      }
-    }
-    const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)]);
-    if (remaining.length > 0) return pass ? this.deleting(pass, d.timings.progressCheckIntervalMs) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
-    await d.cluster.deleteServicesAndConfig(namespace, [restServiceName(name), internalServiceName(name)], flinkConfigMapName(name));
-    const last = pass?.state.savepointHistory.at(-1);
-    d.events.emit(deployment, 'Normal', 'Cleanup', `Flink cluster deleted` + (settings.savepointOnDeletion && last ? `; last savepoint: ${last.location}` : ''));
-    await d.finalizers.remove(deployment);
-    for (const key of [...this.announced.keys()]) if (key.startsWith(`${deployment.metadata.uid}/`)) this.announced.delete(key);
-    return {};
-  }
-
-  private async deleting(pass: Pass, requeueAfterMs: number): Promise<ReconcileResult> {
-    await this.deps.status.record(pass.deployment, buildStatus(pass.deployment, pass.state, { ...pass.outcome, deleting: true }, new Date(this.deps.now())));
-    return { requeueAfterMs };
-  }
-
   private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const uid = deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
     const marker = `${reason}:${key}`;
@@ -367,6 +408,10 @@ export class FlinkDeploymentReconciler implements Reconciler {
     this.announced.set(`${uid}/${reason}`, marker);
     this.deps.events.emit(deployment, type, reason, message);
   }
+}
+
+function isFencingOrPrecondition(error: unknown): boolean {
+  return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError || error instanceof StatePreconditionError;
 }
 
 function toObservedJob(job: { jid: string; name: string; state: string; 'start-time': number; 'last-modification': number }): ObservedJob {

@@ -2,7 +2,8 @@
  * What the FlinkDeployment reconciler needs from the rest of the operator, as narrow interfaces,
  * so that each piece can be replaced by a fake that asserts what was called.
  */
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
@@ -44,30 +45,43 @@ export interface ClusterRenderInputs {
   allowNonRestoredState?: boolean;
 }
 
-/** Kubernetes side effects on the Flink cluster's resources. */
+/**
+ * Kubernetes side effects on the Flink cluster's resources. Every method that writes takes the
+ * pass's fence and checks it before each write (flink-cluster-applier.ts).
+ */
 export interface FlinkClusterOperations {
   render(deployment: FlinkDeploymentV1, inputs: ClusterRenderInputs): FlinkClusterObjects;
   apply(objects: FlinkClusterObjects, options: ApplyOptions): Promise<ApplyResult>;
   /** Flink's HA store for the cluster (undefined: no HA ConfigMap). */
   readHaMetadata(namespace: string, name: string): Promise<HaMetadataSummary | undefined>;
+  /** The Flink ConfigMap `flink-config-<name>` (a GET; only the state rebuild reads it). */
+  readFlinkConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
   /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
-  deleteDeployments(namespace: string, names: readonly string[]): Promise<string[]>;
-  deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string): Promise<void>;
+  deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]>;
+  deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string, fence: SideEffectFence): Promise<void>;
   /** Sets the TaskManager Deployment's replicas (a rescale without restart). */
-  scaleTaskManagers(namespace: string, name: string, replicas: number): Promise<void>;
+  scaleTaskManagers(namespace: string, name: string, replicas: number, fence: SideEffectFence): Promise<void>;
   /** Pods of one component, listed only when the reconciler needs failure reasons. */
   listPods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
 }
 
 export interface StatusWriter {
-  /** Writes the status if it differs from the last one written (one request), else nothing. */
-  record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Promise<FlinkDeploymentV1>;
+  /** Writes the status if it differs from the last one written (one request, after `fence.check`), else nothing. */
+  record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1, fence: SideEffectFence): Promise<FlinkDeploymentV1>;
 }
 
-/** Adds or removes the operator's finalizer on the FlinkDeployment. */
+/** Adds or removes the operator's finalizer on the FlinkDeployment (after `fence.check`). */
 export interface FinalizerWriter {
-  add(deployment: FlinkDeploymentV1): Promise<FlinkDeploymentV1>;
-  remove(deployment: FlinkDeploymentV1): Promise<void>;
+  add(deployment: FlinkDeploymentV1, fence: SideEffectFence): Promise<FlinkDeploymentV1>;
+  remove(deployment: FlinkDeploymentV1, fence: SideEffectFence): Promise<void>;
+}
+
+/** Counters the reconciler bumps (Prometheus in production, plain counts in tests). */
+export interface ReconcilerCounters {
+  /** A side effect was refused because the pass's leadership term was no longer valid. */
+  fencedOut(): void;
+  /** A steady pass found the running cluster is not the one the state says was deployed. */
+  driftDetected(): void;
 }
 
 /** Moves a legacy (Apache operator) status into the split layout; src/state/legacy-migration.ts. */
@@ -105,6 +119,11 @@ export interface FlinkDeploymentReconcilerDependencies {
   legacy: LegacyMigrator;
   cluster: FlinkClusterOperations;
   flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
+  /** The fence of one pass (side-effect-fence.ts); undefined = this instance does not lead now. */
+  fenceFor(signal: AbortSignal): SideEffectFence | undefined;
+  /** Drops what the store remembers of a deleted FlinkDeployment (its revision floor). */
+  forgetDeployment(deployment: FlinkDeploymentV1): void;
+  counters: ReconcilerCounters;
   events: DeploymentEventSink;
   log: ReconcilerLog;
   timings: ReconcilerTimings;

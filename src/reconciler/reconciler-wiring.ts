@@ -22,10 +22,11 @@ import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacy } from '../state/legacy-migration.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
-import type { LoadResult, StateStore, StateUpdateFunction } from '../state/state-store.js';
+import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from '../state/state-store.js';
 import type { InternalState } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
-import { specHash } from '../state/state-rebuild.js';
+import { specHash } from '../flink/deployed-record.js';
+import { flinkConfigMapName } from '../flink/flink-resource-naming.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { FlinkClusterApplier } from './flink-cluster-applier.js';
 import { FlinkDeploymentReconciler } from './flink-deployment-reconciler.js';
@@ -97,7 +98,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
   const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services);
 
   const finalizers: FinalizerWriter = {
-    async add(deployment) {
+    async add(deployment, fence) {
+      fence.check(`add the finalizer to FlinkDeployment ${deployment.metadata.namespace}/${deployment.metadata.name}`);
       const updated = structuredClone(deployment);
       updated.metadata.finalizers = [...(updated.metadata.finalizers ?? []), FLINK_DEPLOYMENT_FINALIZER];
       const written = await deploymentClient.update(updated);
@@ -105,7 +107,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       writeTracker.recordOwnWrite('FlinkDeployment', written.metadata.namespace ?? '', written.metadata.name ?? '', written.metadata.resourceVersion, written.metadata.generation);
       return written;
     },
-    async remove(deployment) {
+    async remove(deployment, fence) {
+      fence.check(`remove the finalizer from FlinkDeployment ${deployment.metadata.namespace}/${deployment.metadata.name}`);
       const updated = structuredClone(deployment);
       updated.metadata.finalizers = (updated.metadata.finalizers ?? []).filter((f) => f !== FLINK_DEPLOYMENT_FINALIZER);
       await deploymentClient.update(updated);
@@ -134,12 +137,18 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       render: (deployment, inputs) => buildFlinkClusterResources(deployment, inputs),
       apply: (objects, options) => applier.apply(objects, options),
       readHaMetadata: (namespace, name) => applier.readHaMetadata(namespace, name),
-      deleteDeployments: (namespace, names) => applier.deleteDeployments(namespace, names),
-      deleteServicesAndConfig: (namespace, services, configMap) => applier.deleteServicesAndConfig(namespace, services, configMap),
-      scaleTaskManagers: (namespace, name, replicas) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas),
+      readFlinkConfigMap: (namespace, name) => configMapClient.get(namespace, flinkConfigMapName(name)),
+      deleteDeployments: (namespace, names, fence) => applier.deleteDeployments(namespace, names, fence),
+      deleteServicesAndConfig: (namespace, services, configMap, fence) => applier.deleteServicesAndConfig(namespace, services, configMap, fence),
+      scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
     flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),
+    fenceFor: (signal) => runtime.fenceFor(signal),
+    forgetDeployment: (deployment) => {
+      if (store instanceof ConfigMapStateStore) store.forget(deployment);
+    },
+    counters: { fencedOut: () => runtime.metrics.fencedSideEffects.inc(), driftDetected: () => runtime.metrics.driftDetected.inc() },
     events: {
       emit: (deployment, type, reason, message) => (type === 'Warning' ? runtime.events.warning(deployment, reason, message) : runtime.events.normal(deployment, reason, message)),
     },
@@ -188,8 +197,9 @@ class VolatileFieldsOverLegacyStore implements StateStore {
     return result.kind === 'found' ? { ...result, state: this.restore(deployment, result.state) } : result;
   }
 
-  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState> {
+  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction, options?: StateUpdateOptions): Promise<InternalState> {
     let produced: InternalState | undefined;
+    options?.fence?.check('write the legacy status state');
     const written = await this.legacy.update(deployment, (stored) => {
       const base = this.restore(deployment, stored);
       const next = fn(base);

@@ -79,6 +79,7 @@ export class SnapshotSteps {
     const jmStatus = pass.outcome.jobManagerStatus;
     if (jmStatus !== 'READY') {
       if (!pending.stopJob && (jmStatus === 'MISSING' || jmStatus === 'ERROR')) return this.fail(pass, pending, 'lost', 'the JobManager is not running');
+      if (pending.stopJob && jmStatus === 'MISSING') return this.jobManagerGone(pass, pending);
       return 'progress';
     }
     const progress = await savepointProgress(pass.api, pending);
@@ -139,6 +140,21 @@ export class SnapshotSteps {
       return next;
     });
     return 'steady';
+  }
+
+  /**
+   * The JobManager Deployment disappeared while its job was being stopped with a savepoint: the job
+   * is gone with it and Flink can no longer say whether the savepoint completed. The stop is over;
+   * the upgrade (or suspend) goes on from the newest savepoint the state knows, and says so.
+   */
+  private async jobManagerGone(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
+    const newest = pass.state.upgradeSavepointPath ?? pass.state.savepointHistory.at(-1)?.location;
+    const message =
+      `The JobManager Deployment disappeared while job ${pending.jobId} was being stopped with a savepoint; that savepoint cannot be confirmed. ` +
+      (newest ? `Continuing from the newest known savepoint ${newest}` : 'No savepoint is known: continuing without state');
+    this.ctx.deps.events.emit(pass.deployment, 'Warning', 'SavepointError', message);
+    await this.ctx.save(pass, (s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? { ...s, pendingSavepoint: undefined, reconciliationState: 'UPGRADING' } : s));
+    return 'continue';
   }
 
   /** Disposes savepoints past the history limits, then drops them from the history. */

@@ -36,7 +36,7 @@ export function lifecycleState(state: InternalState, outcome: PassOutcome): Life
   if (outcome.deleting) return 'DELETING';
   if (state.reconciliationState === 'UPGRADING') return state.lastReconciledSpec ? 'UPGRADING' : 'CREATED';
   if (state.reconciliationState === 'ROLLING_BACK') return 'ROLLING_BACK';
-  if (!state.lastReconciledSpec) return 'CREATED';
+  if (!state.lastReconciledSpec) return state.deployedJobId ? 'DEPLOYED' : 'CREATED';
   if (state.lastReconciledSpec.job?.state === 'suspended') return 'SUSPENDED';
   if (outcome.job?.state === 'FAILED') return 'FAILED';
   if (state.reconciliationState === 'ROLLED_BACK') return 'ROLLED_BACK';

@@ -2,6 +2,7 @@ import { CoordinationV1Api, V1MicroTime, type V1Lease, type V1LeaseSpec } from '
 import type { Logger } from 'pino';
 import type { FencingToken } from './fencing-token.js';
 import type { OperatorMetrics } from './metrics.js';
+import type { LeaseTerm } from './side-effect-fence.js';
 
 /**
  * Leadership: who may reconcile, and the fencing token that proves it on state writes.
@@ -24,10 +25,16 @@ import type { OperatorMetrics } from './metrics.js';
  * with a strictly higher token if another instance led meanwhile.
  * Assumptions: clocks run at similar rates (not necessarily synchronised); the API server is the
  * only arbiter.
- * Caveats: a leader paused for longer than the lease (GC pause, SIGSTOP) may act briefly after
- * waking before its watchdog fires; fenced state writes (fencing-token.ts) cover that window.
+ * Caveats: a leader paused for longer than the lease (GC pause, SIGSTOP) may run briefly after
+ * waking before its watchdog fires; every side effect is therefore fenced on `leaseValidUntil()`
+ * (side-effect-fence.ts), which is already in the past the moment such a process runs again.
+ *
+ * `mode: 'single-instance'` (`--no-leader-elect`): the same Lease protocol, for a deployment meant
+ * to run one replica. It does not wait as a silent standby: an instance that finds the Lease held by
+ * another live instance refuses to act and says so (an error log line, a Warning Event on the
+ * Lease, the metric `flink_operator_second_instance` = 1) on every retry until the other one is gone.
  */
-export interface Leadership {
+export interface Leadership extends LeaseTerm {
   isLeader(): boolean;
   /** The token to stamp on state writes; undefined = not leader, do not write. */
   currentToken(): FencingToken | undefined;
@@ -38,7 +45,11 @@ export interface Leadership {
   stop(): Promise<void>;
 }
 
-/** Leadership when election is off: always the leader, with the fixed token `{identity, 0}`. */
+/**
+ * Leadership without any Lease: always the leader, with the fixed token `{identity, 0}`. For
+ * in-process tests of one manager only; `flink-operator run` always uses a LeaderElector (election,
+ * or the single-instance guard).
+ */
 export class StaticLeadership implements Leadership {
   private readonly token: FencingToken;
   private readonly started = new Set<(token: FencingToken) => void>();
@@ -51,6 +62,9 @@ export class StaticLeadership implements Leadership {
   }
   currentToken(): FencingToken | undefined {
     return this.running ? this.token : undefined;
+  }
+  leaseValidUntil(): number {
+    return this.running ? Number.POSITIVE_INFINITY : 0;
   }
   onStartedLeading(callback: (token: FencingToken) => void): () => void {
     this.started.add(callback);
@@ -79,6 +93,10 @@ export interface LeaderElectorOptions {
   readonly retryPeriodMs: number;
   readonly logger?: Logger;
   readonly metrics?: OperatorMetrics;
+  /** `elect` (default): a standby waits silently. `single-instance`: a second instance is an error it reports (see above). */
+  readonly mode?: 'elect' | 'single-instance';
+  /** Called (at most once per retry period) when single-instance mode finds another live holder. */
+  readonly onSecondInstance?: (holder: string, lease: V1Lease) => void;
 }
 
 export class LeaderElector implements Leadership {
@@ -92,6 +110,8 @@ export class LeaderElector implements Leadership {
   private observedHolder = '';
   private ticking: Promise<void> | undefined;
   private lastContact = 0;
+  private validUntil = 0;
+  private lastLease: V1Lease | undefined;
   private readonly startedCallbacks = new Set<(token: FencingToken) => void>();
   private readonly stoppedCallbacks = new Set<(reason: string) => void>();
 
@@ -107,6 +127,10 @@ export class LeaderElector implements Leadership {
 
   currentToken(): FencingToken | undefined {
     return this.leader ? this.token : undefined;
+  }
+
+  leaseValidUntil(): number {
+    return this.leader ? this.validUntil : 0;
   }
 
   /** When the Lease was last read or written successfully (epoch ms; 0 = never). */
@@ -171,6 +195,8 @@ export class LeaderElector implements Leadership {
     const validForMs = startedAt + this.options.renewDeadlineMs - Date.now();
     if (acquired && validForMs <= 0) acquired = false;
     if (acquired) {
+      this.validUntil = startedAt + this.options.renewDeadlineMs;
+      this.options.metrics?.secondInstance.set(0);
       this.armWatchdog(validForMs);
       if (!this.leader) {
         this.leader = true;
@@ -179,8 +205,17 @@ export class LeaderElector implements Leadership {
         this.options.logger?.info({ lease: this.options.leaseName, token: this.token }, 'became leader');
         for (const cb of this.startedCallbacks) cb(this.token!);
       }
-    } else if (this.leader && this.observedHolder !== this.options.identity) {
-      this.loseLeadership(`the lease is held by ${this.observedHolder || 'nobody'}`);
+    } else {
+      if (this.leader && this.observedHolder !== this.options.identity) this.loseLeadership(`the lease is held by ${this.observedHolder || 'nobody'}`);
+      if (!this.leader && this.options.mode === 'single-instance' && this.observedHolder && this.observedHolder !== this.options.identity) {
+        this.options.metrics?.secondInstance.set(1);
+        this.options.logger?.error(
+          { lease: this.options.leaseName, holder: this.observedHolder },
+          `another operator instance (${this.observedHolder}) holds the lease ${this.options.namespace}/${this.options.leaseName}; ` +
+            'this instance refuses to act while it is alive. Run one replica, or turn leader election on (the default) to run standbys',
+        );
+        if (this.lastLease) this.options.onSecondInstance?.(this.observedHolder, this.lastLease);
+      }
     }
   }
 
@@ -195,6 +230,7 @@ export class LeaderElector implements Leadership {
   private loseLeadership(reason: string): void {
     if (!this.leader) return;
     this.leader = false;
+    this.validUntil = 0;
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.deadlineTimer = undefined;
     this.options.metrics?.leader.set(0);
@@ -227,6 +263,7 @@ export class LeaderElector implements Leadership {
       this.token = { holderIdentity: identity, leaseTransitions: 0 };
       return true;
     }
+    this.lastLease = lease;
     const spec = lease.spec ?? {};
     const observedAt = this.observe(spec, Date.now());
     const holder = spec.holderIdentity ?? '';

@@ -7,9 +7,10 @@ import { Controller } from './controller.js';
 import { routeEvent } from './event-mapping.js';
 import { EventReason, KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
 import type { FencingToken } from './fencing-token.js';
+import { fenceForPass, type SideEffectFence } from './side-effect-fence.js';
 import { HealthServer } from './health-server.js';
 import { Informer } from './informer.js';
-import { LeaderElector, StaticLeadership, type Leadership } from './leader-election.js';
+import { LeaderElector, type Leadership } from './leader-election.js';
 import { createLogger } from './logger.js';
 import { OperatorMetrics } from './metrics.js';
 import type { OperatorConfig } from './operator-config.js';
@@ -21,7 +22,8 @@ import { configMaps, deployments, flinkDeployments, services, type FlinkDeployme
  * The manager: wires the runtime together and owns its lifecycle.
  *
  * start(): HTTP port → informers (every replica runs them, so a standby is warm) → leadership
- * (a Lease with --leader-elect, else always leader). Each leadership term gets a fresh controller,
+ * (a Lease: election by default; with --no-leader-elect the single-instance guard, which refuses to
+ * act while another live instance holds the Lease; leader-election.ts). Each leadership term gets a fresh controller,
  * started once every cache has synced, seeded with every known FlinkDeployment.
  * Losing leadership stops that controller at once (in-flight reconciles are aborted).
  * stop() (SIGTERM): stop handing out work, let in-flight reconciles finish for up to
@@ -55,6 +57,11 @@ export interface OperatorDependencies {
   readonly metrics: OperatorMetrics;
   /** The fencing token for state writes; undefined = not the leader (do not write). */
   fencingToken(): FencingToken | undefined;
+  /**
+   * The side-effect fence of one reconcile pass (side-effect-fence.ts): bound to the term leading now
+   * and to the pass's AbortSignal; undefined when this instance does not lead.
+   */
+  fenceFor(signal: AbortSignal): SideEffectFence | undefined;
   readonly leadership: Pick<Leadership, 'isLeader' | 'currentToken' | 'onStoppedLeading'>;
   readonly config: OperatorConfig;
   /** Asks for a reconcile of `namespace/name` (no-op while not leading). */
@@ -80,7 +87,7 @@ export class Manager {
   private readonly informers: Informer<KubernetesObject>[];
   private readonly flinkInformer: Informer<FlinkDeploymentObject>;
   private readonly leadership: Leadership;
-  private readonly elector: LeaderElector | undefined;
+  private readonly elector: LeaderElector;
   private readonly tracker = new OwnWriteTracker();
   private readonly recorder: KubernetesEventRecorder;
   private readonly health: HealthServer | undefined;
@@ -115,7 +122,7 @@ export class Manager {
     const serviceInformer = informerFor(services(clients), config.ownedResourceSelector);
     this.informers = [this.flinkInformer, stateInformer, deploymentInformer, serviceInformer] as Informer<KubernetesObject>[];
 
-    if (config.leaderElect) {
+    {
       this.elector = new LeaderElector({
         api: clients.make(CoordinationV1Api),
         namespace: config.leaseNamespace,
@@ -126,10 +133,15 @@ export class Manager {
         retryPeriodMs: config.retryPeriodMs,
         logger: this.logger.child({ component: 'leader-election' }),
         metrics,
+        mode: config.leaderElect ? 'elect' : 'single-instance',
+        onSecondInstance: (holder, lease) =>
+          this.recorder.warning(
+            { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: lease.metadata?.name ?? config.leaseName, namespace: lease.metadata?.namespace ?? config.leaseNamespace, uid: lease.metadata?.uid ?? '' } },
+            'SecondInstance',
+            `operator instance ${config.identity} found ${holder} holding this Lease and refuses to act while it is alive (leader election is off: run one replica, or turn it on)`,
+          ),
       });
       this.leadership = this.elector;
-    } else {
-      this.leadership = new StaticLeadership(config.identity);
     }
     this.recorder = new KubernetesEventRecorder({
       api: clients.make(CoreV1Api),
@@ -154,6 +166,7 @@ export class Manager {
       logger: this.logger,
       metrics,
       fencingToken: () => leadership.currentToken(),
+      fenceFor: (signal) => fenceForPass({ term: leadership, signal, marginMs: fenceMarginMs(config) }),
       leadership,
       config,
       enqueue: (key) => this.controller?.enqueue(key),
@@ -252,12 +265,8 @@ export class Manager {
     const reasons: string[] = [];
     if (this.state !== 'running') reasons.push(`manager is ${this.state}`);
     for (const informer of this.informers) if (!informer.hasSynced()) reasons.push(`informer ${informer.resource} not synced`);
-    if (this.elector) {
-      const standbyHealthy = Date.now() - this.elector.lastContactAt() <= this.config.leaseDurationMs;
-      if (!this.elector.isLeader() && !standbyHealthy) reasons.push('not leading and the lease has not been reached recently');
-    } else if (reasons.length === 0 && !this.controller) {
-      reasons.push('controller not started');
-    }
+    const standbyHealthy = Date.now() - this.elector.lastContactAt() <= this.config.leaseDurationMs;
+    if (!this.elector.isLeader() && !standbyHealthy) reasons.push('not leading and the lease has not been reached recently');
     return reasons;
   }
 
@@ -313,4 +322,13 @@ export class Manager {
       void controller.stop(0);
     }
   }
+}
+
+/**
+ * How long the lease must stay valid after a fence check: long enough for one call, short enough
+ * that a healthy leader (renewing every retryPeriod, valid for renewDeadline after each renewal)
+ * always passes: at most 1 s, at most half of what is left between two renewals.
+ */
+export function fenceMarginMs(config: Pick<OperatorConfig, 'renewDeadlineMs' | 'retryPeriodMs'>): number {
+  return Math.max(1, Math.min(1_000, Math.floor((config.renewDeadlineMs - config.retryPeriodMs) / 2)));
 }

@@ -23,6 +23,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * | flink_operator_state_writes_total | counter | outcome | state ConfigMap writes (outcome e.g. created\|updated\|conflict\|stale\|error) |
  * | flink_operator_state_conflicts_total | counter | | state ConfigMap 409 conflicts |
  * | flink_operator_leader | gauge | | 1 while this instance leads (or election is off), else 0 |
+ * | flink_operator_second_instance | gauge | | 1 while --no-leader-elect finds another live instance holding the Lease (this one refuses to act) |
+ * | flink_operator_fenced_side_effects_total | counter | | side effects refused because the pass's leadership term was no longer valid |
+ * | flink_operator_drift_detected_total | counter | | steady passes that found the running cluster differs from the one the state says was deployed |
  * | flink_operator_leader_transitions_total | counter | direction=acquired\|lost | leadership changes of this instance |
  * | flink_operator_informer_synced | gauge | resource | 1 once the informer's first list arrived |
  * | flink_operator_informer_restarts_total | counter | resource, reason | informer watch/list restarts |
@@ -44,6 +47,9 @@ export class OperatorMetrics {
   readonly stateWrites: Counter<'outcome'>;
   readonly stateConflicts: Counter;
   readonly leader: Gauge;
+  readonly secondInstance: Gauge;
+  readonly fencedSideEffects: Counter;
+  readonly driftDetected: Counter;
   readonly leaderTransitions: Counter<'direction'>;
   readonly informerSynced: Gauge<'resource'>;
   readonly informerRestarts: Counter<'resource' | 'reason'>;
@@ -90,6 +96,9 @@ export class OperatorMetrics {
     this.stateWrites = new Counter({ name: `${p}state_writes_total`, help: 'State ConfigMap writes by outcome', labelNames: ['outcome'], registers });
     this.stateConflicts = new Counter({ name: `${p}state_conflicts_total`, help: 'State ConfigMap write conflicts (409)', registers });
     this.leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (or leader election is off)', registers });
+    this.secondInstance = new Gauge({ name: `${p}second_instance`, help: '1 while another live operator instance holds the Lease and this one refuses to act', registers });
+    this.fencedSideEffects = new Counter({ name: `${p}fenced_side_effects_total`, help: 'Side effects refused because the leadership term was no longer valid', registers });
+    this.driftDetected = new Counter({ name: `${p}drift_detected_total`, help: 'Steady passes that found the running cluster differs from the deployed state', registers });
     this.leaderTransitions = new Counter({ name: `${p}leader_transitions_total`, help: 'Leadership changes of this instance', labelNames: ['direction'], registers });
     this.informerSynced = new Gauge({ name: `${p}informer_synced`, help: '1 once the informer has listed', labelNames: ['resource'], registers });
     this.informerRestarts = new Counter({ name: `${p}informer_restarts_total`, help: 'Informer list/watch restarts', labelNames: ['resource', 'reason'], registers });

@@ -17,8 +17,12 @@
  * empty state behind the caller's back; the next reconcile sees `missing` and rebuilds from the world.
  *
  * Guarantees: see state-store.ts and design/004-sync-protocol.md; in addition, `revision` never goes
- * backwards across a rebuild: the store writes max(current.revision, fn's revision) + 1, so a
- * rebuilt state seeded with the status' stateRef.revision continues the sequence.
+ * backwards: the store writes max(current.revision, fn's revision, the newest revision it saw for
+ * the uid) + 1, so a rebuilt state continues the sequence; and a state read back with a revision
+ * older than the newest this process wrote or read for that FlinkDeployment uid, or older than the
+ * status' `stateRef.revision`, is refused (RegressedStateError: a restored backup, a re-applied
+ * manifest), as is content recorded for another uid (MisplacedStateError, from the codec).
+ * Updates with `basedOnRevision` are applied only to the revision they were decided on.
  * Assumptions: fn is pure and idempotent; the informer (when given) watches state ConfigMaps with
  * STATE_CONFIGMAP_SELECTOR, so foreign ConfigMaps are only ever seen by GET.
  * Caveats: a foreign ConfigMap is never cached, so a deployment in that error state costs one GET per
@@ -35,8 +39,8 @@ import { assertNotStale, storedFencingToken, type FencingToken } from '../runtim
 import type { WriteTracker } from '../runtime/own-write-tracker.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
-import { NotLeaderError, StateDeletedError, StateWriteRetriesExhaustedError } from './state-errors.js';
-import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction } from './state-store.js';
+import { NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateWriteRetriesExhaustedError } from './state-errors.js';
+import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction, type StateUpdateOptions } from './state-store.js';
 
 export interface ConfigMapStateStoreOptions {
   readonly client: ConfigMapClient;
@@ -104,6 +108,26 @@ export class ConfigMapStateStore implements StateStore {
    */
   private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; state: InternalState }>();
 
+  /** The newest state revision written or read, by FlinkDeployment uid (the "never backwards" floor). */
+  private readonly newestRevision = new Map<string, number>();
+
+  /** Refuses a state older than what this process already saw, or than the status says it reflects. */
+  private assertNotRegressed(configMap: V1ConfigMap, state: InternalState, deployment: FlinkDeploymentV1): void {
+    const uid = deployment.metadata.uid ?? '';
+    const seen = this.newestRevision.get(uid) ?? 0;
+    const inStatus = deployment.status?.stateRef?.revision ?? 0;
+    const namespace = configMap.metadata?.namespace ?? '';
+    const name = configMap.metadata?.name ?? '';
+    if (state.revision < seen) throw new RegressedStateError(name, namespace, state.revision, seen, 'already written or read by this operator');
+    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, "status.stateRef.revision of the FlinkDeployment");
+    this.newestRevision.set(uid, state.revision);
+  }
+
+  /** Forgets what this store remembers of a FlinkDeployment that is gone (its finalizer was removed). */
+  forget(deployment: FlinkDeploymentV1): void {
+    this.newestRevision.delete(deployment.metadata.uid ?? '');
+  }
+
   private decode(configMap: V1ConfigMap): InternalState {
     const resourceVersion = configMap.metadata?.resourceVersion;
     const uid = configMap.metadata?.uid;
@@ -131,16 +155,19 @@ export class ConfigMapStateStore implements StateStore {
     const configMap = await this.read(deployment, false);
     if (!configMap) return { kind: 'missing' };
     assertOwnedBy(configMap, deployment);
-    return { kind: 'found', state: this.decode(configMap), resourceVersion: configMap.metadata?.resourceVersion ?? '' };
+    const state = this.decode(configMap);
+    this.assertNotRegressed(configMap, state, deployment);
+    return { kind: 'found', state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
   }
 
-  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState> {
+  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction, options: StateUpdateOptions = {}): Promise<InternalState> {
     const namespace = deployment.metadata.namespace ?? '';
     const name = stateConfigMapName(deployment.metadata.name ?? '');
     let lastError: unknown;
     let sawExisting = false;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const token = this.options.fencingToken();
+      options.fence?.check(`write operator state ${namespace}/${name}`);
+      const token = options.fence?.token ?? this.options.fencingToken();
       if (!token) throw new NotLeaderError(`${namespace}/${name}`);
       const existing = await this.read(deployment, attempt > 1);
       if (!existing && sawExisting) throw new StateDeletedError(`${namespace}/${name}`);
@@ -150,16 +177,21 @@ export class ConfigMapStateStore implements StateStore {
         assertOwnedBy(existing, deployment);
         assertNotStale(storedFencingToken(existing.metadata), token);
         current = this.decode(existing);
+        this.assertNotRegressed(existing, current, deployment);
       } else {
         current = emptyInternalState();
       }
       const input = structuredClone(current);
       const next = fn(input);
       if (next === input || sameState(next, current)) return current;
+      if (options.basedOnRevision !== undefined && current.revision !== options.basedOnRevision) {
+        throw new StatePreconditionError(`${namespace}/${name}`, options.basedOnRevision, current.revision);
+      }
+      const floor = this.newestRevision.get(deployment.metadata.uid ?? '') ?? 0;
       const stamped: InternalState = {
         ...next,
         formatVersion: INTERNAL_STATE_FORMAT_VERSION,
-        revision: Math.max(current.revision, next.revision) + 1,
+        revision: Math.max(current.revision, next.revision, floor) + 1,
         lastWriter: { holderIdentity: token.holderIdentity, leaseTransitions: token.leaseTransitions },
       };
       const encoded = encodeStateConfigMap(stamped, {
@@ -173,6 +205,7 @@ export class ConfigMapStateStore implements StateStore {
           ? await this.options.client.replace(namespace, name, encoded.configMap)
           : await this.options.client.create(namespace, encoded.configMap);
         this.options.onWriteAttempt?.(existing ? 'updated' : 'created');
+        this.newestRevision.set(deployment.metadata.uid ?? '', encoded.state.revision);
         this.overlay.recordWrite(written);
         this.rememberWritten(written, encoded.state);
         this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, namespace, name, written.metadata?.resourceVersion);

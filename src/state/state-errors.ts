@@ -74,3 +74,46 @@ export class StateDeletedError extends Error {
     this.name = 'StateDeletedError';
   }
 }
+
+/**
+ * The state object went backwards: its revision is older than one this process already wrote or
+ * read for the same FlinkDeployment (uid), or than the revision the status says it reflects. That
+ * is a restored backup or a re-applied captured manifest: replaying it would repeat old intents
+ * (an old job id, an old restore path). Refused like a corrupt state: nothing is overwritten, the
+ * job keeps running.
+ */
+export class RegressedStateError extends Error {
+  constructor(readonly objectName: string, readonly namespace: string, readonly found: number, readonly newest: number, readonly newestSource: string) {
+    super(
+      `ConfigMap ${namespace}/${objectName} holds operator state revision ${found}, older than revision ${newest} (${newestSource}): ` +
+        `it looks restored from a backup or re-applied from an old manifest, and acting on it would repeat old operations. ` +
+        `The operator does not act on it and does not overwrite it; the running job is left alone. To fix it, delete the ConfigMap ` +
+        `(the operator rebuilds it from the running cluster and Flink) and stop whatever re-applies it`,
+    );
+    this.name = 'RegressedStateError';
+  }
+}
+
+/** The state object's content was written for another FlinkDeployment (its recorded uid differs). */
+export class MisplacedStateError extends Error {
+  constructor(readonly objectName: string, readonly namespace: string, readonly deploymentName: string, readonly contentOwner: string) {
+    super(
+      `ConfigMap ${namespace}/${objectName} holds operator state that belongs to FlinkDeployment ${contentOwner}, not to ${namespace}/${deploymentName}; ` +
+        `the operator does not act on it and does not overwrite it. Put back this deployment's own state, or delete the ConfigMap ` +
+        `(the operator rebuilds it from the running cluster and Flink)`,
+    );
+    this.name = 'MisplacedStateError';
+  }
+}
+
+/**
+ * An update's precondition no longer held: the state changed (another writer, or a newer term)
+ * after the reconcile decided what to do on it. The update was not applied; the caller must decide
+ * again on the new state, never apply the old decision to it.
+ */
+export class StatePreconditionError extends Error {
+  constructor(readonly objectName: string, readonly decidedOn: number, readonly found: number) {
+    super(`not updating operator state ${objectName}: the decision was made on revision ${decidedOn}, but the state is now at revision ${found}; deciding again`);
+    this.name = 'StatePreconditionError';
+  }
+}

@@ -1,105 +1,169 @@
 /**
- * Recovery when the state ConfigMap is missing (deleted by a user, or a crash before its first
- * write): rebuild what can be rebuilt from the world, never invent what cannot.
+ * Recovery when the state ConfigMap is missing (deleted by a user or a tool, or a crash before its
+ * first write): rebuild what the world proves, never invent what it does not, and never take a
+ * value from the FlinkDeployment's status (status is for users; anyone may edit it).
  *
- * The resource builders annotate the JobManager Deployment with the generation and the `specHash`
- * of the spec it was rendered from (SPEC_HASH_ANNOTATION, GENERATION_ANNOTATION). If both match
- * the deployment's current spec, that spec is what was last reconciled; otherwise the last
- * reconciled spec is unknown and the state says "first deployment, restore from the last known
- * savepoint" (the user-facing status keeps `jobStatus.lastSavepoint`).
+ * Sources, in order (design/004, "Recovery rules"):
+ * 1. the deployed record the operator stamps on what it renders (src/flink/deployed-record.ts):
+ *    the pinned job id (JobManager Deployment, Flink ConfigMap or its `config.yaml`), the deployed
+ *    spec and its generation;
+ * 2. Flink's REST API: whether that job runs (`/jobs/overview`), its newest completed savepoint,
+ *    the savepoint it was restored from, and a savepoint still in flight (`/jobs/:id/checkpoints`);
+ *    a synchronous one (`checkpoint_type: SYNC_SAVEPOINT`) is a stop-with-savepoint: an upgrade or
+ *    suspend was under way and is resumed;
+ * 3. only when no cluster and no Flink remain: `status.jobStatus.lastSavepoint` is offered as the
+ *    restore path of the next deployment, and the message says it is unverified.
  *
- * Guarantees: the rebuilt state passes the internal-state schema; it never claims a spec was
- * deployed unless the Deployment's hash proves it; its revision continues from the status'
- * stateRef.revision (the store adds one), so revisions stay monotonic across the rebuild.
- * Assumptions: `specHash` is stable across processes and versions (canonical JSON, sorted keys).
- * Caveats: pending operations (a savepoint in flight) are lost with the ConfigMap; the reconciler
- * re-observes Flink. Savepoint history before the last savepoint is lost.
+ * Guarantees: a running job is never redeployed by the rebuild itself: with the deployed spec
+ * unknown, the state says "job <id> runs an unknown spec" (`deployedJobId` set, no
+ * `lastReconciledSpec`) and the reconciler upgrades it through the normal path (a savepoint first);
+ * the rebuilt state passes the internal-state schema; its revision continues from
+ * `status.stateRef.revision` (a counter, so that the status stays comparable; the store floors it
+ * further by what it saw).
+ * Assumptions: `specHash` and canonical JSON are stable across versions (deployed-record.ts).
+ * Caveats: savepoints older than Flink's newest are not known any more (Flink keeps a bounded
+ * history); a completed manual savepoint whose acknowledgement was lost is recognised only as "a
+ * savepoint taken after the job started while the nonce was unacknowledged" (a periodic savepoint
+ * in that window is taken for it).
  */
-import { createHash } from 'node:crypto';
-import type { V1Deployment } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
+import { parse as parseYaml } from 'yaml';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
-import { emptyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
-
-// The annotations are defined once, with the resources that carry them.
-import { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION } from '../flink/flink-resource-naming.js';
-export { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION };
-
-/** JSON with object keys sorted at every level (arrays keep their order); undefined members dropped. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
-
-/** sha256 of the canonical JSON of the spec, first 16 hex digits. */
-export function specHash(spec: FlinkDeploymentSpec): string {
-  return createHash('sha256').update(canonicalJson(spec)).digest('hex').slice(0, 16);
-}
+import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from '../api/internal-state.js';
+import { readDeployedRecord } from '../flink/deployed-record.js';
+import { FLINK_CONFIG_FILE } from '../flink/flink-resource-naming.js';
+import type { FlinkCheckpointingStatistics, FlinkCheckpointStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
 
 export interface ObservedWorld {
   /** The JobManager Deployment, if it exists. */
   readonly jobManagerDeployment?: V1Deployment;
-  /** The newest savepoint location known from elsewhere (defaults to status.jobStatus.lastSavepoint). */
-  readonly lastSavepoint?: string;
+  /** The Flink ConfigMap `flink-config-<name>`, if it exists. */
+  readonly flinkConfigMap?: V1ConfigMap;
+  /** What Flink's REST API answered; absent when there is no JobManager to ask (or it did not answer). */
+  readonly flink?: {
+    readonly jobs: readonly FlinkJobOverview[];
+    /** `/jobs/:id/checkpoints` of the pinned job, when it is known to Flink. */
+    readonly checkpoints?: FlinkCheckpointingStatistics;
+  };
 }
 
 export interface RebuiltState {
   readonly state: InternalState;
-  /** True when the running Deployment provably came from the current spec. */
+  /** True when the deployed spec was recovered from the cluster's deployed record. */
   readonly specConfirmed: boolean;
-  /** One sentence for the event the reconciler emits (reason StateRebuilt). */
+  /** One or two sentences for the event the reconciler emits (reason StateRebuilt). */
   readonly message: string;
 }
 
-/** Rebuilds the internal state of `deployment` from the observed world. */
+/** The job id pinned in the cluster: the deployed record, else the Flink configuration's `$internal.pipeline.job-id`. */
+export function pinnedJobIdOf(observed: ObservedWorld): string | undefined {
+  const record = readDeployedRecord(observed.jobManagerDeployment, observed.flinkConfigMap);
+  if (record.jobId) return record.jobId;
+  const text = observed.flinkConfigMap?.data?.[FLINK_CONFIG_FILE];
+  if (!text) return undefined;
+  try {
+    const config = parseYaml(text) as Record<string, unknown> | null;
+    const value = config?.['$internal.pipeline.job-id'];
+    return typeof value === 'string' && /^[0-9a-f]{32}$/.test(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function completed(c: FlinkCheckpointStatistics | null | undefined): c is FlinkCheckpointStatistics & { external_path: string } {
+  return c !== null && c !== undefined && c.status === 'COMPLETED' && typeof c.external_path === 'string' && c.external_path.length > 0;
+}
+
+/** Flink's savepoints of the job, oldest first: the one it restored from, then its newest completed one. */
+function savepointsFromFlink(jobId: string, statistics: FlinkCheckpointingStatistics | undefined): SavepointRecord[] {
+  if (!statistics) return [];
+  const records: SavepointRecord[] = [];
+  const restored = statistics.latest.restored;
+  if (restored?.is_savepoint && restored.external_path) {
+    records.push({ location: restored.external_path, timeStamp: restored.restore_timestamp, triggerType: 'UNKNOWN' });
+  }
+  const newest = [statistics.latest.savepoint, ...statistics.history]
+    .filter((c) => completed(c) && c.is_savepoint)
+    .sort((a, b) => (b?.latest_ack_timestamp ?? 0) - (a?.latest_ack_timestamp ?? 0))[0];
+  if (completed(newest) && !records.some((r) => r.location === newest.external_path)) {
+    records.push({ location: newest.external_path, timeStamp: newest.latest_ack_timestamp, triggerType: 'UNKNOWN', jobId });
+  }
+  return records;
+}
+
+function nonceOf(spec: FlinkDeploymentSpec | undefined): number | undefined {
+  return spec?.job?.savepointTriggerNonce ?? undefined;
+}
+
+/** Rebuilds the internal state of `deployment` from the observed world (see the module comment). */
 export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: ObservedWorld, now: Date = new Date()): RebuiltState {
   const state = emptyInternalState();
   state.revision = deployment.status?.stateRef?.revision ?? 0;
   state.reconciliationTimestamp = now.toISOString();
-  const statusSavepoint = deployment.status?.jobStatus?.lastSavepoint;
-  if (statusSavepoint) {
-    const record: SavepointRecord = {
-      location: statusSavepoint.location,
-      timeStamp: statusSavepoint.timeStamp,
-      triggerType: statusSavepoint.triggerType ?? 'UNKNOWN',
-      ...(statusSavepoint.formatType ? { formatType: statusSavepoint.formatType } : {}),
-    };
-    state.savepointHistory = [record];
-  }
-  const lastSavepoint = observed.lastSavepoint ?? statusSavepoint?.location;
-  const annotations = observed.jobManagerDeployment?.metadata?.annotations ?? {};
-  const generation = deployment.metadata.generation;
-  const specConfirmed =
-    observed.jobManagerDeployment !== undefined &&
-    generation !== undefined &&
-    annotations[GENERATION_ANNOTATION] === String(generation) &&
-    annotations[SPEC_HASH_ANNOTATION] === specHash(deployment.spec);
   const name = `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`;
-  if (specConfirmed) {
-    state.reconciliationState = 'DEPLOYED';
-    state.firstDeployment = false;
-    state.lastReconciledSpec = structuredClone(deployment.spec);
-    state.lastReconciledGeneration = generation;
-    const jobId = deployment.status?.jobStatus?.jobId;
-    if (jobId) state.deployedJobId = jobId;
-    return {
-      state,
-      specConfirmed,
-      message: `operator state of ${name} was missing; rebuilt from the running JobManager Deployment (generation ${generation}, spec hash matches)`,
-    };
+  const desired = deployment.spec;
+
+  if (!observed.jobManagerDeployment && !observed.flinkConfigMap) {
+    const hint = deployment.status?.jobStatus?.lastSavepoint?.location;
+    const offered = hint && desired.job?.upgradeMode !== 'stateless' ? hint : undefined;
+    if (offered) state.upgradeSavepointPath = offered;
+    const restore = offered ? `the next deployment restores from ${offered}, the savepoint status.jobStatus.lastSavepoint names (not verified: no cluster is left to ask)` : 'the next deployment starts without state';
+    if (desired.job?.state === 'suspended') {
+      state.reconciliationState = 'DEPLOYED';
+      state.firstDeployment = false;
+      state.lastReconciledSpec = structuredClone(desired);
+      state.lastReconciledGeneration = deployment.metadata.generation;
+      return { state, specConfirmed: false, message: `operator state of ${name} was missing and no Flink cluster runs (suspended); ${restore}` };
+    }
+    state.firstDeployment = true;
+    return { state, specConfirmed: false, message: `operator state of ${name} was missing and no Flink cluster is left; ${restore}` };
   }
-  state.reconciliationState = 'UPGRADING';
-  state.firstDeployment = true;
-  if (lastSavepoint) state.upgradeSavepointPath = lastSavepoint;
-  return {
-    state,
-    specConfirmed,
-    message:
-      `operator state of ${name} was missing and the deployed spec cannot be confirmed; ` +
-      (lastSavepoint ? `redeploying from the last savepoint ${lastSavepoint}` : 'redeploying without a savepoint (none is known)'),
-  };
+
+  const record = readDeployedRecord(observed.jobManagerDeployment, observed.flinkConfigMap);
+  const pinned = pinnedJobIdOf(observed);
+  const jobs = observed.flink?.jobs ?? [];
+  const job = jobs.find((j) => j.jid === pinned) ?? (pinned === undefined && jobs.length === 1 ? jobs[0] : undefined);
+  const jobId = job?.jid ?? pinned;
+  state.reconciliationState = 'DEPLOYED';
+  state.firstDeployment = false;
+  if (jobId) state.deployedJobId = jobId;
+  if (record.spec) {
+    state.lastReconciledSpec = structuredClone(record.spec);
+    state.lastReconciledGeneration = record.generation ?? deployment.metadata.generation;
+  }
+  const statistics = job ? observed.flink?.checkpoints : undefined;
+  state.savepointHistory = jobId ? savepointsFromFlink(jobId, statistics) : [];
+
+  const facts: string[] = [];
+  facts.push(record.spec ? `deployed spec of generation ${state.lastReconciledGeneration ?? '?'} from the cluster's deployed record` : 'deployed spec unknown (no deployed record)');
+  facts.push(jobId ? `job ${jobId}` + (job ? ` ${job.state} in Flink` : ' (Flink not asked)') : 'no job id pinned');
+  if (state.savepointHistory.length > 0) facts.push(`newest savepoint ${state.savepointHistory.at(-1)!.location}`);
+
+  const inFlight = (statistics?.history ?? []).filter((c) => c.is_savepoint && c.status === 'IN_PROGRESS').sort((a, b) => b.trigger_timestamp - a.trigger_timestamp)[0];
+  if (jobId && inFlight && job?.state === 'RUNNING') {
+    const stopJob = inFlight.checkpoint_type === 'SYNC_SAVEPOINT';
+    const manual = !stopJob && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec);
+    const pending: PendingSnapshot = {
+      kind: 'savepoint',
+      triggerType: stopJob ? 'UPGRADE' : manual ? 'MANUAL' : 'PERIODIC',
+      jobId,
+      stopJob,
+      requestedAt: inFlight.trigger_timestamp,
+      ...(manual ? { triggerNonce: nonceOf(desired)! } : {}),
+    };
+    state.pendingSavepoint = pending;
+    if (stopJob) state.reconciliationState = 'UPGRADING';
+    facts.push(`a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`);
+  } else if (state.lastReconciledSpec?.job && job && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec)) {
+    // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce.
+    const startedAt = job['start-time'];
+    const answered = (statistics?.history ?? []).concat(statistics?.latest.savepoint ? [statistics.latest.savepoint] : []).some((c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt);
+    if (answered) {
+      state.lastReconciledSpec.job.savepointTriggerNonce = nonceOf(desired);
+      facts.push(`savepointTriggerNonce ${nonceOf(desired)} taken as answered by that savepoint`);
+    }
+  }
+  if (!record.spec && job?.state === 'RUNNING') facts.push('the job is upgraded through the normal path (a savepoint first) to confirm the spec');
+  return { state, specConfirmed: record.spec !== undefined, message: `operator state of ${name} was missing; rebuilt from the cluster and Flink: ${facts.join('; ')}` };
 }

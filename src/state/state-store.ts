@@ -5,7 +5,9 @@
  *
  * Guarantees (every implementation):
  * - `load` never returns a guess: a state it cannot trust is an error (ForeignStateError,
- *   CorruptStateError), an absent state is `{kind: 'missing'}`.
+ *   CorruptStateError, and for the ConfigMap store RegressedStateError / MisplacedStateError), an
+ *   absent state is `{kind: 'missing'}`.
+ * - with `basedOnRevision`, `update` never applies a decision to a state it was not made on.
  * - `update` applies `fn` to the state it just read and writes it locked on what it read; a
  *   concurrent write makes it re-read and re-apply `fn` (bounded), never overwrite blindly.
  * - `update` writes nothing when `fn` returns its argument (===) or a deep-equal state.
@@ -17,12 +19,25 @@
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 
 export type LoadResult =
   | { kind: 'found'; state: InternalState; resourceVersion: string }
   | { kind: 'missing' };
 
 export type StateUpdateFunction = (current: InternalState) => InternalState;
+
+/** What an update is decided on and who makes it. */
+export interface StateUpdateOptions {
+  /**
+   * The revision the caller decided on. When the state read for the write has another revision,
+   * `fn` is not applied (StatePreconditionError) — unless `fn` changes nothing on it (our own
+   * earlier attempt landed, its answer was lost), which returns the state as it is.
+   */
+  readonly basedOnRevision?: number;
+  /** The pass's side-effect fence: checked before each write attempt; its token is the writer's. */
+  readonly fence?: SideEffectFence;
+}
 
 export interface StateStore {
   /**
@@ -37,7 +52,7 @@ export interface StateStore {
    * a conflict or transient failure (bounded). Refuses when not leader (NotLeaderError), fenced out
    * (StaleLeaderError) or too large (StateTooLargeError). Returns the state as written.
    */
-  update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction): Promise<InternalState>;
+  update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction, options?: StateUpdateOptions): Promise<InternalState>;
 }
 
 /** The name of a deployment's companion state ConfigMap. */

@@ -22,6 +22,7 @@
  * is a real validation error and is thrown at once. Someone else's status edit is overwritten on the
  * next record (status is derived from state, not a source of truth).
  */
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { isDeepStrictEqual } from 'node:util';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
@@ -81,7 +82,7 @@ export class StatusRecorder {
   }
 
   /** Makes the deployment's status equal `status`; returns the object as the server has it now. */
-  async record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Promise<FlinkDeploymentV1> {
+  async record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1, fence?: SideEffectFence): Promise<FlinkDeploymentV1> {
     const namespace = deployment.metadata.namespace ?? '';
     const name = deployment.metadata.name ?? '';
     let base = this.newestBase(deployment);
@@ -91,6 +92,7 @@ export class StatusRecorder {
       if (ops.length === 0) return base;
       const baseVersion = base.metadata.resourceVersion;
       const patch: Operation[] = baseVersion ? [{ op: 'test', path: '/metadata/resourceVersion', value: baseVersion }, ...ops] : ops;
+      fence?.check(`patch the status of FlinkDeployment ${namespace}/${name}`);
       try {
         this.requests++;
         const written = await this.options.client.patchStatus(namespace, name, patch);

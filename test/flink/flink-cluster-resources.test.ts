@@ -49,7 +49,11 @@ test('a FlinkDeployment without uid cannot be rendered (no owner reference possi
 
 test('JobManager Deployment: args, annotations, Recreate, replicas, ports, probe, config volume, env, service account', () => {
   const jm = buildFlinkClusterResources(deployment, inputs()).jobManagerDeployment;
-  assert.deepEqual(jm.metadata?.annotations, { 'flinkdeployment.flink.apache.org/generation': '3', 'flink-operator.io/spec-hash': 'sha256-abc' });
+  assert.deepEqual(
+    jm.metadata?.annotations,
+    { 'flinkdeployment.flink.apache.org/generation': '3', 'flink-operator.io/spec-hash': 'sha256-abc', 'flink-operator.io/job-id': inputs().jobId },
+    'the deployed record (deployed-record.ts): generation, spec hash and pinned job id',
+  );
   assert.deepEqual(jm.spec?.strategy, { type: 'Recreate' });
   assert.equal(jm.spec?.replicas, 1);
   const c = mainContainer(jm);

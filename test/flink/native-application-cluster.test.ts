@@ -32,7 +32,7 @@ test('native mode renders a JobManager Deployment, the two Services and the Conf
   assert.equal(r.internalService.spec?.clusterIP, 'None');
   assert.equal(r.jobManagerDeployment.spec?.strategy, undefined, 'Flink sets no strategy; the operator never updates a native JobManager in place');
   assert.deepEqual(r.jobManagerDeployment.metadata?.ownerReferences?.map((o) => o.uid), [UID]);
-  assert.deepEqual(r.jobManagerDeployment.metadata?.annotations, { 'flinkdeployment.flink.apache.org/generation': '2', 'flink-operator.io/spec-hash': 'sha256-n' });
+  assert.deepEqual(r.jobManagerDeployment.metadata?.annotations, { 'flinkdeployment.flink.apache.org/generation': '2', 'flink-operator.io/spec-hash': 'sha256-n', 'flink-operator.io/job-id': r.configMap.metadata?.annotations?.['flink-operator.io/job-id'] });
 });
 
 test('native JobManager container: Flink entry point with the bash-wrapped kubernetes-jobmanager.sh, ports, pod IP env, config volume, service account', () => {

@@ -12,7 +12,7 @@ test('defaults match the documented ones', () => {
   assert.equal(c.httpPort, 8085);
   assert.equal(c.reconcileIntervalMs, 60_000);
   assert.equal(c.progressCheckIntervalMs, 10_000);
-  assert.equal(c.leaderElect, false);
+  assert.equal(c.leaderElect, true, 'leader election is on by default (a second instance never acts)');
   assert.equal(c.leaseDurationMs, 15_000);
   assert.equal(c.renewDeadlineMs, 10_000);
   assert.equal(c.retryPeriodMs, 2_000);
@@ -30,10 +30,10 @@ test('flag beats env beats config file beats default', () => {
   assert.equal(fromFile.reconcileIntervalMs, 30_000);
   assert.deepEqual(fromFile.namespaces, ['a', 'b']);
   assert.equal(fromFile.logFormat, 'pretty');
-  const fromEnv = resolveOperatorConfig({ file, env: { FLINK_OPERATOR_HTTP_PORT: '9100', FLINK_OPERATOR_NAMESPACES: 'x, y', FLINK_OPERATOR_LEADER_ELECT: 'true' } });
+  const fromEnv = resolveOperatorConfig({ file, env: { FLINK_OPERATOR_HTTP_PORT: '9100', FLINK_OPERATOR_NAMESPACES: 'x, y', FLINK_OPERATOR_LEADER_ELECT: 'false' } });
   assert.equal(fromEnv.httpPort, 9100);
   assert.deepEqual(fromEnv.namespaces, ['x', 'y']);
-  assert.equal(fromEnv.leaderElect, true);
+  assert.equal(fromEnv.leaderElect, false);
   assert.equal(fromEnv.parallelism, 3, 'file value kept where env is silent');
   const fromFlag = resolveOperatorConfig({ file, env: { FLINK_OPERATOR_HTTP_PORT: '9100' }, flags: { httpPort: '9200', namespaces: ['z'] } });
   assert.equal(fromFlag.httpPort, 9200);

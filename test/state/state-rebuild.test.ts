@@ -1,68 +1,173 @@
+/**
+ * rebuildStateFromWorld: the state of a deployment whose ConfigMap is gone, from what the world
+ * proves. The worlds here are rendered by the same builder `deploy` uses
+ * (buildFlinkClusterResources), so the annotations are the ones a real cluster carries, and Flink's
+ * answers are shaped like GET /jobs/overview and GET /jobs/:id/checkpoints of
+ * ../shared/reference/flink-rest-v1-dispatcher.yml (CheckpointingStatistics).
+ */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { V1Deployment } from '@kubernetes/client-node';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
-import { canonicalJson, GENERATION_ANNOTATION, rebuildStateFromWorld, SPEC_HASH_ANNOTATION, specHash } from '../../src/state/state-rebuild.js';
+import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
+import { canonicalJson, DEPLOYED_SPEC_ANNOTATION, specHash } from '../../src/flink/deployed-record.js';
+import { buildFlinkClusterResources } from '../../src/flink/flink-cluster-resources.js';
+import type { FlinkCheckpointingStatistics, FlinkCheckpointStatistics, FlinkJobOverview } from '../../src/flink/flink-rest-types.js';
+import { withRunningState } from '../../src/reconciler/cluster-steps.js';
+import { rebuildStateFromWorld, type ObservedWorld } from '../../src/state/state-rebuild.js';
 
+const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
+const BOGUS = 'ffffffffffffffffffffffffffffffff';
+const NOW = new Date('2026-11-30T00:00:00Z');
+
+/** The README example: no job.state, savepoint upgrades. */
+const spec: FlinkDeploymentSpec = {
+  image: 'flink:1.20',
+  flinkVersion: 'v1_20',
+  mode: 'standalone',
+  flinkConfiguration: { 'state.savepoints.dir': 's3://bucket/savepoints' },
+  jobManager: { resource: { memory: '2048m', cpu: 1 } },
+  taskManager: { resource: { memory: '2048m', cpu: 1 } },
+  job: { jarURI: 'local:///opt/flink/examples/streaming/StateMachineExample.jar', parallelism: 2, upgradeMode: 'savepoint' },
+};
+
+/** A deployment whose status was hand-edited to point at another deployment's savepoint and a bogus job id. */
 const deployment = flinkDeployment('orders')
   .withUid('u1')
-  .withGeneration(4)
+  .withGeneration(6)
+  .withSpec(spec)
   .withStatus({
     stateRef: { configMapName: 'orders-operator-state', revision: 41 },
-    jobStatus: { jobId: 'job-1', state: 'RUNNING', lastSavepoint: { location: 's3://sp/7', timeStamp: 1700, triggerType: 'PERIODIC' } },
+    jobStatus: { jobId: BOGUS, state: 'RUNNING', lastSavepoint: { location: 's3://other-team/savepoint-9', timeStamp: 1700, triggerType: 'MANUAL' } },
   })
   .build();
 
-function jobManager(annotations: Record<string, string>): V1Deployment {
-  return { metadata: { name: 'orders', namespace: 'default', annotations } };
+/** What `deploy` rendered for generation 4: the spec as recorded (job.state running), job id pinned. */
+function renderedWorld(deployedSpec = withRunningState(spec)): Required<Pick<ObservedWorld, 'jobManagerDeployment' | 'flinkConfigMap'>> {
+  const objects = buildFlinkClusterResources(deployment, { spec: deployedSpec, generation: 4, specHash: specHash(deployedSpec), jobId: JOB });
+  return { jobManagerDeployment: objects.jobManagerDeployment, flinkConfigMap: objects.configMap };
 }
 
-test('specHash: stable across key order, 16 hex digits, changes with the spec', () => {
-  const a = { image: 'x', job: { parallelism: 2, jarURI: 'j' } };
-  const b = { job: { jarURI: 'j', parallelism: 2 }, image: 'x' };
-  assert.equal(canonicalJson(a), canonicalJson(b));
-  assert.equal(specHash(a as never), specHash(b as never));
-  assert.match(specHash(a as never), /^[0-9a-f]{16}$/);
-  assert.notEqual(specHash(a as never), specHash({ ...a, image: 'y' } as never));
-  assert.equal(canonicalJson({ a: undefined, b: [1, { d: 1, c: 2 }] }), '{"b":[1,{"c":2,"d":1}]}');
-});
+function job(state: string, startTime = 1_000): FlinkJobOverview {
+  return { jid: JOB, name: 'StateMachineExample', state, 'start-time': startTime, 'end-time': -1, duration: 1, 'last-modification': startTime };
+}
 
-test('the JobManager Deployment proves the current spec was deployed: state says DEPLOYED with that spec', () => {
+function checkpoint(partial: Partial<FlinkCheckpointStatistics>): FlinkCheckpointStatistics {
+  return { id: 1, status: 'COMPLETED', is_savepoint: false, trigger_timestamp: 0, latest_ack_timestamp: 0, ...partial };
+}
+
+function statistics(history: FlinkCheckpointStatistics[], restored?: string): FlinkCheckpointingStatistics {
+  const savepoints = history.filter((c) => c.is_savepoint && c.status === 'COMPLETED');
+  return {
+    counts: { restored: restored ? 1 : 0, total: history.length, in_progress: 0, completed: 0, failed: 0 },
+    summary: {},
+    latest: {
+      completed: history.find((c) => !c.is_savepoint && c.status === 'COMPLETED') ?? null,
+      savepoint: savepoints.at(-1) ?? null,
+      failed: null,
+      restored: restored ? { id: 0, restore_timestamp: 900, is_savepoint: true, external_path: restored } : null,
+    },
+    history,
+  };
+}
+
+test('a running job with its deployed record: the deployed spec, the pinned job and Flink savepoints; nothing from status', () => {
+  const world = renderedWorld();
   const { state, specConfirmed, message } = rebuildStateFromWorld(
     deployment,
-    { jobManagerDeployment: jobManager({ [GENERATION_ANNOTATION]: '4', [SPEC_HASH_ANNOTATION]: specHash(deployment.spec) }) },
-    new Date('2026-11-30T00:00:00Z'),
+    { ...world, flink: { jobs: [job('RUNNING')], checkpoints: statistics([checkpoint({ id: 7, is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 2_000, latest_ack_timestamp: 2_100, external_path: 's3://bucket/savepoints/sp-7' })], 's3://bucket/savepoints/sp-3') } },
+    NOW,
   );
   assert.equal(specConfirmed, true);
   assert.equal(state.reconciliationState, 'DEPLOYED');
-  assert.deepEqual(state.lastReconciledSpec, deployment.spec);
-  assert.equal(state.lastReconciledGeneration, 4);
-  assert.equal(state.firstDeployment, false);
-  assert.equal(state.deployedJobId, 'job-1');
-  assert.equal(state.revision, 41, 'continues from the status stateRef so revisions stay monotonic');
-  assert.deepEqual(state.savepointHistory, [{ location: 's3://sp/7', timeStamp: 1700, triggerType: 'PERIODIC' }]);
-  assert.equal(state.upgradeSavepointPath, undefined);
+  assert.deepEqual(state.lastReconciledSpec, withRunningState(spec), 'the spec the cluster was rendered from, with job.state: running as deploy records it');
+  assert.equal(state.lastReconciledGeneration, 4, 'the generation the rendering belongs to, not the current one');
+  assert.equal(state.deployedJobId, JOB, 'the pinned job id, never the status jobId');
+  assert.deepEqual(
+    state.savepointHistory.map((r) => r.location),
+    ['s3://bucket/savepoints/sp-3', 's3://bucket/savepoints/sp-7'],
+    'what Flink restored from, then its newest savepoint; never the status lastSavepoint',
+  );
+  assert.equal(state.pendingSavepoint, undefined);
+  assert.equal(state.revision, 41, 'the revision counter continues from stateRef (the store adds one)');
   assert.equal(state.reconciliationTimestamp, '2026-11-30T00:00:00.000Z');
-  assert.match(message, /rebuilt from the running JobManager Deployment/);
+  assert.doesNotMatch(JSON.stringify(state), /other-team|ffffffff/, 'no status value leaks into the state');
+  assert.match(message, /deployed spec of generation 4/);
 });
 
-test('a hash or generation mismatch (or no Deployment): unknown spec → first deploy from the last savepoint', () => {
-  for (const jm of [
-    jobManager({ [GENERATION_ANNOTATION]: '3', [SPEC_HASH_ANNOTATION]: specHash(deployment.spec) }),
-    jobManager({ [GENERATION_ANNOTATION]: '4', [SPEC_HASH_ANNOTATION]: '0000000000000000' }),
-    undefined,
-  ]) {
-    const { state, specConfirmed, message } = rebuildStateFromWorld(deployment, { jobManagerDeployment: jm });
-    assert.equal(specConfirmed, false);
-    assert.equal(state.lastReconciledSpec, undefined, 'never claims a spec it cannot prove');
-    assert.equal(state.firstDeployment, true);
-    assert.equal(state.reconciliationState, 'UPGRADING');
-    assert.equal(state.upgradeSavepointPath, 's3://sp/7');
-    assert.match(message, /redeploying from the last savepoint s3:\/\/sp\/7/);
-  }
-  const fresher = rebuildStateFromWorld(deployment, { lastSavepoint: 's3://sp/8' });
-  assert.equal(fresher.state.upgradeSavepointPath, 's3://sp/8');
-  const none = rebuildStateFromWorld(flinkDeployment('bare').build(), {});
-  assert.equal(none.state.upgradeSavepointPath, undefined);
-  assert.match(none.message, /without a savepoint/);
+test('a stop-with-savepoint in flight (SYNC_SAVEPOINT) is resumed: UPGRADING with a pending stop of that job', () => {
+  const inFlight = checkpoint({ id: 8, status: 'IN_PROGRESS', is_savepoint: true, checkpoint_type: 'SYNC_SAVEPOINT', trigger_timestamp: 5_000 });
+  const { state } = rebuildStateFromWorld(deployment, { ...renderedWorld(), flink: { jobs: [job('RUNNING')], checkpoints: statistics([inFlight]) } }, NOW);
+  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.deepEqual(state.pendingSavepoint, { kind: 'savepoint', triggerType: 'UPGRADE', jobId: JOB, stopJob: true, requestedAt: 5_000 });
+  assert.deepEqual(state.lastReconciledSpec, withRunningState(spec), 'still the old spec: the new one is recorded when the stop completes');
+});
+
+test('a manual savepoint in flight is adopted for the unacknowledged nonce; a completed one acknowledges it', () => {
+  const withNonce = flinkDeployment('orders').withUid('u1').withGeneration(7).withSpec({ ...spec, job: { ...spec.job!, savepointTriggerNonce: 3 } }).build();
+  const inFlight = checkpoint({ id: 9, status: 'IN_PROGRESS', is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 6_000 });
+  const pending = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING')], checkpoints: statistics([inFlight]) } }, NOW).state;
+  assert.equal(pending.pendingSavepoint?.triggerType, 'MANUAL');
+  assert.equal(pending.pendingSavepoint?.triggerNonce, 3);
+  assert.equal(pending.pendingSavepoint?.stopJob, false);
+  assert.equal(pending.reconciliationState, 'DEPLOYED');
+
+  const done = checkpoint({ id: 9, is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 6_000, latest_ack_timestamp: 6_100, external_path: 's3://bucket/savepoints/sp-9' });
+  const answered = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
+  assert.equal(answered.lastReconciledSpec?.job?.savepointTriggerNonce, 3, 'the nonce is not answered a second time');
+  const before = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 7_000)], checkpoints: statistics([done]) } }, NOW).state;
+  assert.equal(before.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'a savepoint from before the job started did not answer it');
+});
+
+test('no deployed spec recorded (an older rendering): the running job is kept, its spec is unknown, never redeployed by the rebuild', () => {
+  const world = renderedWorld();
+  delete world.flinkConfigMap.metadata!.annotations![DEPLOYED_SPEC_ANNOTATION];
+  const { state, specConfirmed, message } = rebuildStateFromWorld(deployment, { ...world, flink: { jobs: [job('RUNNING')] } }, NOW);
+  assert.equal(specConfirmed, false);
+  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(state.deployedJobId, JOB);
+  assert.equal(state.lastReconciledSpec, undefined, 'never claims a spec it cannot prove');
+  assert.equal(state.upgradeSavepointPath, undefined);
+  assert.match(message, /a savepoint first/);
+});
+
+test('a deployed-spec annotation that does not match the JobManager spec hash is not trusted', () => {
+  const world = renderedWorld();
+  world.flinkConfigMap.metadata!.annotations![DEPLOYED_SPEC_ANNOTATION] = canonicalJson({ ...withRunningState(spec), image: 'evil:latest' });
+  const { state, specConfirmed } = rebuildStateFromWorld(deployment, { ...world, flink: { jobs: [job('RUNNING')] } }, NOW);
+  assert.equal(specConfirmed, false);
+  assert.equal(state.lastReconciledSpec, undefined);
+});
+
+test('the pinned job id comes from the Flink configuration when no annotation carries it', () => {
+  const world = renderedWorld();
+  delete world.jobManagerDeployment.metadata!.annotations!['flink-operator.io/job-id'];
+  delete world.flinkConfigMap.metadata!.annotations!['flink-operator.io/job-id'];
+  const { state } = rebuildStateFromWorld(deployment, { ...world }, NOW);
+  assert.equal(state.deployedJobId, JOB, "read from config.yaml's $internal.pipeline.job-id");
+});
+
+test('Flink not asked (JobManager not available): the deployed record alone, no savepoints invented', () => {
+  const { state } = rebuildStateFromWorld(deployment, renderedWorld(), NOW);
+  assert.equal(state.deployedJobId, JOB);
+  assert.deepEqual(state.savepointHistory, []);
+  assert.equal(state.reconciliationState, 'DEPLOYED');
+});
+
+test('no cluster and no Flink left: the status savepoint is only offered as the next restore path, and the message says so', () => {
+  const { state, message } = rebuildStateFromWorld(deployment, {}, NOW);
+  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.equal(state.firstDeployment, true);
+  assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9');
+  assert.deepEqual(state.savepointHistory, [], 'never in the history: nothing from status is ever disposed');
+  assert.equal(state.deployedJobId, undefined, 'the status jobId is never tracked');
+  assert.match(message, /not verified/);
+
+  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(6).withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } }).withStatus(deployment.status!).build();
+  const s = rebuildStateFromWorld(suspended, {}, NOW).state;
+  assert.equal(s.reconciliationState, 'DEPLOYED');
+  assert.equal(s.lastReconciledSpec?.job?.state, 'suspended');
+  assert.equal(s.upgradeSavepointPath, 's3://other-team/savepoint-9', 'resume restores from it');
+
+  const stateless = flinkDeployment('orders').withUid('u1').withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'stateless' } }).withStatus(deployment.status!).build();
+  assert.equal(rebuildStateFromWorld(stateless, {}, NOW).state.upgradeSavepointPath, undefined);
 });

@@ -20,7 +20,9 @@ import { configMaps } from '../../../src/runtime/watched-resources.js';
 import { ConfigMapStateStore } from '../../../src/state/configmap-state-store.js';
 import { STATE_CONFIGMAP_SELECTOR } from '../../../src/state/state-configmap-codec.js';
 import { CorruptStateError, ForeignStateError } from '../../../src/state/state-errors.js';
-import { GENERATION_ANNOTATION, rebuildStateFromWorld, SPEC_HASH_ANNOTATION, specHash } from '../../../src/state/state-rebuild.js';
+import { rebuildStateFromWorld } from '../../../src/state/state-rebuild.js';
+import { specHash } from '../../../src/flink/deployed-record.js';
+import { buildFlinkClusterResources } from '../../../src/flink/flink-cluster-resources.js';
 import { StatusRecorder } from '../../../src/state/status-recorder.js';
 import { KubectlRunner } from '../devcluster/kubectl-runner.js';
 import { createFlinkDeployment, createNamespace, installFlinkCrd } from './state-cluster-fixture.js';
@@ -44,17 +46,10 @@ const deployed = (deployment: FlinkDeploymentV1) => (s: InternalState): Internal
   deployedJobId: 'b'.repeat(32),
 });
 
-function jobManagerDeployment(deployment: FlinkDeploymentV1, hash: string): V1Deployment {
-  const labels = { app: deployment.metadata.name!, component: 'jobmanager' };
-  return {
-    metadata: {
-      name: deployment.metadata.name,
-      namespace: deployment.metadata.namespace,
-      labels,
-      annotations: { [GENERATION_ANNOTATION]: String(deployment.metadata.generation), [SPEC_HASH_ANNOTATION]: hash },
-    },
-    spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'flink-main-container', image: 'flink:1.20' }] } } },
-  };
+/** The JobManager Deployment and Flink ConfigMap exactly as `deploy` renders them for the deployment's spec and job 'b'×32. */
+function renderedCluster(deployment: FlinkDeploymentV1): { jobManager: V1Deployment; configMap: V1ConfigMap } {
+  const objects = buildFlinkClusterResources(deployment, { spec: deployment.spec, generation: deployment.metadata.generation ?? 1, specHash: specHash(deployment.spec), jobId: 'b'.repeat(32) });
+  return { jobManager: objects.jobManagerDeployment, configMap: objects.configMap };
 }
 
 describe('state recovery rules on the development cluster', () => {
@@ -128,19 +123,23 @@ describe('state recovery rules on the development cluster', () => {
     const state = await store.update(deployment, deployed(deployment));
     const recorder = new StatusRecorder({ client: new KubeFlinkDeploymentClient(kc) });
     deployment = await recorder.record(deployment, { lifecycleState: 'STABLE', stateRef: { configMapName: 'app-operator-state', revision: state.revision } });
-    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'deleted', body: jobManagerDeployment(deployment, specHash(deployment.spec)) });
+    const rendered = renderedCluster(deployment);
+    await kc.makeApiClient(AppsV1Api).createNamespacedDeployment({ namespace: 'deleted', body: rendered.jobManager });
+    await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'deleted', body: rendered.configMap });
 
     await kubectl.ok(['-n', 'deleted', 'delete', 'configmap', 'app-operator-state']);
     await waitUntil(() => informer.get('deleted', 'app-operator-state') === undefined, 'the informer to see the delete');
     assert.deepEqual(await store.load(deployment), { kind: 'missing' });
 
     const jm = await kc.makeApiClient(AppsV1Api).readNamespacedDeployment({ namespace: 'deleted', name: 'app' });
-    const rebuilt = rebuildStateFromWorld(deployment, { jobManagerDeployment: jm });
+    const flinkConfigMap = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace: 'deleted', name: 'flink-config-app' });
+    const rebuilt = rebuildStateFromWorld(deployment, { jobManagerDeployment: jm, flinkConfigMap });
     assert.equal(rebuilt.specConfirmed, true);
     const written = await store.update(deployment, () => rebuilt.state);
     assert.equal(written.revision, state.revision + 1, 'revision continues after the status stateRef');
     assert.deepEqual(written.lastReconciledSpec, deployment.spec);
     assert.equal(written.reconciliationState, 'DEPLOYED');
+    assert.equal(written.deployedJobId, 'b'.repeat(32), 'the job id pinned in the rendered cluster');
 
     // deleting the deployment deletes its state (ownerReference, garbage collector)
     await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1', namespace: 'deleted', plural: 'flinkdeployments', name: 'app' });
