@@ -71,6 +71,13 @@ export interface FailedCheckpoint {
   readonly failureMessage: string;
 }
 
+/** A checkpoint or savepoint triggered and not finished yet (Flink's PendingCheckpointStatistics). */
+export interface PendingCheckpoint {
+  readonly id: number;
+  readonly kind: CheckpointKind;
+  readonly triggerTimestamp: number;
+}
+
 export interface RestoredSnapshot {
   readonly id: number;
   readonly restoreTimestamp: number;
@@ -108,6 +115,8 @@ export class SimulatedFlinkJob {
 
   private nextCheckpointId = 1;
   readonly history: Array<CompletedCheckpoint | FailedCheckpoint> = [];
+  /** Triggered and not finished, by id: listed first in the history as IN_PROGRESS, as Flink does. */
+  readonly pending = new Map<number, PendingCheckpoint>();
   completedCount = 0;
   failedCount = 0;
   latestCompleted: CompletedCheckpoint | null = null;
@@ -164,7 +173,13 @@ export class SimulatedFlinkJob {
     return this.nextCheckpointId++;
   }
 
+  /** A triggered snapshot is under way (until recordCompleted / recordFailed with its id, or the job ends). */
+  recordPending(pending: PendingCheckpoint): void {
+    this.pending.set(pending.id, pending);
+  }
+
   recordCompleted(checkpoint: CompletedCheckpoint): void {
+    this.pending.delete(checkpoint.id);
     this.completedCount++;
     this.completedSizes.push(checkpoint.stateSize);
     if (this.completedSizes.length > STATE_SIZE_WINDOW) this.completedSizes.splice(0, this.completedSizes.length - STATE_SIZE_WINDOW);
@@ -174,6 +189,7 @@ export class SimulatedFlinkJob {
   }
 
   recordFailed(failed: FailedCheckpoint): void {
+    this.pending.delete(failed.id);
     this.failedCount++;
     this.latestFailed = failed;
     this.pushHistory(failed);

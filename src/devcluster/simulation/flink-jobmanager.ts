@@ -327,9 +327,10 @@ export class SimulatedJobManager {
       return op.triggerId;
     }
     const mode = this.ctx.launch.settings.simulator.savepointFailure;
+    const id = job.reserveCheckpointId();
+    job.recordPending({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt });
     if (mode === 'hang') return op.triggerId;
     const duration = this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
-    const id = job.reserveCheckpointId();
     this.later(duration, () => {
       const now = this.now();
       if (job.state !== 'RUNNING') return; // jobEnded already failed the operation

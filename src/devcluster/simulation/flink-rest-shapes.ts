@@ -6,7 +6,7 @@
  * Caveats: `serialized-throwable` carries base64 of the stack-trace text, not a Java-serialized
  * object; the job graph is one simulated vertex; metrics are zeros.
  */
-import { ALL_JOB_STATUSES, type CompletedCheckpoint, type FailedCheckpoint, type JobStatus, type SimulatedException, type SimulatedFlinkJob } from './flink-job.js';
+import { ALL_JOB_STATUSES, type CompletedCheckpoint, type FailedCheckpoint, type JobStatus, type PendingCheckpoint, type SimulatedException, type SimulatedFlinkJob } from './flink-job.js';
 import type { AsyncOperation } from './flink-jobmanager.js';
 
 const EXECUTION_STATES = ['created', 'scheduled', 'deploying', 'running', 'finished', 'canceling', 'canceled', 'failed', 'reconciling', 'initializing'] as const;
@@ -189,11 +189,38 @@ function summary(values: readonly number[]): Record<string, number> {
   return { min: sorted[0]!, max: sorted[sorted.length - 1]!, avg, p50: pct(0.5), p90: pct(0.9), p95: pct(0.95), p99: pct(0.99), p999: pct(0.999) };
 }
 
-/** GET /jobs/:jobid/checkpoints (CheckpointingStatistics). */
+/** An in-flight entry of the history (PendingCheckpointStatistics, className `in_progress`). */
+function pendingStatistics(p: PendingCheckpoint, parallelism: number): Record<string, unknown> {
+  return {
+    className: 'in_progress',
+    id: p.id,
+    status: 'IN_PROGRESS',
+    is_savepoint: p.kind !== 'CHECKPOINT',
+    trigger_timestamp: p.triggerTimestamp,
+    latest_ack_timestamp: -1,
+    checkpointed_size: 0,
+    state_size: 0,
+    end_to_end_duration: 0,
+    alignment_buffered: 0,
+    processed_data: 0,
+    persisted_data: 0,
+    num_subtasks: parallelism,
+    num_acknowledged_subtasks: 0,
+    checkpoint_type: p.kind,
+    tasks: {},
+  };
+}
+
+/**
+ * GET /jobs/:jobid/checkpoints (CheckpointingStatistics). Snapshots still in flight lead the
+ * history with status IN_PROGRESS (Flink's CheckpointStatsHistory lists pending checkpoints first);
+ * a job that ended has none (Flink aborts them).
+ */
 export function checkpointingStatistics(job: SimulatedFlinkJob): Record<string, unknown> {
   const zero = summary([]);
+  const pending = job.isTerminal ? [] : [...job.pending.values()].sort((a, b) => b.id - a.id);
   return {
-    counts: { restored: job.restored ? 1 : 0, total: job.completedCount + job.failedCount, in_progress: 0, completed: job.completedCount, failed: job.failedCount },
+    counts: { restored: job.restored ? 1 : 0, total: job.completedCount + job.failedCount + pending.length, in_progress: pending.length, completed: job.completedCount, failed: job.failedCount },
     summary: {
       checkpointed_size: summary(job.stateSizes),
       state_size: summary(job.stateSizes),
@@ -210,7 +237,10 @@ export function checkpointingStatistics(job: SimulatedFlinkJob): Record<string, 
         ? { id: job.restored.id, restore_timestamp: job.restored.restoreTimestamp, is_savepoint: job.restored.isSavepoint, external_path: job.restored.externalPath }
         : null,
     },
-    history: job.history.map((h) => ('failureMessage' in h ? failedStatistics(h, job.parallelism) : completedStatistics(h, job.parallelism))),
+    history: [
+      ...pending.map((p) => pendingStatistics(p, job.parallelism)),
+      ...job.history.map((h) => ('failureMessage' in h ? failedStatistics(h, job.parallelism) : completedStatistics(h, job.parallelism))),
+    ],
   };
 }
 
