@@ -93,6 +93,19 @@ export const InternalStateSchema = Type.Object({
   savepointHistory: Type.Array(SavepointRecordSchema),
   lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
   lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
+  /**
+   * An upgrade (or suspend) whose stop-with-savepoint failed: the job keeps running its previous
+   * spec, and the upgrade is tried again only for a newer generation (the next spec change).
+   */
+  failedUpgrade: Type.Optional(
+    Type.Object({
+      /** metadata.generation whose upgrade failed. */
+      generation: Int64(),
+      reason: Type.String(),
+      /** RFC 3339. */
+      at: Type.String(),
+    }),
+  ),
   lastWriter: Type.Optional(WriterSchema),
 });
 export type InternalState = Static<typeof InternalStateSchema>;

@@ -53,6 +53,7 @@ export class ClusterSteps {
       upgradeSavepointPath: restoreFrom,
       firstDeployment: s.lastReconciledSpec === undefined ? true : s.firstDeployment,
       reconciliationTimestamp: timestamp,
+      failedUpgrade: undefined,
     }));
     return this.deploy(pass);
   }

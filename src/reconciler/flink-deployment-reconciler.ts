@@ -275,12 +275,16 @@ export class FlinkDeploymentReconciler implements Reconciler {
       d.events.emit(deployment, 'Normal', 'SpecChanged', 'Job resumed (job.state: running)');
       return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
     }
+    const diff = diffSpecs(state.lastReconciledSpec, desired);
+    if ((wantSuspended || diff.type === 'UPGRADE') && state.failedUpgrade?.generation === desiredGeneration) {
+      // Its stop-with-savepoint failed: not retried on every pass, only for the next spec change.
+      pass.outcome.error = `Generation ${desiredGeneration} is not deployed: ${state.failedUpgrade.reason}`;
+      return this.steadyState(pass, state.lastReconciledSpec, state.lastReconciledGeneration ?? desiredGeneration);
+    }
     if (wantSuspended) {
       this.announceOnce(deployment, `suspend-${desiredGeneration}`, 'Normal', 'Suspended', 'Suspending the job (job.state: suspended)');
       return this.cluster.stopJob(pass, desired, desiredGeneration);
     }
-
-    const diff = diffSpecs(state.lastReconciledSpec, desired);
     if (diff.type !== 'IGNORE') {
       this.announceOnce(deployment, `changed-${desiredGeneration}`, 'Normal', 'SpecChanged', `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}`);
       if (diff.type === 'SCALE') return this.cluster.rescale(pass, desired, desiredGeneration);

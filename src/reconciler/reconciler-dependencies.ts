@@ -7,6 +7,7 @@ import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { SavepointRecord } from '../api/internal-state.js';
 import type { ObjectReader } from '../kube/object-reader.js';
 import type { StateStore } from '../state/state-store.js';
 import type {
@@ -121,6 +122,9 @@ export interface FlinkDeploymentReconcilerDependencies {
   flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
   /** The fence of one pass (side-effect-fence.ts); undefined = this instance does not lead now. */
   fenceFor(signal: AbortSignal): SideEffectFence | undefined;
+  /** Savepoints the state's size rules dropped from the history, not yet disposed (taken: the caller disposes or returns them). */
+  takeTrimmedSavepoints(deployment: FlinkDeploymentV1): SavepointRecord[];
+  returnTrimmedSavepoints(deployment: FlinkDeploymentV1, records: readonly SavepointRecord[]): void;
   /** Drops what the store remembers of a deleted FlinkDeployment (its revision floor). */
   forgetDeployment(deployment: FlinkDeploymentV1): void;
   counters: ReconcilerCounters;

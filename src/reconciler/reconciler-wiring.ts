@@ -23,7 +23,7 @@ import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacy } from '../state/legacy-migration.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
 import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from '../state/state-store.js';
-import type { InternalState } from '../api/internal-state.js';
+import type { InternalState, SavepointRecord } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
 import { specHash } from '../flink/deployed-record.js';
 import { flinkConfigMapName } from '../flink/flink-resource-naming.js';
@@ -73,6 +73,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     informer: flinkDeployments,
     writeTracker,
   });
+  const trimmedForSize = new TrimmedSavepoints();
   const store: StateStore =
     stateLayout === 'legacy-status'
       ? new VolatileFieldsOverLegacyStore(new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken }))
@@ -85,8 +86,15 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
             runtime.metrics.stateWrites.inc({ outcome });
             if (outcome === 'conflict') runtime.metrics.stateConflicts.inc();
           },
-          onHistoryTrimmed: (deployment, dropped) =>
-            runtime.events.warning(deployment, 'SavepointHistoryTrimmed', `${dropped} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit`),
+          onHistoryTrimmed: (deployment, dropped) => {
+            trimmedForSize.add(deployment, dropped);
+            runtime.events.warning(
+              deployment,
+              'SavepointHistoryTrimmed',
+              `${dropped.length} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit (${dropped[0]!.location} … ${dropped.at(-1)!.location}); ` +
+                'they are disposed when kubernetes.operator.savepoint.cleanup.enabled is true',
+            );
+          }
         });
   const apps = apiClients.make(AppsV1Api);
   const core = apiClients.make(CoreV1Api);
@@ -145,7 +153,10 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     },
     flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),
     fenceFor: (signal) => runtime.fenceFor(signal),
+    takeTrimmedSavepoints: (deployment) => trimmedForSize.take(deployment),
+    returnTrimmedSavepoints: (deployment, records) => trimmedForSize.add(deployment, records),
     forgetDeployment: (deployment) => {
+      trimmedForSize.take(deployment);
       if (store instanceof ConfigMapStateStore) store.forget(deployment);
     },
     counters: { fencedOut: () => runtime.metrics.fencedSideEffects.inc(), driftDetected: () => runtime.metrics.driftDetected.inc() },
@@ -159,6 +170,29 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     now: () => Date.now(),
   };
   return new FlinkDeploymentReconciler(dependencies);
+}
+
+/**
+ * Savepoints the state store's size rules dropped from a history, by deployment uid, until the
+ * reconciler disposes them (snapshot-steps.ts trimHistory).
+ * Caveats: in memory: after a restart, savepoints trimmed before it are not disposed (the
+ * SavepointHistoryTrimmed event names them).
+ */
+class TrimmedSavepoints {
+  private readonly byUid = new Map<string, SavepointRecord[]>();
+
+  add(deployment: FlinkDeploymentV1, records: readonly SavepointRecord[]): void {
+    if (records.length === 0) return;
+    const uid = deployment.metadata.uid ?? '';
+    this.byUid.set(uid, [...(this.byUid.get(uid) ?? []), ...records]);
+  }
+
+  take(deployment: FlinkDeploymentV1): SavepointRecord[] {
+    const uid = deployment.metadata.uid ?? '';
+    const records = this.byUid.get(uid) ?? [];
+    this.byUid.delete(uid);
+    return records;
+  }
 }
 
 function withoutRevision(state: InternalState): unknown {

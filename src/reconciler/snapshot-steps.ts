@@ -127,7 +127,10 @@ export class SnapshotSteps {
       deps.log.warn({ reason, attempt: retry.failures }, 'savepoint failed; retrying within the grace period');
       return this.send(pass, retry);
     }
-    const what = pending.stopJob ? 'the job keeps running its previous spec; the change is retried on the next spec change (or set job.upgradeMode: stateless)' : 'it is not retried further';
+    const generation = pass.deployment.metadata.generation ?? 0;
+    const what = pending.stopJob
+      ? `the job keeps running its previous spec; the upgrade to generation ${generation} is tried again on the next spec change (or set job.upgradeMode: stateless)`
+      : 'it is not retried further';
     const message = `${pending.triggerType} savepoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}: ${reason}; ${what}`;
     deps.events.emit(pass.deployment, 'Warning', 'SavepointError', message);
     pass.outcome.error = message;
@@ -135,6 +138,7 @@ export class SnapshotSteps {
       if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
       const next: InternalState = { ...s, pendingSavepoint: undefined };
       if (pending.stopJob && s.reconciliationState === 'UPGRADING') next.reconciliationState = 'DEPLOYED';
+      if (pending.stopJob) next.failedUpgrade = { generation, reason: message, at: new Date(now).toISOString() };
       if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
       if (pending.triggerType === 'MANUAL') next.lastReconciledSpec = acknowledgeNonce(s.lastReconciledSpec, pending.triggerNonce);
       return next;
@@ -160,6 +164,7 @@ export class SnapshotSteps {
   /** Disposes savepoints past the history limits, then drops them from the history. */
   async trimHistory(pass: Pass): Promise<void> {
     const { deps } = this.ctx;
+    await this.disposeTrimmedForSize(pass);
     const expired = expiredSavepoints(pass.state.savepointHistory, pass.settings, deps.now());
     if (expired.length === 0) return;
     let leaving = expired;
@@ -173,6 +178,20 @@ export class SnapshotSteps {
     }
     const gone = new Set(leaving.map((r) => r.location));
     await this.ctx.save(pass, (s) => (s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s));
+  }
+
+  /** Savepoints the state's size rules dropped (configmap-state-store.ts): disposed like expired ones, when cleanup is on. */
+  private async disposeTrimmedForSize(pass: Pass): Promise<void> {
+    const { deps } = this.ctx;
+    const trimmed = deps.takeTrimmedSavepoints(pass.deployment);
+    if (trimmed.length === 0 || !pass.settings.savepointCleanup) return;
+    if (pass.outcome.jobManagerStatus !== 'READY') {
+      deps.returnTrimmedSavepoints(pass.deployment, trimmed);
+      return;
+    }
+    const left = [];
+    for (const record of trimmed) if (!(await this.dispose(pass, record.location))) left.push(record);
+    deps.returnTrimmedSavepoints(pass.deployment, left);
   }
 
   /** True once Flink confirmed the savepoint is gone (disposed now, or it did not exist any more). */

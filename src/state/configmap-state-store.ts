@@ -31,14 +31,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
+import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { isConflict, isNotFound, isTransient, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { assertNotStale, storedFencingToken, type FencingToken } from '../runtime/fencing-token.js';
 import type { WriteTracker } from '../runtime/own-write-tracker.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
-import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
+import { assertOwnedBy, assertStateBelongsTo, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateWriteRetriesExhaustedError } from './state-errors.js';
 import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction, type StateUpdateOptions } from './state-store.js';
 
@@ -57,8 +57,8 @@ export interface ConfigMapStateStoreOptions {
   readonly maxTotalBytes?: number;
   /** Called after every write attempt: `created`, `updated`, `conflict` (409) or `failed` (metrics). */
   readonly onWriteAttempt?: (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void;
-  /** Called when the size rules dropped old savepoints from the history (the reconciler emits an event). */
-  readonly onHistoryTrimmed?: (deployment: FlinkDeploymentV1, droppedSavepoints: number) => void;
+  /** Called with the records the size rules dropped from the history, oldest first (their savepoints are to be disposed). */
+  readonly onHistoryTrimmed?: (deployment: FlinkDeploymentV1, dropped: readonly SavepointRecord[]) => void;
 }
 
 const CONFIGMAP_KIND = 'ConfigMap';
@@ -155,6 +155,7 @@ export class ConfigMapStateStore implements StateStore {
     const configMap = await this.read(deployment, false);
     if (!configMap) return { kind: 'missing' };
     assertOwnedBy(configMap, deployment);
+    assertStateBelongsTo(configMap, deployment);
     const state = this.decode(configMap);
     this.assertNotRegressed(configMap, state, deployment);
     return { kind: 'found', state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
@@ -175,6 +176,7 @@ export class ConfigMapStateStore implements StateStore {
       let current: InternalState;
       if (existing) {
         assertOwnedBy(existing, deployment);
+        assertStateBelongsTo(existing, deployment);
         assertNotStale(storedFencingToken(existing.metadata), token);
         current = this.decode(existing);
         this.assertNotRegressed(existing, current, deployment);
@@ -209,7 +211,7 @@ export class ConfigMapStateStore implements StateStore {
         this.overlay.recordWrite(written);
         this.rememberWritten(written, encoded.state);
         this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, namespace, name, written.metadata?.resourceVersion);
-        if (encoded.trimmedSavepoints > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedSavepoints);
+        if (encoded.trimmedRecords.length > 0) this.options.onHistoryTrimmed?.(deployment, encoded.trimmedRecords);
         return encoded.state;
       } catch (error) {
         this.options.onWriteAttempt?.(isConflict(error) ? 'conflict' : 'failed');

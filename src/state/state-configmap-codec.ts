@@ -10,23 +10,37 @@
  * 1. a value larger than `compressThresholdBytes` (256 KiB) moves to `binaryData["<key>.gz"]`,
  *    gzip + base64 (as Flink's autoscaler does);
  * 2. if the total is still over `maxTotalBytes` (1,000,000), the savepoint history is trimmed,
- *    oldest first, as little as needed (the returned state shows the trim);
+ *    oldest first, as little as needed: k records go where k fits and k − 1 does not (both
+ *    checked by their real encoded size). That k is the smallest that fits provided a shorter
+ *    history never encodes larger in the same form (plain or gzipped) — true for plain YAML, and
+ *    gzip's size, not strictly monotone, is assumed to follow it.
+ *    The returned state shows the trim; `trimmedRecords` are the records dropped (their savepoints
+ *    are no longer remembered: dispose of them), `trimmedSavepoints` their count;
  * 3. if it is still over, StateTooLargeError naming the sizes: never a silently truncated spec.
  *
  * Guarantees: `decodeStateConfigMap(encodeStateConfigMap(s).configMap)` deep-equals the returned
- * `state`; decode never guesses: any unparsable or schema-invalid key is a CorruptStateError naming it.
+ * `state`; a returned ConfigMap is within `maxTotalBytes` (`totalBytes`: keys plus values, as the
+ * rules count); `[...trimmedRecords, ...state.savepointHistory]` is the input's history; decode
+ * never guesses: any unparsable or schema-invalid key is a CorruptStateError naming it.
+ * Cost: the history is serialized to YAML once per call (records of plain strings and integers by
+ * a direct writer, byte-identical to the yaml library's output — tested —, others by the library);
+ * a candidate trim is a slice of those bytes. Plain candidates are sized by sums, without gzip; a
+ * gzipped history costs one gzip of it plus, when trimmed, a few gzips of candidates (interpolated
+ * from the sizes measured so far; bisection after 8 probes). `work` reports the counts.
  * Assumptions: only this operator writes the keys it owns; other labels/annotations are kept.
- * Caveats: keys unknown to this format version are ignored on read and dropped on the next write.
+ * Caveats: keys unknown to this format version are ignored on read and dropped on the next write;
+ * a history holding one record object twice writes it twice in full (not as a YAML anchor and
+ * alias); it decodes to the same records.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1ConfigMap, V1OwnerReference } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { FLINK_DEPLOYMENT_KIND, FLINK_GROUP, API_VERSION_V1, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
+import { INTERNAL_STATE_FORMAT_VERSION, SavepointRecordSchema, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { validateInternalStateSchema } from '../api/schema-validator.js';
 import { formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import { OPERATOR_WRITER } from './operator-version.js';
-import { CorruptStateError, ForeignStateError, StateTooLargeError } from './state-errors.js';
+import { CorruptStateError, ForeignStateError, MisplacedStateError, StateTooLargeError } from './state-errors.js';
 import { stateConfigMapName } from './state-store.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -46,6 +60,8 @@ const COMPRESSED_SUFFIX = '.gz';
 export const STATE_KEYS = [
   'formatVersion',
   'revision',
+  'deployment',
+  'deploymentUid',
   'reconciliationState',
   'reconciliationTimestamp',
   'lastReconciledGeneration',
@@ -59,6 +75,7 @@ export const STATE_KEYS = [
   'savepointHistory',
   'lastPeriodicSavepointTimestamp',
   'lastPeriodicCheckpointTimestamp',
+  'failedUpgrade',
 ] as const;
 export type StateKey = (typeof STATE_KEYS)[number];
 
@@ -78,16 +95,31 @@ export interface EncodeResult {
   readonly configMap: V1ConfigMap;
   /** The state as encoded (savepointHistory possibly trimmed). */
   readonly state: InternalState;
+  /** How many records were trimmed from the history (`trimmedRecords.length`). */
   readonly trimmedSavepoints: number;
+  /** The records trimmed from the history for size, oldest first: their savepoints are no longer remembered. */
+  readonly trimmedRecords: SavepointRecord[];
   readonly compressedKeys: readonly string[];
   readonly totalBytes: number;
+  /** What this call did, deterministic (tests and bench/state-encode-cost.ts read it). */
+  readonly work: EncodeWork;
+}
+
+export interface EncodeWork {
+  /** YAML serializations of the savepoint history (1: every candidate trim is a slice of it). */
+  readonly historySerializations: number;
+  /** gzip calls, for every key (the history's trim search included). */
+  readonly gzipCalls: number;
+  /** Bytes those gzip calls read. */
+  readonly gzippedBytes: number;
 }
 
 function yaml(value: unknown): string {
   return YAML.stringify(value, { lineWidth: 0 });
 }
 
-function encodeEntries(state: InternalState): Map<StateKey, string> {
+/** The entries of every key but savepointHistory, in STATE_KEYS order; `deployment`/`deploymentUid` name whose state it is. */
+function encodeEntries(state: InternalState, deployment: FlinkDeploymentV1): Map<StateKey, string> {
   const entries = new Map<StateKey, string>();
   const put = (key: StateKey, value: string | undefined) => {
     if (value !== undefined) entries.set(key, value);
@@ -95,6 +127,8 @@ function encodeEntries(state: InternalState): Map<StateKey, string> {
   const num = (value: number | undefined) => (value === undefined ? undefined : String(value));
   put('formatVersion', String(state.formatVersion));
   put('revision', String(state.revision));
+  put('deployment', `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`);
+  put('deploymentUid', deployment.metadata.uid);
   put('reconciliationState', state.reconciliationState);
   put('reconciliationTimestamp', state.reconciliationTimestamp);
   put('lastReconciledGeneration', num(state.lastReconciledGeneration));
@@ -108,37 +142,204 @@ function encodeEntries(state: InternalState): Map<StateKey, string> {
   for (const field of PENDING_FIELDS) if (state[field] !== undefined) pending[field] = state[field];
   put('pendingOperation', Object.keys(pending).length > 0 ? yaml(pending) : undefined);
   put('deployedJobId', state.deployedJobId);
-  put('savepointHistory', yaml(state.savepointHistory));
   put('lastPeriodicSavepointTimestamp', num(state.lastPeriodicSavepointTimestamp));
   put('lastPeriodicCheckpointTimestamp', num(state.lastPeriodicCheckpointTimestamp));
+  put('failedUpgrade', state.failedUpgrade === undefined ? undefined : yaml(state.failedUpgrade));
   return entries;
 }
 
-interface Placed {
-  data: Record<string, string>;
-  binaryData: Record<string, string>;
-  sizes: Record<string, number>;
-  total: number;
-  compressed: string[];
+/** One value as written: `key` is the data or binaryData key, `size` what the size rules count for it. */
+interface PlacedValue {
+  readonly key: string;
+  readonly value: string;
+  readonly compressed: boolean;
+  readonly size: number;
 }
 
-function place(entries: Map<StateKey, string>, threshold: number): Placed {
-  const placed: Placed = { data: {}, binaryData: {}, sizes: {}, total: 0, compressed: [] };
-  for (const [key, value] of entries) {
-    const bytes = Buffer.byteLength(value, 'utf8');
-    if (bytes > threshold) {
-      const packed = gzipSync(Buffer.from(value, 'utf8')).toString('base64');
-      const packedKey = key + COMPRESSED_SUFFIX;
-      placed.binaryData[packedKey] = packed;
-      placed.sizes[packedKey] = packedKey.length + packed.length;
-      placed.compressed.push(key);
-    } else {
-      placed.data[key] = value;
-      placed.sizes[key] = key.length + bytes;
+interface WorkCounter {
+  historySerializations: number;
+  gzipCalls: number;
+  gzippedBytes: number;
+}
+
+function gzip(input: Buffer, work: WorkCounter): Buffer {
+  work.gzipCalls++;
+  work.gzippedBytes += input.length;
+  return gzipSync(input);
+}
+
+const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
+
+function placeValue(key: StateKey, value: string, threshold: number, work: WorkCounter): PlacedValue {
+  const bytes = Buffer.byteLength(value, 'utf8');
+  if (bytes <= threshold) return { key, value, compressed: false, size: key.length + bytes };
+  const packed = gzip(Buffer.from(value, 'utf8'), work).toString('base64');
+  const packedKey = key + COMPRESSED_SUFFIX;
+  return { key: packedKey, value: packed, compressed: true, size: packedKey.length + packed.length };
+}
+
+const HISTORY_KEY = 'savepointHistory' satisfies StateKey;
+const HISTORY_PACKED_KEY = HISTORY_KEY + COMPRESSED_SUFFIX;
+/** YAML.stringify([]) */
+const EMPTY_HISTORY = Buffer.from('[]\n', 'utf8');
+/** The keys a savepoint record may have: only these are written by `recordYaml` itself. */
+const RECORD_FIELDS: ReadonlySet<string> = new Set(Object.keys(SavepointRecordSchema.properties));
+/**
+ * Strings YAML writes as they are, unquoted: a letter or digit, then letters, digits and `_./-`,
+ * colons only between such characters (`s3://bucket/path`) — no indicator, space, `#` or document
+ * marker — and not read back as anything but a string (below).
+ */
+const PLAIN_STRING = /^[A-Za-z0-9][A-Za-z0-9_./-]*(?::[A-Za-z0-9_./-]+)*$/;
+/** The tests by which the yaml library quotes a string that would read back as null, bool or number (its plainString). */
+const NON_STRING_TESTS: readonly RegExp[] = new YAML.Document().schema.tags.flatMap((tag) =>
+  tag.default && tag.tag !== 'tag:yaml.org,2002:str' && tag.test ? [tag.test] : [],
+);
+const isPlainString = (value: string) => PLAIN_STRING.test(value) && !NON_STRING_TESTS.some((test) => test.test(value));
+
+/**
+ * One record as an item of the history's YAML sequence, exactly what `yaml(history)` writes for it:
+ * directly when every field is a plain string or a safe integer, else by the yaml library.
+ */
+function recordYaml(record: SavepointRecord): string {
+  let out = '';
+  const prototype: unknown = Object.getPrototypeOf(record);
+  if (prototype === Object.prototype) {
+    for (const [key, value] of Object.entries(record)) {
+      let text: string;
+      if (typeof value === 'string' && isPlainString(value)) text = value;
+      else if (typeof value === 'number' && Number.isSafeInteger(value) && !Object.is(value, -0)) text = String(value);
+      else return yaml([record]);
+      if (!RECORD_FIELDS.has(key)) return yaml([record]);
+      out += `${out === '' ? '- ' : '  '}${key}: ${text}\n`;
     }
   }
-  placed.total = Object.values(placed.sizes).reduce((a, b) => a + b, 0);
-  return placed;
+  return out === '' ? yaml([record]) : out;
+}
+
+/**
+ * The savepoint history serialized once, and every "drop the k oldest" candidate as a slice of it:
+ * a YAML block sequence is its items' text concatenated, each item independent of the others.
+ */
+class HistoryCandidates {
+  /** The whole history's YAML (utf-8). */
+  private readonly bytes: Buffer;
+  /** Byte offset of record i in `bytes`; `starts[n]` is its length. */
+  private readonly starts: number[];
+  private readonly gzipped = new Map<number, Buffer>();
+  readonly count: number;
+
+  constructor(
+    history: readonly SavepointRecord[],
+    readonly threshold: number,
+    private readonly work: WorkCounter,
+  ) {
+    work.historySerializations++;
+    const pieces = history.map(recordYaml);
+    this.count = history.length;
+    this.starts = new Array<number>(history.length + 1);
+    let offset = 0;
+    for (let i = 0; i < pieces.length; i++) {
+      this.starts[i] = offset;
+      offset += Buffer.byteLength(pieces[i]!, 'utf8');
+    }
+    this.starts[history.length] = offset;
+    this.bytes = Buffer.from(pieces.join(''), 'utf8');
+  }
+
+  /** The YAML of the history without its `drop` oldest records. */
+  private text(drop: number): Buffer {
+    return drop >= this.count ? EMPTY_HISTORY : this.bytes.subarray(this.starts[drop]);
+  }
+
+  rawBytes(drop: number): number {
+    return drop >= this.count ? EMPTY_HISTORY.length : this.bytes.length - this.starts[drop]!;
+  }
+
+  compressed(drop: number): boolean {
+    return this.rawBytes(drop) > this.threshold;
+  }
+
+  private gzip(drop: number): Buffer {
+    let packed = this.gzipped.get(drop);
+    if (!packed) {
+      packed = gzip(this.text(drop), this.work);
+      this.gzipped.set(drop, packed);
+    }
+    return packed;
+  }
+
+  /** What the size rules count for the history key of this candidate (a gzip, once, if compressed). */
+  size(drop: number): number {
+    if (!this.compressed(drop)) return HISTORY_KEY.length + this.rawBytes(drop);
+    return HISTORY_PACKED_KEY.length + base64Length(this.gzip(drop).length);
+  }
+
+  placed(drop: number): PlacedValue {
+    if (!this.compressed(drop)) return { key: HISTORY_KEY, value: this.text(drop).toString('utf8'), compressed: false, size: this.size(drop) };
+    return { key: HISTORY_PACKED_KEY, value: this.gzip(drop).toString('base64'), compressed: true, size: this.size(drop) };
+  }
+
+  /** The smallest drop in [from, to] whose raw YAML is at most `bytes` (to + 1 if none). */
+  firstWithRawAtMost(bytes: number, from: number, to: number): number {
+    let lo = from;
+    let hi = to + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.rawBytes(mid) <= bytes) hi = mid;
+      else lo = mid + 1;
+    }
+    return lo;
+  }
+}
+
+/** Interpolation probes before the trim search falls back to bisection (bounds a pathological case). */
+const MAX_INTERPOLATION_PROBES = 8;
+
+/**
+ * How many oldest records to drop so that the history's size is at most `budget` (the limit minus
+ * every other key): 0 if it fits as it is, undefined if even the empty history does not fit.
+ * Otherwise k such that k fits and k − 1 does not, found with few gzip calls: uncompressed
+ * candidates are sized by sums; among compressed ones (a bracket "does not fit" … "fits") the next
+ * probe is where the size, interpolated linearly in the raw bytes between the bracket's ends,
+ * meets the budget.
+ */
+function recordsToDrop(candidates: HistoryCandidates, budget: number): number | undefined {
+  const n = candidates.count;
+  const fits = (drop: number) => candidates.size(drop) <= budget;
+  if (fits(0)) return 0;
+  if (n === 0) return undefined;
+  // candidates 0 … plainFrom − 1 are gzipped, plainFrom … n are not (the raw size shrinks with every drop)
+  const plainFrom = candidates.firstWithRawAtMost(candidates.threshold, 0, n);
+  const lastCompressed = plainFrom - 1;
+  if (lastCompressed >= 1 && fits(lastCompressed)) {
+    let lo = 0; // does not fit
+    let hi = lastCompressed; // fits
+    let probes = 0;
+    while (hi - lo > 1) {
+      let probe: number;
+      if (probes++ < MAX_INTERPOLATION_PROBES) {
+        const [sizeLo, sizeHi] = [candidates.size(lo), candidates.size(hi)];
+        const [rawLo, rawHi] = [candidates.rawBytes(lo), candidates.rawBytes(hi)];
+        const raw = rawHi + ((budget - sizeHi) * (rawLo - rawHi)) / (sizeLo - sizeHi);
+        probe = Math.min(Math.max(candidates.firstWithRawAtMost(Math.floor(raw), lo + 1, hi - 1), lo + 1), hi - 1);
+      } else {
+        probe = (lo + hi) >>> 1;
+      }
+      if (fits(probe)) hi = probe;
+      else lo = probe;
+    }
+    return hi;
+  }
+  if (plainFrom > n) return undefined; // even the empty history is gzipped (a threshold under 3 bytes) and nothing fits
+  // uncompressed: the size is exact without gzip and shrinks with every drop
+  let lo = plainFrom;
+  let hi = n + 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (fits(mid)) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo <= n ? lo : undefined;
 }
 
 /** The controller ownerReference a state ConfigMap carries. */
@@ -154,24 +355,37 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
   const max = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
   const deploymentName = options.deployment.metadata.name ?? '';
   const name = stateConfigMapName(deploymentName);
-  let encoded = state;
-  let placed = place(encodeEntries(state), threshold);
-  let trimmed = 0;
-  if (placed.total > max && state.savepointHistory.length > 0) {
-    // smallest number of oldest entries to drop so that it fits (binary search; size grows with the history)
-    const withHistory = (drop: number): InternalState => ({ ...state, savepointHistory: state.savepointHistory.slice(drop) });
-    let lo = 1;
-    let hi = state.savepointHistory.length;
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      if (place(encodeEntries(withHistory(mid)), threshold).total <= max) hi = mid;
-      else lo = mid + 1;
-    }
-    trimmed = lo;
-    encoded = withHistory(lo);
-    placed = place(encodeEntries(encoded), threshold);
+  const work: WorkCounter = { historySerializations: 0, gzipCalls: 0, gzippedBytes: 0 };
+  const rest = new Map<StateKey, PlacedValue>();
+  for (const [key, value] of encodeEntries(state, options.deployment)) rest.set(key, placeValue(key, value, threshold, work));
+  let restBytes = 0;
+  for (const value of rest.values()) restBytes += value.size;
+  const candidates = new HistoryCandidates(state.savepointHistory, threshold, work);
+  const drop = recordsToDrop(candidates, max - restBytes);
+  // in STATE_KEYS order, the history in its place (all of it dropped when nothing fits: the error's sizes)
+  const values: PlacedValue[] = [];
+  for (const key of STATE_KEYS) {
+    const value = key === HISTORY_KEY ? candidates.placed(drop ?? candidates.count) : rest.get(key);
+    if (value) values.push(value);
   }
-  if (placed.total > max) throw new StateTooLargeError(name, placed.total, max, placed.sizes);
+  const sizes: Record<string, number> = {};
+  const data: Record<string, string> = {};
+  const binaryData: Record<string, string> = {};
+  const compressed: string[] = [];
+  let total = 0;
+  for (const value of values) {
+    sizes[value.key] = value.size;
+    total += value.size;
+    if (value.compressed) {
+      binaryData[value.key] = value.value;
+      compressed.push(value.key.slice(0, -COMPRESSED_SUFFIX.length));
+    } else {
+      data[value.key] = value.value;
+    }
+  }
+  if (drop === undefined || total > max) throw new StateTooLargeError(name, total, max, sizes);
+  const trimmedRecords = state.savepointHistory.slice(0, drop);
+  const encoded: InternalState = drop === 0 ? state : { ...state, savepointHistory: state.savepointHistory.slice(drop) };
 
   const existing = options.existing?.metadata;
   const annotations: Record<string, string> = { ...(existing?.annotations ?? {}), [WRITTEN_BY_ANNOTATION]: OPERATOR_WRITER };
@@ -196,10 +410,10 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
       ],
       ...(existing?.resourceVersion ? { resourceVersion: existing.resourceVersion } : {}),
     },
-    data: placed.data,
-    ...(placed.compressed.length > 0 ? { binaryData: placed.binaryData } : {}),
+    data,
+    ...(compressed.length > 0 ? { binaryData } : {}),
   };
-  return { configMap, state: encoded, trimmedSavepoints: trimmed, compressedKeys: placed.compressed, totalBytes: placed.total };
+  return { configMap, state: encoded, trimmedSavepoints: drop, trimmedRecords, compressedKeys: compressed, totalBytes: total, work };
 }
 
 /**
@@ -215,6 +429,18 @@ export function assertOwnedBy(configMap: V1ConfigMap, deployment: FlinkDeploymen
   if (controller.kind !== FLINK_DEPLOYMENT_KIND || controller.uid !== deployment.metadata.uid) {
     throw new ForeignStateError(name, namespace, deploymentName, `its controller is ${controller.kind} ${controller.name} uid ${controller.uid}, this deployment's uid is ${deployment.metadata.uid}`);
   }
+}
+
+/**
+ * The content names the FlinkDeployment it was written for (`deploymentUid`, with `deployment` =
+ * namespace/name for people): content copied from another deployment's ConfigMap is refused
+ * (MisplacedStateError). A state without the key (written before it existed) is accepted.
+ */
+export function assertStateBelongsTo(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): void {
+  const uid = configMap.data?.deploymentUid;
+  if (uid === undefined || uid === deployment.metadata.uid) return;
+  const owner = configMap.data?.deployment ?? 'another FlinkDeployment';
+  throw new MisplacedStateError(configMap.metadata?.name ?? '', configMap.metadata?.namespace ?? '', deployment.metadata.name ?? '', `${owner} (uid ${uid})`);
 }
 
 function readValue(configMap: V1ConfigMap, key: StateKey): string | undefined {
@@ -302,6 +528,7 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     savepointHistory: history === undefined || history === null ? [] : history,
     lastPeriodicSavepointTimestamp: integer('lastPeriodicSavepointTimestamp'),
     lastPeriodicCheckpointTimestamp: integer('lastPeriodicCheckpointTimestamp'),
+    failedUpgrade: parsed('failedUpgrade'),
     lastWriter: storedFencingToken(configMap.metadata ?? undefined),
   };
   for (const key of Object.keys(candidate)) if (candidate[key] === undefined) delete candidate[key];

@@ -8,7 +8,7 @@ import { StaleLeaderError, type FencingToken } from '../../src/runtime/fencing-t
 import { OwnWriteTracker } from '../../src/runtime/own-write-tracker.js';
 import { ConfigMapStateStore } from '../../src/state/configmap-state-store.js';
 import { decodeStateConfigMap, encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
-import { CorruptStateError, ForeignStateError, NotLeaderError, StateDeletedError, StateTooLargeError, StateWriteRetriesExhaustedError } from '../../src/state/state-errors.js';
+import { CorruptStateError, ForeignStateError, NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateTooLargeError, StateWriteRetriesExhaustedError } from '../../src/state/state-errors.js';
 import { InMemoryConfigMapClient } from './in-memory-configmap-client.js';
 import { fullState, ownedDeployment } from './state-fixtures.js';
 
@@ -248,4 +248,57 @@ test('the load after our own write (served without parsing it again) equals a fr
   assert.equal(loaded.kind, 'found');
   assert.deepStrictEqual(loaded.kind === 'found' && loaded.state, decodeStateConfigMap(client.peek(NS, NAME)!));
   store.close();
+});
+
+test('an update decided on an older revision is not applied to the newer state it finds (StatePreconditionError), unless it is already there', async () => {
+  const { client, store } = setup();
+  const first = await store.update(deployment, deployed);
+  // a second writer (another instance) moves the state on after our decision
+  const other = structuredClone(client.peek(NS, NAME)!);
+  other.data!.deployedJobId = 'b'.repeat(32);
+  other.data!.revision = String(first.revision + 1);
+  client.putDirectly(other);
+  const decidedOn = first.revision;
+  await assert.rejects(store.update(deployment, (s) => ({ ...s, jobIdToSubmit: 'c'.repeat(32) }), { basedOnRevision: decidedOn }), StatePreconditionError);
+  assert.equal(client.peek(NS, NAME)!.data!.deployedJobId, 'b'.repeat(32), 'nothing written');
+  // a decision that the newer state already holds (our own lost answer) is fine
+  const same = await store.update(deployment, (s) => ({ ...s, deployedJobId: 'b'.repeat(32) }), { basedOnRevision: decidedOn });
+  assert.equal(same.revision, first.revision + 1);
+});
+
+test('a state put back to an older revision is refused on load and update, and never overwritten', async () => {
+  const { client, store } = setup();
+  await store.update(deployment, deployed);
+  const captured = structuredClone(client.peek(NS, NAME)!);
+  await store.update(deployment, (s) => ({ ...s, deployedJobId: 'a'.repeat(32) }));
+  await store.update(deployment, (s) => ({ ...s, deployedJobId: 'b'.repeat(32) }));
+  // a backup restore: the old data on the current object
+  const restored = structuredClone(client.peek(NS, NAME)!);
+  restored.data = captured.data;
+  client.putDirectly(restored);
+  const writes = client.count('replace');
+  await assert.rejects(store.load(deployment), (e: unknown) => e instanceof RegressedStateError && /revision 1, older than revision 3/.test(e.message));
+  await assert.rejects(store.update(deployment, (s) => ({ ...s, upgradeSavepointPath: 's3://x' })), RegressedStateError);
+  assert.equal(client.count('replace'), writes, 'nothing overwritten');
+  // a fresh process knows only the status: stateRef.revision is the floor
+  const fresh = setup();
+  fresh.client.putDirectly(structuredClone(restored));
+  const withStatus = { ...deployment, status: { stateRef: { configMapName: NAME, revision: 3 } } };
+  await assert.rejects(fresh.store.load(withStatus), RegressedStateError);
+});
+
+test('the records the size rules trim from the history are handed over for disposal', async () => {
+  const client = new InMemoryConfigMapClient();
+  const trimmed: string[] = [];
+  const store = new ConfigMapStateStore({
+    client,
+    fencingToken: () => ({ holderIdentity: 'op-a', leaseTransitions: 1 }),
+    retryDelayMs: 0,
+    maxTotalBytes: 6_000,
+    onHistoryTrimmed: (_deployment, dropped) => trimmed.push(...dropped.map((r) => r.location)),
+  });
+  const history = Array.from({ length: 80 }, (_, i) => ({ location: `s3://bucket/savepoints/savepoint-${String(i).padStart(3, '0')}-${'x'.repeat(40)}`, timeStamp: 1_000 + i, triggerType: 'PERIODIC' as const }));
+  const written = await store.update(deployment, (s) => ({ ...deployed(s), savepointHistory: history }));
+  assert.ok(trimmed.length > 0, 'something was trimmed');
+  assert.deepEqual([...trimmed, ...written.savepointHistory.map((r) => r.location)], history.map((r) => r.location), 'the trimmed ones are exactly the oldest, none lost from sight');
 });

@@ -49,6 +49,7 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
     ],
     lastPeriodicSavepointTimestamp: 1764400000000,
     lastPeriodicCheckpointTimestamp: 1764460000000,
+    failedUpgrade: { generation: 4, reason: 'savepoint of job ffffeeeeddddccccbbbbaaaa99998888 failed: Checkpoint was declined.', at: '2026-11-30T03:05:00.000Z' },
     lastWriter: { holderIdentity: 'operator-0', leaseTransitions: 2 },
   };
   return state as InternalState;
