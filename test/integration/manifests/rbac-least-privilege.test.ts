@@ -44,6 +44,8 @@ const NEVER_REQUESTED: Record<string, string> = {
 };
 /** Granted, used by code paths these flows reach only depending on timing, and why. */
 const NOT_ALWAYS_EXERCISED: Record<string, string> = {
+  'create events':
+    'in the Lease namespace only: a SecondInstance Warning event on the Lease, when --no-leader-elect finds another live instance (src/runtime/leader-election.ts; no flow here starts two)',
   'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
   'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
   'get services': 'read only when a create answers AlreadyExists because the informer lagged (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
