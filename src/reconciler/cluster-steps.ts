@@ -110,6 +110,8 @@ export class ClusterSteps {
       return this.recordDeployIntent(pass, desired, generation, undefined);
     }
     if (mode === 'last-state' && state.deployedJobId && (await this.lastStateAvailable(pass, desired))) {
+      // Suspend: the cluster goes, Flink's HA metadata stays; the resume recovers the same job from its latest checkpoint.
+      if (suspend) return this.finishSuspend(pass, desired, generation);
       return this.recordDeployIntent(pass, desired, generation, undefined, state.deployedJobId);
     }
     if (job?.state === 'RUNNING' && state.deployedJobId) {
@@ -123,6 +125,23 @@ export class ClusterSteps {
     pass.outcome.error = `Waiting for job ${state.deployedJobId ?? ''} to run before taking the ${suspend ? 'suspend' : 'upgrade'} savepoint ` +
       `(job ${job?.state ?? 'not observed'}, JobManager ${pass.outcome.jobManagerStatus}); set job.upgradeMode: stateless to ${suspend ? 'suspend' : 'upgrade'} without state`;
     return 'progress';
+  }
+
+  /**
+   * Resume after a suspend. Last-state, when Flink's HA store still holds the suspended job with a
+   * checkpoint (a last-state suspend kept it): the same job id, recovered from its latest checkpoint.
+   * Otherwise a new job from the newest savepoint (savepoint and last-state modes) or without state.
+   */
+  async resume(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
+    const state = pass.state;
+    if ((desired.job?.upgradeMode ?? 'stateless') === 'last-state' && state.deployedJobId && isHighAvailabilityEnabled(flattenFlinkConfiguration(desired.flinkConfiguration))) {
+      const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
+      const ha = await this.ctx.deps.cluster.readHaMetadata(namespace, name);
+      if (ha?.hasCheckpoint && ha.jobIds.includes(state.deployedJobId) && desired.flinkVersion === state.lastReconciledSpec?.flinkVersion) {
+        return this.recordDeployIntent(pass, desired, generation, undefined, state.deployedJobId);
+      }
+    }
+    return this.recordDeployIntent(pass, desired, generation, restorePathFor(desired, state));
   }
 
   /**

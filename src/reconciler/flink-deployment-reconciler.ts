@@ -273,7 +273,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (reconciledSuspended) {
       if (wantSuspended) return 'steady';
       d.events.emit(deployment, 'Normal', 'SpecChanged', 'Job resumed (job.state: running)');
-      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
+      return this.cluster.resume(pass, desired, desiredGeneration);
     }
     const diff = diffSpecs(state.lastReconciledSpec, desired);
     if ((wantSuspended || diff.type === 'UPGRADE') && state.failedUpgrade?.generation === desiredGeneration) {

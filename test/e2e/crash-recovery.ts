@@ -36,31 +36,97 @@ export async function startCrashWorld(): Promise<CrashWorld> {
   return { world, kubeconfigPath, stop: () => world.stop() };
 }
 
-class OperatorProcess {
+export interface OperatorProcessOptions {
+  /** More `run` flags after the defaults (a later flag wins), e.g. leader election or `--namespace`. */
+  readonly extraArgs?: readonly string[];
+  /** Output chunks kept (default 200). */
+  readonly keepChunks?: number;
+}
+
+const liveProcesses = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+/** SIGKILLs every operator process still running (synchronous: usable from an `exit` handler). */
+export function killAllOperatorProcesses(): void {
+  for (const child of liveProcesses) child.kill('SIGKILL');
+  liveProcesses.clear();
+}
+
+/**
+ * One operator process: `node --import tsx src/cli/main.ts run` against the kubeconfig, Flink's REST
+ * API through the API server's service proxy, short intervals, HTTP on 127.0.0.1 (any port). Keeps
+ * the tail of its output; `kill()` (SIGKILL) resolves once it has exited. Processes still running
+ * when this process exits are SIGKILLed (they would otherwise outlive the cluster).
+ */
+export class OperatorProcess {
   private readonly child: ChildProcess;
   readonly output: string[] = [];
   readonly exited: Promise<void>;
+  private hasExited = false;
+  private stopped = false;
 
-  constructor(kubeconfigPath: string, identity: string) {
+  constructor(kubeconfigPath: string, readonly identity: string, options: OperatorProcessOptions = {}) {
     this.child = spawn(
       process.execPath,
       ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run',
         '--kubeconfig', kubeconfigPath, '--flink-rest-access', 'apiserver-proxy', '--http-port', '0', '--http-host', '127.0.0.1',
-        '--progress-check-interval', '50ms', '--reconcile-interval', '2s', '--requeue-jitter', '0', '--log-level', 'warn', '--identity', identity],
+        '--progress-check-interval', '50ms', '--reconcile-interval', '2s', '--requeue-jitter', '0', '--log-level', 'warn', '--identity', identity,
+        // leader election is on by default: short leases, so a restarted process (a new identity, as a new pod) takes over in ~1.5 s
+        '--lease-namespace', 'default', '--lease-duration', '1500ms', '--renew-deadline', '1000ms', '--retry-period', '200ms',
+        ...(options.extraArgs ?? [])],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
+    const keepChunks = options.keepChunks ?? 200;
     const keep = (chunk: Buffer) => {
       this.output.push(chunk.toString());
-      if (this.output.length > 200) this.output.shift();
+      if (this.output.length > keepChunks) this.output.shift();
     };
     this.child.stdout?.on('data', keep);
     this.child.stderr?.on('data', keep);
-    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+    liveProcesses.add(this.child);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', killAllOperatorProcesses);
+    }
+    this.exited = new Promise((resolve) => this.child.once('exit', () => {
+      this.hasExited = true;
+      liveProcesses.delete(this.child);
+      resolve();
+    }));
+  }
+
+  /** Not exited yet (it may be stopped). */
+  get alive(): boolean {
+    return !this.hasExited;
+  }
+
+  /** Stopped with SIGSTOP and not continued yet. */
+  get paused(): boolean {
+    return this.stopped && !this.hasExited;
+  }
+
+  /** SIGSTOP: the process freezes (timers, sockets and all) until `resume()`. */
+  pause(): void {
+    if (this.hasExited) return;
+    this.child.kill('SIGSTOP');
+    this.stopped = true;
+  }
+
+  /** SIGCONT. */
+  resume(): void {
+    if (this.hasExited) return;
+    this.child.kill('SIGCONT');
+    this.stopped = false;
   }
 
   async kill(): Promise<void> {
-    this.child.kill('SIGKILL');
+    if (!this.hasExited) this.child.kill('SIGKILL');
     await this.exited;
+  }
+
+  /** The kept output, each line prefixed with the identity. */
+  tail(chars = 3_000): string {
+    return this.output.join('').slice(-chars).split('\n').filter((l) => l.length > 0).map((l) => `[${this.identity}] ${l}`).join('\n');
   }
 }
 

@@ -120,6 +120,31 @@ test('a last-state upgrade recovers the same job from its latest checkpoint thro
   assert.equal(after.status?.jobStatus?.jobId, before.status?.jobStatus?.jobId);
 });
 
+test('a last-state suspend removes the cluster and keeps HA metadata; the resume recovers the same job from its latest checkpoint', async () => {
+  await h.create(flinkDeployment('lastsuspend').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  const before = await h.waitFor('lastsuspend', stable(1), 'lastsuspend STABLE');
+  await h.waitUntil(async () => {
+    const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=lastsuspend,configmap-type=high-availability' });
+    return ha.items.some((cm) => Object.keys(cm.data ?? {}).some((k) => k.startsWith('completedCheckpoint'))) ? true : undefined;
+  }, 'a checkpoint recorded in the HA metadata');
+  await h.patch('lastsuspend', { spec: { job: { state: 'suspended' } } });
+  await h.waitFor('lastsuspend', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'lastsuspend SUSPENDED');
+  await h.waitUntil(async () => ((await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=lastsuspend' })).items.length === 0 ? true : undefined), 'the cluster removed');
+  const revision = (await h.stateConfigMap('lastsuspend'))?.data?.revision;
+  await new Promise((r) => setTimeout(r, 1_000));
+  assert.equal((await h.stateConfigMap('lastsuspend'))?.data?.revision, revision, 'suspended means quiet: no state writes while nothing happens');
+  await h.patch('lastsuspend', { spec: { job: { state: 'running' } } });
+  const after = await h.waitFor('lastsuspend', stable(3), 'lastsuspend STABLE on generation 3');
+  const l = lineage('lastsuspend');
+  assert.equal(l.savepoints.length, 0, 'no savepoint: last-state');
+  assert.equal(l.submissions.filter((s) => s.origin === 'submitted').length, 1, 'never resubmitted without its state');
+  const recovered = l.submissions.at(-1)!;
+  assert.equal(recovered.origin, 'ha-recovered');
+  assert.equal(recovered.jobId, before.status?.jobStatus?.jobId, 'the same job continues');
+  assert.match(recovered.restoredFrom ?? '', /checkpoints/);
+  assert.equal(after.status?.jobStatus?.jobId, before.status?.jobStatus?.jobId);
+});
+
 test('a last-state upgrade that changes the Flink version falls back to a savepoint', async () => {
   await h.create(flinkDeployment('lsversion').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
   await h.waitFor('lsversion', stable(1), 'lsversion STABLE');
