@@ -10,6 +10,7 @@
 import { encodeStateConfigMap, type EncodeResult } from '../src/state/state-configmap-codec.js';
 import { emptyInternalState, type InternalState, type SavepointRecord } from '../src/api/internal-state.js';
 import { flinkDeployment } from '../src/api/flink-deployment-builder.js';
+import { seededRandom } from '../src/devcluster/simulation/simulation-random.js';
 
 function flag(name: string, fallback: string): string {
   const index = process.argv.indexOf(name);
@@ -18,20 +19,10 @@ function flag(name: string, fallback: string): string {
 const sizes = flag('--sizes', '800,5000,20000,50000').split(',').map(Number);
 const runs = Number(flag('--runs', '3'));
 
-/** mulberry32: a small deterministic PRNG. */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Oldest first, as the operator keeps it: one job id per ~50 savepoints, mostly periodic. */
 function history(count: number): SavepointRecord[] {
-  const next = random(42);
+  const next = seededRandom(42);
   const hex = (length: number) => Array.from({ length }, () => Math.floor(next() * 16).toString(16)).join('');
   const word = (length: number) => Array.from({ length }, () => 'abcdefghijklmnopqrstuvwxyz'[Math.floor(next() * 26)]).join('');
   const bucket = `fl-${word(4)}`;

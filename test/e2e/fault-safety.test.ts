@@ -112,6 +112,19 @@ function waitForStopInProgress(name: string): Promise<true> {
 
 // ---------------------------------------------------------------------------------------------
 
+/** Deletes the state ConfigMap of a running deployment; it comes back naming the running job, which nothing touched. */
+async function deleteAndExpectRebuiltUntouched(name: string, jobId: string, before: ReturnType<typeof counts>): Promise<void> {
+  const oldUid = await deleteStateConfigMap(name);
+  await rebuiltStateConfigMap(name, oldUid);
+  await sleep(1_500);
+  assert.deepEqual(counts(name), before, 'no new submission, savepoint, stop or cancellation after the ConfigMap was deleted');
+  const after = (await h.get(name))!;
+  assert.equal(after.status?.jobStatus?.jobId, jobId, 'the same job');
+  assert.equal(after.status?.jobStatus?.state, 'RUNNING');
+  assert.equal(after.status?.lifecycleState, 'STABLE');
+  assert.equal((await h.stateConfigMap(name))!.data?.deployedJobId, jobId, 'the rebuilt state names the running job');
+}
+
 test('1. a lost state ConfigMap of a STABLE deployment without job.state is rebuilt without touching the job', { timeout: 60_000 }, async () => {
   const name = 'lost-state';
   await h.create(flinkDeployment(name).withExactSpec(readmeSpec()).build());
@@ -119,17 +132,7 @@ test('1. a lost state ConfigMap of a STABLE deployment without job.state is rebu
   const jobId = running.status!.jobStatus!.jobId!;
   const before = counts(name);
 
-  const oldUid = await deleteStateConfigMap(name);
-  await rebuiltStateConfigMap(name, oldUid);
-  await sleep(1_500);
-
-  assert.deepEqual(counts(name), before, 'no new submission, savepoint, stop or cancellation after the ConfigMap was deleted');
-  const after = (await h.get(name))!;
-  assert.equal(after.status?.jobStatus?.jobId, jobId, 'the same job');
-  assert.equal(after.status?.jobStatus?.state, 'RUNNING');
-  assert.equal(after.status?.lifecycleState, 'STABLE');
-  const cm = (await h.stateConfigMap(name))!;
-  assert.equal(cm.data?.deployedJobId, jobId, 'the rebuilt state names the running job');
+  await deleteAndExpectRebuiltUntouched(name, jobId, before);
 });
 
 test('2. a lost state ConfigMap after a manual savepoint: the job is untouched, and the next upgrade restores from the newest savepoint', { timeout: 60_000 }, async () => {
@@ -144,16 +147,7 @@ test('2. a lost state ConfigMap after a manual savepoint: the job is untouched, 
   assert.ok(manual?.location, 'the manual savepoint completed');
   const before = counts(name);
 
-  const oldUid = await deleteStateConfigMap(name);
-  await rebuiltStateConfigMap(name, oldUid);
-  await sleep(1_500);
-
-  assert.deepEqual(counts(name), before, 'no new submission, savepoint, stop or cancellation after the ConfigMap was deleted');
-  const after = (await h.get(name))!;
-  assert.equal(after.status?.jobStatus?.jobId, jobId, 'the same job');
-  assert.equal(after.status?.jobStatus?.state, 'RUNNING');
-  assert.equal(after.status?.lifecycleState, 'STABLE');
-  assert.equal((await h.stateConfigMap(name))!.data?.deployedJobId, jobId);
+  await deleteAndExpectRebuiltUntouched(name, jobId, before);
 
   await upgrade(name, 'v2');
   await h.waitFor(name, stable(3), `${name} STABLE after the upgrade`, TIMEOUT);

@@ -16,6 +16,7 @@ import {
 import { OPERATOR_VERSION } from '../../src/state/operator-version.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, StateTooLargeError } from '../../src/state/state-errors.js';
 import { fullState, ownedDeployment } from './state-fixtures.js';
+import { seededRandom } from '../../src/devcluster/simulation/simulation-random.js';
 
 const deployment = ownedDeployment();
 
@@ -197,16 +198,6 @@ test('ownership: only a ConfigMap controlled by this deployment uid is ours', ()
 
 // --- the savepoint-history trim: which records go, the limit, and what the search costs ---
 
-/** mulberry32: deterministic randomness, so every run tests the same bytes. */
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (s + 0x6d2b79f5) | 0;
-    let t = Math.imul(s ^ (s >>> 15), 1 | s);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * `count` records, oldest first, with s3:// locations of 100–200 characters (as the operator writes
@@ -214,7 +205,7 @@ function random(seed: number): () => number {
  * incompressible (gzip+base64 larger than the text once they dominate).
  */
 function savepoints(count: number, { seed = 1, opaque = 0 } = {}): SavepointRecord[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
   const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('').replace(/["\\]/g, ''); // no YAML escapes
   let jobId = pick('0123456789abcdef', 32);
@@ -325,7 +316,7 @@ test('the history is written byte for byte as the yaml library writes it, whatev
     '---a', '--- a', '...', 'a...b', 'a b', ' lead', 'trail ', 'é/ü/漢', 'line\nbreak', 'line\n', "quote'", 'dq"x', '%x', '@x', '`x', '[x]',
     '{x}', 'x,y', '*x', '&x', '!x', '|x', '>x', 'tab\tx', '\u0001ctrl', 'x'.repeat(500),
   ];
-  const next = random(8);
+  const next = seededRandom(8);
   const alphabet = 'ab01289eExo.:-_/ #+~';
   const fuzz = Array.from({ length: 3_000 }, () => Array.from({ length: 1 + Math.floor(next() * 8) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''));
   const history: SavepointRecord[] = [...tricky, ...fuzz].map((location, i) => ({
