@@ -103,7 +103,12 @@ function apiCostTable(cm: ApiCostRun, legacy: ApiCostRun): string[] {
     }
   }
   rows.push('');
-  rows.push('Requests by verb (median run; Flink REST and watches not included):');
+  rows.push(
+    `Leader election (on by default) is left out of every figure above: ${fmt(cm.periodic.leaseRequests, 0)} Lease requests (GET + PUT per retry period) ` +
+      `in the periodic window, a fixed cost of the operator process whatever the number of deployments.`,
+  );
+  rows.push('');
+  rows.push('Requests by verb (median run; Flink REST, watches and Lease renewals not included):');
   rows.push('');
   for (const [key] of flows) {
     rows.push(`- ${key}, ConfigMap layout: ${verbs(cm[key].byVerb)}${key === 'periodic' ? ` (over ${fmt(cm[key].transitions, 0)} reconciles)` : ''}`);

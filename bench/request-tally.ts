@@ -90,10 +90,15 @@ export function sumRows(rows: readonly TallyRow[], filter: (row: TallyRow) => bo
 export function operatorRequestsByVerb(rows: readonly TallyRow[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const r of rows) {
-    if (r.actor !== 'operator' || r.target === 'flink-rest' || r.verb === 'watch') continue;
+    if (r.actor !== 'operator' || r.target === 'flink-rest' || r.verb === 'watch' || isLeaseRow(r)) continue;
     out[r.verb] = (out[r.verb] ?? 0) + r.n;
   }
   return out;
+}
+
+/** Leader election's Lease reads and renewals: a fixed cost of the process (1 GET + 1 PUT per retry period), not of any deployment. */
+function isLeaseRow(r: TallyRow): boolean {
+  return r.resource === 'leases';
 }
 
 /** What the operator cost in one measured window, in the figures the report uses. */
@@ -114,6 +119,8 @@ export interface OperatorCost {
   /** request bytes sent by the operator to the API server (Flink REST excluded) */
   bytesSent: number;
   bytesReceived: number;
+  /** Lease requests of leader election in the window (left out of every figure above) */
+  leaseRequests: number;
 }
 
 /**
@@ -122,7 +129,7 @@ export interface OperatorCost {
  */
 export function operatorCost(rows: readonly TallyRow[], stateCreates = 0): OperatorCost {
   const op = rows.filter((r) => r.actor === 'operator');
-  const api = op.filter((r) => r.target !== 'flink-rest' && r.verb !== 'watch');
+  const api = op.filter((r) => r.target !== 'flink-rest' && r.verb !== 'watch' && !isLeaseRow(r));
   const isWrite = (r: TallyRow) => WRITE_VERBS.has(r.verb);
   const isStatusWrite = (r: TallyRow) => isWrite(r) && r.resource === 'flinkdeployments' && r.subresource === 'status';
   const sent = sumRows(api, () => true);
@@ -141,5 +148,6 @@ export function operatorCost(rows: readonly TallyRow[], stateCreates = 0): Opera
     flinkRest: sumRows(op, (r) => r.target === 'flink-rest').n,
     bytesSent: sent.requestBytes,
     bytesReceived: sent.responseBytes,
+    leaseRequests: sumRows(op, isLeaseRow).n,
   };
 }

@@ -11,8 +11,8 @@
  *    the savepoint it was restored from, and a savepoint still in flight (`/jobs/:id/checkpoints`);
  *    a synchronous one (`checkpoint_type: SYNC_SAVEPOINT`) is a stop-with-savepoint: an upgrade or
  *    suspend was under way and is resumed;
- * 3. only when no cluster and no Flink remain: `status.jobStatus.lastSavepoint` is offered as the
- *    restore path of the next deployment, and the message says it is unverified.
+ * 3. only when no JobManager (so no Flink to ask) remains: `status.jobStatus.lastSavepoint` is
+ *    offered as the restore path of the next deployment, and the message says it is unverified.
  *
  * Guarantees: a running job is never redeployed by the rebuild itself: with the deployed spec
  * unknown, the state says "job <id> runs an unknown spec" (`deployedJobId` set, no
@@ -21,7 +21,8 @@
  * `status.stateRef.revision` (a counter, so that the status stays comparable; the store floors it
  * further by what it saw).
  * Assumptions: `specHash` and canonical JSON are stable across versions (deployed-record.ts).
- * Caveats: savepoints older than Flink's newest are not known any more (Flink keeps a bounded
+ * Caveats: `lastStableSpec` (the rollback target) exists only in the state: a rebuilt deployment
+ * cannot roll back until a spec has run stably again. Savepoints older than Flink's newest are not known any more (Flink keeps a bounded
  * history); a completed manual savepoint whose acknowledgement was lost is recognised only as "a
  * savepoint taken after the job started while the nonce was unacknowledged" (a periodic savepoint
  * in that window is taken for it).
@@ -104,7 +105,11 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
   const name = `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`;
   const desired = deployment.spec;
 
-  if (!observed.jobManagerDeployment && !observed.flinkConfigMap) {
+  if (!observed.jobManagerDeployment) {
+    // No JobManager: no job runs and no Flink can be asked (a suspended or torn-down cluster). The
+    // Flink ConfigMap, if left, still names the pinned job id (Flink's HA store may hold that job).
+    const pinned = pinnedJobIdOf(observed);
+    if (pinned) state.deployedJobId = pinned;
     const hint = deployment.status?.jobStatus?.lastSavepoint?.location;
     const offered = hint && desired.job?.upgradeMode !== 'stateless' ? hint : undefined;
     if (offered) state.upgradeSavepointPath = offered;

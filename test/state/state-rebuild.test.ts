@@ -171,3 +171,14 @@ test('no cluster and no Flink left: the status savepoint is only offered as the 
   const stateless = flinkDeployment('orders').withUid('u1').withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'stateless' } }).withStatus(deployment.status!).build();
   assert.equal(rebuildStateFromWorld(stateless, {}, NOW).state.upgradeSavepointPath, undefined);
 });
+
+test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned job id is kept for an HA resume, the status savepoint only offered', () => {
+  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(8).withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'last-state', state: 'suspended' } }).withStatus(deployment.status!).build();
+  const { flinkConfigMap } = renderedWorld();
+  const { state } = rebuildStateFromWorld(suspended, { flinkConfigMap }, NOW);
+  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(state.lastReconciledSpec?.job?.state, 'suspended');
+  assert.equal(state.deployedJobId, JOB, 'a last-state resume can recover this job through Flink HA');
+  assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9');
+  assert.deepEqual(state.savepointHistory, []);
+});
