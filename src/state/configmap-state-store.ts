@@ -85,6 +85,8 @@ export class ConfigMapStateStore implements StateStore {
     this.overlay = new ReadYourWritesCache<V1ConfigMap>(options.informer);
     this.unsubscribe = options.informer?.subscribe((event) => {
       this.overlay.observe(event);
+      if (event.type === 'added' || event.type === 'updated') this.noteRevision(event.object);
+      else if (event.type === 'relisted') for (const object of event.objects) this.noteRevision(object);
       if (event.type === 'deleted') this.decoded.delete(objectKey(event.object));
       else if (event.type === 'relisted') this.decoded.clear();
     });
@@ -110,6 +112,19 @@ export class ConfigMapStateStore implements StateStore {
 
   /** The newest state revision written or read, by FlinkDeployment uid (the "never backwards" floor). */
   private readonly newestRevision = new Map<string, number>();
+
+  /**
+   * Raises the floor by a revision the informer delivered (the `revision` key is plain text: no
+   * decode), so a standby that never reconciled the deployment still knows the newest revision it
+   * saw when it takes over.
+   */
+  private noteRevision(configMap: V1ConfigMap): void {
+    const uid = configMap.metadata?.ownerReferences?.find((ref) => ref.controller === true)?.uid;
+    const text = configMap.data?.revision;
+    if (!uid || text === undefined || !/^[0-9]+$/.test(text)) return;
+    const revision = Number(text);
+    if (revision > (this.newestRevision.get(uid) ?? 0)) this.newestRevision.set(uid, revision);
+  }
 
   /** Refuses a state older than what this process already saw, or than the status says it reflects. */
   private assertNotRegressed(configMap: V1ConfigMap, state: InternalState, deployment: FlinkDeploymentV1): void {

@@ -302,3 +302,17 @@ test('the records the size rules trim from the history are handed over for dispo
   assert.ok(trimmed.length > 0, 'something was trimmed');
   assert.deepEqual([...trimmed, ...written.savepointHistory.map((r) => r.location)], history.map((r) => r.location), 'the trimmed ones are exactly the oldest, none lost from sight');
 });
+
+test('a standby that only watched the ConfigMap reach a revision refuses an older copy put back before it took over', async () => {
+  const informer = new FakeInformer();
+  const leader = setup();
+  await leader.store.update(deployment, deployed);
+  const captured = structuredClone(leader.client.peek(NS, NAME)!);
+  await leader.store.update(deployment, (s) => ({ ...s, deployedJobId: 'a'.repeat(32) }));
+  const standby = new ConfigMapStateStore({ client: leader.client, fencingToken: () => ({ holderIdentity: 'op-b', leaseTransitions: 2 }), informer, retryDelayMs: 0 });
+  informer.deliver(leader.client.peek(NS, NAME)!, 'added'); // revision 2, seen while standing by
+  const restored = structuredClone(leader.client.peek(NS, NAME)!);
+  restored.data = captured.data;
+  informer.deliver(leader.client.putDirectly(restored)); // revision 1 put back
+  await assert.rejects(standby.load(deployment), RegressedStateError);
+});
