@@ -19,7 +19,7 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { emptyInternalState, type InternalState } from '../api/internal-state.js';
+import type { InternalState } from '../api/internal-state.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
