@@ -9,6 +9,7 @@
  * | JobManager Deployment | `flink-operator.io/spec-hash` | `specHash` of the deployed spec |
  * | JobManager Deployment, Flink ConfigMap | `flink-operator.io/job-id` | the pinned job id (`$internal.pipeline.job-id`) |
  * | Flink ConfigMap `flink-config-<name>` | `flink-operator.io/deployed-spec` | the deployed spec, canonical JSON (omitted above 128 KiB) |
+ * | Flink ConfigMap, written when a suspend removes the JobManager | `flink-operator.io/last-savepoint` | the savepoint the resume restores from (the suspend's stop-with-savepoint, or the newest known) |
  *
  * The spec is the one the reconciler recorded as `lastReconciledSpec` (or `lastStableSpec` for a
  * rollback) when it deployed, with its rewrites (`job.state: running`, acknowledged nonces): the
@@ -29,6 +30,8 @@ import { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION } from './flink-resource-na
 export const JOB_ID_ANNOTATION = 'flink-operator.io/job-id';
 /** Annotation on the Flink ConfigMap: the deployed spec as canonical JSON. */
 export const DEPLOYED_SPEC_ANNOTATION = 'flink-operator.io/deployed-spec';
+/** Annotation on the Flink ConfigMap of a suspended cluster: the savepoint its job was stopped with. */
+export const LAST_SAVEPOINT_ANNOTATION = 'flink-operator.io/last-savepoint';
 /** Above this, the deployed spec is not recorded (annotations are limited to 256 KiB in all). */
 export const DEPLOYED_SPEC_MAX_BYTES = 128 * 1024;
 
@@ -60,6 +63,8 @@ export interface DeployedRecord {
   readonly spec?: FlinkDeploymentSpec;
   readonly generation?: number;
   readonly specHash?: string;
+  /** A suspended cluster's stop savepoint (written by the operator, fenced, when it removed the JobManager). */
+  readonly lastSavepoint?: string;
 }
 
 /** What the JobManager Deployment (and, when read, the Flink ConfigMap) say was deployed. */
@@ -85,5 +90,6 @@ export function readDeployedRecord(jobManager: V1Deployment | undefined, configM
     ...(spec !== undefined ? { spec } : {}),
     ...(generation !== undefined ? { generation } : {}),
     ...(hash !== undefined ? { specHash: hash } : {}),
+    ...(cm[LAST_SAVEPOINT_ANNOTATION] ? { lastSavepoint: cm[LAST_SAVEPOINT_ANNOTATION] } : {}),
   };
 }

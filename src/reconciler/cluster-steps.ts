@@ -169,6 +169,9 @@ export class ClusterSteps {
     const timestamp = new Date(this.ctx.deps.now()).toISOString();
     await this.ctx.save(pass, (s) => ({ ...s, reconciliationState: 'UPGRADING', lastReconciledSpec: spec, lastReconciledGeneration: generation, reconciliationTimestamp: timestamp }));
     const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
+    // The world keeps the suspend savepoint too, so a lost state ConfigMap is rebuilt from it, never from the status.
+    const stoppedWith = restorePathFor(desired, pass.state);
+    if (stoppedWith && this.ctx.deps.clusterDeployments.get(namespace, name)) await this.ctx.deps.cluster.recordLastSavepoint(namespace, name, stoppedWith, pass.fence);
     const remaining = await this.ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], pass.fence);
     if (remaining.length > 0) return 'progress';
     await this.ctx.save(pass, (s) => ({ ...s, reconciliationState: 'DEPLOYED' }));

@@ -37,6 +37,7 @@ import type { ObjectReader } from '../kube/object-reader.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-errors.js';
 import { assertNotStale, formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import { LAST_SAVEPOINT_ANNOTATION } from '../flink/deployed-record.js';
 
 export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
 export const CONFIG_HASH_ANNOTATION = 'flink-operator.io/config-hash';
@@ -219,6 +220,20 @@ export class FlinkClusterApplier {
       { namespace, name, body: { metadata: { annotations: { [LEADER_ANNOTATION]: formatFencingToken(fence.token) } }, spec: { replicas } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
+  }
+
+  /**
+   * Annotates the Flink ConfigMap with the savepoint a suspend stopped the job with
+   * (deployed-record.ts): a locked read-modify-write (the RBAC grants update, not patch); nothing when
+   * the ConfigMap is gone or already says so.
+   */
+  async recordLastSavepoint(namespace: string, configMapName: string, location: string, fence: SideEffectFence): Promise<void> {
+    const live = await this.readOrUndefined(() => this.core.readNamespacedConfigMap({ namespace, name: configMapName }));
+    if (!live || live.metadata?.annotations?.[LAST_SAVEPOINT_ANNOTATION] === location) return;
+    guard(fence, `annotate ConfigMap ${namespace}/${configMapName} with the suspend savepoint`, live);
+    const body = structuredClone(live);
+    body.metadata = { ...body.metadata, annotations: { ...body.metadata?.annotations, [LAST_SAVEPOINT_ANNOTATION]: location, [LEADER_ANNOTATION]: formatFencingToken(fence.token) } };
+    await this.core.replaceNamespacedConfigMap({ namespace, name: configMapName, body });
   }
 
   /** Deletes the Services and the Flink ConfigMap (used on deletion of the FlinkDeployment). */

@@ -57,6 +57,8 @@ export interface FlinkClusterOperations {
   readHaMetadata(namespace: string, name: string): Promise<HaMetadataSummary | undefined>;
   /** The Flink ConfigMap `flink-config-<name>` (a GET; only the state rebuild reads it). */
   readFlinkConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
+  /** Records on the Flink ConfigMap the savepoint a suspend stopped the job with (the rebuild trusts it, not the status). */
+  recordLastSavepoint(namespace: string, name: string, location: string, fence: SideEffectFence): Promise<void>;
   /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
   deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]>;
   deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string, fence: SideEffectFence): Promise<void>;

@@ -146,6 +146,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       apply: (objects, options) => applier.apply(objects, options),
       readHaMetadata: (namespace, name) => applier.readHaMetadata(namespace, name),
       readFlinkConfigMap: (namespace, name) => configMapClient.get(namespace, flinkConfigMapName(name)),
+      recordLastSavepoint: (namespace, name, location, fence) => applier.recordLastSavepoint(namespace, flinkConfigMapName(name), location, fence),
       deleteDeployments: (namespace, names, fence) => applier.deleteDeployments(namespace, names, fence),
       deleteServicesAndConfig: (namespace, services, configMap, fence) => applier.deleteServicesAndConfig(namespace, services, configMap, fence),
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),

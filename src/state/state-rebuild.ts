@@ -11,8 +11,10 @@
  *    the savepoint it was restored from, and a savepoint still in flight (`/jobs/:id/checkpoints`);
  *    a synchronous one (`checkpoint_type: SYNC_SAVEPOINT`) is a stop-with-savepoint: an upgrade or
  *    suspend was under way and is resumed;
- * 3. only when no JobManager (so no Flink to ask) remains: `status.jobStatus.lastSavepoint` is
- *    offered as the restore path of the next deployment, and the message says it is unverified.
+ * 3. no JobManager (so no Flink to ask): the suspend savepoint the Flink ConfigMap records
+ *    (`flink-operator.io/last-savepoint`); only when nothing records one,
+ *    `status.jobStatus.lastSavepoint` is offered as the restore path of the next deployment, and
+ *    the message says it is unverified.
  *
  * Guarantees: a running job is never redeployed by the rebuild itself: with the deployed spec
  * unknown, the state says "job <id> runs an unknown spec" (`deployedJobId` set, no
@@ -110,10 +112,15 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
     // Flink ConfigMap, if left, still names the pinned job id (Flink's HA store may hold that job).
     const pinned = pinnedJobIdOf(observed);
     if (pinned) state.deployedJobId = pinned;
+    const recorded = readDeployedRecord(undefined, observed.flinkConfigMap).lastSavepoint;
     const hint = deployment.status?.jobStatus?.lastSavepoint?.location;
-    const offered = hint && desired.job?.upgradeMode !== 'stateless' ? hint : undefined;
+    const offered = desired.job?.upgradeMode !== 'stateless' ? (recorded ?? hint) : undefined;
     if (offered) state.upgradeSavepointPath = offered;
-    const restore = offered ? `the next deployment restores from ${offered}, the savepoint status.jobStatus.lastSavepoint names (not verified: no cluster is left to ask)` : 'the next deployment starts without state';
+    const restore = !offered
+      ? 'the next deployment starts without state'
+      : recorded
+        ? `the next deployment restores from ${recorded}, the suspend savepoint the cluster's Flink ConfigMap records`
+        : `the next deployment restores from ${offered}, the savepoint status.jobStatus.lastSavepoint names (not verified: no cluster is left to ask)`;
     if (desired.job?.state === 'suspended') {
       state.reconciliationState = 'DEPLOYED';
       state.firstDeployment = false;

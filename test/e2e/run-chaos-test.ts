@@ -101,6 +101,8 @@ for (const inv of INVARIANTS) {
   const count = results.reduce((n, r) => n + r.violations.filter((v) => v.invariant === inv).length, 0);
   console.log(`  ${pad(inv, 40)}${padL(count, 11)}${padL(runsWith.length, 6)}  ${runsWith.map((r) => r.seed).join(' ')}`);
 }
+const remedied = results.filter((r) => r.userRemedies.length > 0);
+if (remedied.length > 0) console.log(`  (the harness, as a user, deleted a refused state ConfigMap as status.error advises in ${remedied.length} run(s): seeds ${remedied.map((r) => r.seed).join(' ')})`);
 const harness = results.filter((r) => r.error !== undefined);
 console.log(`  ${pad('harness errors', 40)}${padL(harness.length, 11)}${padL(harness.length, 6)}  ${harness.map((r) => r.seed).join(' ')}`);
 

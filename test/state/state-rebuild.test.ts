@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
-import { canonicalJson, DEPLOYED_SPEC_ANNOTATION, specHash } from '../../src/flink/deployed-record.js';
+import { canonicalJson, DEPLOYED_SPEC_ANNOTATION, LAST_SAVEPOINT_ANNOTATION, specHash } from '../../src/flink/deployed-record.js';
 import { buildFlinkClusterResources } from '../../src/flink/flink-cluster-resources.js';
 import type { FlinkCheckpointingStatistics, FlinkCheckpointStatistics, FlinkJobOverview } from '../../src/flink/flink-rest-types.js';
 import { withRunningState } from '../../src/reconciler/cluster-steps.js';
@@ -181,4 +181,13 @@ test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned 
   assert.equal(state.deployedJobId, JOB, 'a last-state resume can recover this job through Flink HA');
   assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9');
   assert.deepEqual(state.savepointHistory, []);
+});
+
+test('a suspended cluster whose Flink ConfigMap records its suspend savepoint: that one, not the (hand-edited) status savepoint', () => {
+  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(8).withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } }).withStatus(deployment.status!).build();
+  const { flinkConfigMap } = renderedWorld();
+  flinkConfigMap.metadata!.annotations![LAST_SAVEPOINT_ANNOTATION] = 's3://bucket/savepoints/suspend-1';
+  const { state, message } = rebuildStateFromWorld(suspended, { flinkConfigMap }, NOW);
+  assert.equal(state.upgradeSavepointPath, 's3://bucket/savepoints/suspend-1');
+  assert.match(message, /Flink ConfigMap records/);
 });
