@@ -102,13 +102,18 @@ const HA = {
   'execution.checkpointing.interval': '100 ms',
 };
 
+/** Waits until Flink's HA metadata of `name` records a completed checkpoint (what a last-state upgrade or resume recovers from). */
+async function haCheckpointRecorded(name: string): Promise<void> {
+  await h.waitUntil(async () => {
+    const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: `app=${name},configmap-type=high-availability` });
+    return ha.items.some((cm) => Object.keys(cm.data ?? {}).some((k) => k.startsWith('completedCheckpoint'))) ? true : undefined;
+  }, 'a checkpoint recorded in the HA metadata');
+}
+
 test('a last-state upgrade recovers the same job from its latest checkpoint through HA, without a savepoint', async () => {
   await h.create(flinkDeployment('laststate').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
   const before = await h.waitFor('laststate', stable(1), 'laststate STABLE');
-  await h.waitUntil(async () => {
-    const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=laststate,configmap-type=high-availability' });
-    return ha.items.some((cm) => Object.keys(cm.data ?? {}).some((k) => k.startsWith('completedCheckpoint'))) ? true : undefined;
-  }, 'a checkpoint recorded in the HA metadata');
+  await haCheckpointRecorded('laststate');
   await h.patch('laststate', { spec: { image: 'flink:1.20.1' } });
   const after = await h.waitFor('laststate', stable(2), 'laststate STABLE on generation 2');
   const l = lineage('laststate');
@@ -123,10 +128,7 @@ test('a last-state upgrade recovers the same job from its latest checkpoint thro
 test('a last-state suspend removes the cluster and keeps HA metadata; the resume recovers the same job from its latest checkpoint', async () => {
   await h.create(flinkDeployment('lastsuspend').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
   const before = await h.waitFor('lastsuspend', stable(1), 'lastsuspend STABLE');
-  await h.waitUntil(async () => {
-    const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=lastsuspend,configmap-type=high-availability' });
-    return ha.items.some((cm) => Object.keys(cm.data ?? {}).some((k) => k.startsWith('completedCheckpoint'))) ? true : undefined;
-  }, 'a checkpoint recorded in the HA metadata');
+  await haCheckpointRecorded('lastsuspend');
   await h.patch('lastsuspend', { spec: { job: { state: 'suspended' } } });
   await h.waitFor('lastsuspend', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'lastsuspend SUSPENDED');
   await h.waitUntil(async () => ((await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=lastsuspend' })).items.length === 0 ? true : undefined), 'the cluster removed');
