@@ -134,12 +134,8 @@ export class ClusterSteps {
    */
   async resume(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
     const state = pass.state;
-    if ((desired.job?.upgradeMode ?? 'stateless') === 'last-state' && state.deployedJobId && isHighAvailabilityEnabled(flattenFlinkConfiguration(desired.flinkConfiguration))) {
-      const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-      const ha = await this.ctx.deps.cluster.readHaMetadata(namespace, name);
-      if (ha?.hasCheckpoint && ha.jobIds.includes(state.deployedJobId) && desired.flinkVersion === state.lastReconciledSpec?.flinkVersion) {
-        return this.recordDeployIntent(pass, desired, generation, undefined, state.deployedJobId);
-      }
+    if ((desired.job?.upgradeMode ?? 'stateless') === 'last-state' && state.deployedJobId && (await this.haHoldsDeployedJob(pass, desired))) {
+      return this.recordDeployIntent(pass, desired, generation, undefined, state.deployedJobId);
     }
     return this.recordDeployIntent(pass, desired, generation, restorePathFor(desired, state));
   }
@@ -151,16 +147,22 @@ export class ClusterSteps {
    */
   private async lastStateAvailable(pass: Pass, desired: FlinkDeploymentSpec): Promise<boolean> {
     const state = pass.state;
-    if (desired.flinkVersion !== state.lastReconciledSpec?.flinkVersion) return false;
-    if (!isHighAvailabilityEnabled(flattenFlinkConfiguration(desired.flinkConfiguration))) return false;
-    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-    const ha = await this.ctx.deps.cluster.readHaMetadata(namespace, name);
-    if (!ha || !ha.hasCheckpoint || !ha.jobIds.includes(state.deployedJobId!)) return false;
+    if (!(await this.haHoldsDeployedJob(pass, desired))) return false;
     const maxAge = pass.settings.lastStateMaxCheckpointAgeMs;
     if (maxAge === undefined) return true;
     if (pass.outcome.jobManagerStatus !== 'READY') return false;
     const latest = (await pass.api.getCheckpoints(state.deployedJobId!)).latest.completed;
     return latest !== null && this.ctx.deps.now() - latest.latest_ack_timestamp <= maxAge;
+  }
+
+  /** The same Flink version, HA on, and Flink's HA store holds the deployed job with a checkpoint: a new JobManager can recover it. */
+  private async haHoldsDeployedJob(pass: Pass, desired: FlinkDeploymentSpec): Promise<boolean> {
+    const state = pass.state;
+    if (!state.deployedJobId || desired.flinkVersion !== state.lastReconciledSpec?.flinkVersion) return false;
+    if (!isHighAvailabilityEnabled(flattenFlinkConfiguration(desired.flinkConfiguration))) return false;
+    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
+    const ha = await this.ctx.deps.cluster.readHaMetadata(namespace, name);
+    return ha !== undefined && ha.hasCheckpoint && ha.jobIds.includes(state.deployedJobId);
   }
 
   /** The job is stopped (or stateless): record the suspended spec, then delete the JobManager and TaskManagers. */

@@ -18,7 +18,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import type { FlinkCheckpointingStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
-import { pinnedJobIdOf, rebuildStateFromWorld } from '../state/state-rebuild.js';
+import { jobOfCluster, pinnedJobIdOf, rebuildStateFromWorld } from '../state/state-rebuild.js';
 import { stateConfigMapName } from '../state/state-store.js';
 import { isDeploymentAvailable } from './job-manager-observer.js';
 import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
@@ -50,7 +50,7 @@ export async function loadOrRebuildState(deps: FlinkDeploymentReconcilerDependen
     try {
       const jobs = await api.listJobs();
       const pinned = pinnedJobIdOf({ jobManagerDeployment: jobManager, ...(flinkConfigMap ? { flinkConfigMap } : {}) });
-      const job = jobs.find((j) => j.jid === pinned) ?? (pinned === undefined && jobs.length === 1 ? jobs[0] : undefined);
+      const job = jobOfCluster(jobs, pinned);
       flink = { jobs, ...(job ? { checkpoints: await api.getCheckpoints(job.jid) } : {}) };
     } catch (error) {
       if (!(error instanceof FlinkRestError)) throw error;

@@ -45,44 +45,6 @@ export interface Leadership extends LeaseTerm {
   stop(): Promise<void>;
 }
 
-/**
- * Leadership without any Lease: always the leader, with the fixed token `{identity, 0}`. For
- * in-process tests of one manager only; `flink-operator run` always uses a LeaderElector (election,
- * or the single-instance guard).
- */
-export class StaticLeadership implements Leadership {
-  private readonly token: FencingToken;
-  private readonly started = new Set<(token: FencingToken) => void>();
-  private running = false;
-  constructor(identity: string) {
-    this.token = { holderIdentity: identity, leaseTransitions: 0 };
-  }
-  isLeader(): boolean {
-    return this.running;
-  }
-  currentToken(): FencingToken | undefined {
-    return this.running ? this.token : undefined;
-  }
-  leaseValidUntil(): number {
-    return this.running ? Number.POSITIVE_INFINITY : 0;
-  }
-  onStartedLeading(callback: (token: FencingToken) => void): () => void {
-    this.started.add(callback);
-    return () => this.started.delete(callback);
-  }
-  onStoppedLeading(): () => void {
-    return () => {};
-  }
-  start(): void {
-    if (this.running) return;
-    this.running = true;
-    for (const cb of this.started) cb(this.token);
-  }
-  async stop(): Promise<void> {
-    this.running = false;
-  }
-}
-
 export interface LeaderElectorOptions {
   readonly api: CoordinationV1Api;
   readonly namespace: string;

@@ -74,6 +74,11 @@ export function pinnedJobIdOf(observed: ObservedWorld): string | undefined {
   }
 }
 
+/** The job of the cluster among Flink's jobs: the pinned one, or the only one when none is pinned. */
+export function jobOfCluster<T extends { jid: string }>(jobs: readonly T[], pinned: string | undefined): T | undefined {
+  return jobs.find((j) => j.jid === pinned) ?? (pinned === undefined && jobs.length === 1 ? jobs[0] : undefined);
+}
+
 function completed(c: FlinkCheckpointStatistics | null | undefined): c is FlinkCheckpointStatistics & { external_path: string } {
   return c !== null && c !== undefined && c.status === 'COMPLETED' && typeof c.external_path === 'string' && c.external_path.length > 0;
 }
@@ -135,7 +140,7 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
   const record = readDeployedRecord(observed.jobManagerDeployment, observed.flinkConfigMap);
   const pinned = pinnedJobIdOf(observed);
   const jobs = observed.flink?.jobs ?? [];
-  const job = jobs.find((j) => j.jid === pinned) ?? (pinned === undefined && jobs.length === 1 ? jobs[0] : undefined);
+  const job = jobOfCluster(jobs, pinned);
   const jobId = job?.jid ?? pinned;
   state.reconciliationState = 'DEPLOYED';
   state.firstDeployment = false;

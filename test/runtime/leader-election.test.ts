@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoordinationV1Api, V1Lease } from '@kubernetes/client-node';
-import { LeaderElector, StaticLeadership } from '../../src/runtime/leader-election.js';
+import { LeaderElector } from '../../src/runtime/leader-election.js';
 
 /** An in-memory Lease endpoint with the API server's optimistic concurrency; records calls. */
 class FakeLeaseApi {
@@ -107,16 +107,4 @@ test('a lease held by another instance is not taken while it is renewed', async 
   assert.equal(api.lease?.spec?.leaseTransitions, 0);
   await a.e.stop();
   await b.e.stop();
-});
-
-test('with election off the instance leads with the fixed token {identity, 0}', async () => {
-  const s = new StaticLeadership('op-1');
-  assert.equal(s.currentToken(), undefined);
-  let started: unknown;
-  s.onStartedLeading((t) => (started = t));
-  s.start();
-  assert.deepEqual(started, { holderIdentity: 'op-1', leaseTransitions: 0 });
-  assert.equal(s.isLeader(), true);
-  await s.stop();
-  assert.equal(s.currentToken(), undefined);
 });
