@@ -46,7 +46,7 @@ function state(savepointHistory: SavepointRecord[]): InternalState {
   return {
     ...emptyInternalState(),
     revision: 7,
-    reconciliationState: 'DEPLOYED',
+    phase: 'RUNNING',
     lastReconciledSpec: deployment.spec,
     lastStableSpec: deployment.spec,
     lastReconciledGeneration: 3,

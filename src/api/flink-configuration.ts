@@ -12,8 +12,14 @@
  *
  * When the flat and nested spellings of one key are both present, the one that comes later in the
  * document wins (as when Flink reads a YAML file with a repeated key).
+ *
+ * Which file Flink reads the configuration from depends on its version ({@link flinkConfigFileOf}):
+ * Flink 1.15–1.18 read only `conf/flink-conf.yaml`, in Flink's legacy flat format; Flink 1.19 and
+ * 1.20 read `config.yaml` (standard YAML) and fall back to `flink-conf.yaml` when it is absent;
+ * Flink 2.x reads only `config.yaml` (FLIP-366; Flink's GlobalConfiguration of each version). The
+ * legacy format cannot carry every value ({@link legacyFlinkConfValueProblem}).
  */
-import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
+import type { FlinkDeploymentSpec, FlinkVersion } from './flink-deployment-spec.js';
 
 /** `execution.checkpointing.savepoint-dir` (Flink ≥ 1.20 name) or its older alias. */
 export const SAVEPOINT_DIRECTORY_KEYS = ['execution.checkpointing.savepoint-dir', 'state.savepoints.dir'] as const;
@@ -131,4 +137,59 @@ export function parseFlinkDuration(value: string): number {
     throw new Error(`'${value}' has an unknown time unit '${match[2]}'; use one of ms, s, min, h, d (or their long forms)`);
   }
   return amount * factor;
+}
+
+/** The configuration file of Flink ≥ 1.19: standard YAML (flat or nested keys, quoted values). */
+export const STANDARD_FLINK_CONFIG_FILE = 'config.yaml';
+/** The configuration file of Flink 1.x before 1.19: one `key: value` per line, Flink's legacy flat format. */
+export const LEGACY_FLINK_CONFIG_FILE = 'flink-conf.yaml';
+export type FlinkConfigFileName = typeof STANDARD_FLINK_CONFIG_FILE | typeof LEGACY_FLINK_CONFIG_FILE;
+
+/** Flink versions (spec.flinkVersion) that read only `flink-conf.yaml`; the older ones are not supported. */
+const LEGACY_CONFIG_FILE_VERSIONS: ReadonlySet<FlinkVersion> = new Set(['v1_13', 'v1_14', 'v1_15', 'v1_16', 'v1_17', 'v1_18']);
+
+/**
+ * The file the operator renders the configuration into for `version`: `flink-conf.yaml` for
+ * v1_15–v1_18 (the only file they read), `config.yaml` for v1_19 and newer (1.19 and 1.20 would
+ * also read a `flink-conf.yaml`, but only when no `config.yaml` is there; 2.x never does).
+ * Unset: `config.yaml`, the file of the operator's default version (v1_20).
+ */
+export function flinkConfigFileOf(version: FlinkVersion | undefined): FlinkConfigFileName {
+  return version !== undefined && LEGACY_CONFIG_FILE_VERSIONS.has(version) ? LEGACY_FLINK_CONFIG_FILE : STANDARD_FLINK_CONFIG_FILE;
+}
+
+/** Java's String.trim(): what Flink 1.x strips from both ends of a key and a value (every char up to U+0020). */
+const JAVA_TRIMMED = /^[\u0000-\u0020]|[\u0000-\u0020]$/;
+
+/** Why a key or value cannot go into `flink-conf.yaml` unchanged, and how to change it. */
+export interface LegacyFlinkConfProblem {
+  /** What is wrong, e.g. `contains '#', and Flink 1.x reads everything from '#' on as a comment`. */
+  readonly reason: string;
+  /** What to change in the value (or key) itself, e.g. `remove the '#'`. */
+  readonly fix: string;
+}
+
+/**
+ * Why `value` cannot be written to `flink-conf.yaml` so that Flink 1.x reads it back unchanged;
+ * undefined when it can. The rules of Flink 1.x `GlobalConfiguration.loadYAMLResource`: the file
+ * is read line by line (`\n`, `\r`), everything from the first `#` on is a comment, the line is
+ * split at the first `": "`, key and value are trimmed (Java's trim) and a line with an empty key
+ * or value is skipped. Values are not unquoted: quotes, `: ` and YAML syntax inside a value are
+ * carried verbatim.
+ */
+export function legacyFlinkConfValueProblem(value: string): LegacyFlinkConfProblem | undefined {
+  if (/[\n\r]/.test(value)) return { reason: 'contains a line break, and flink-conf.yaml holds one `key: value` per line', fix: 'put the value on one line' };
+  if (value.includes('#')) return { reason: "contains '#', and Flink 1.x reads everything from '#' on as a comment", fix: "remove the '#'" };
+  if (value === '') return { reason: 'is empty, and Flink 1.x skips a line with an empty value', fix: 'remove the key or give it a value' };
+  if (JAVA_TRIMMED.test(value)) return { reason: 'has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
+  return undefined;
+}
+
+/** Like {@link legacyFlinkConfValueProblem}, for a key; a key also must not contain `": "`, where Flink 1.x splits the line. */
+export function legacyFlinkConfKeyProblem(key: string): LegacyFlinkConfProblem | undefined {
+  if (/[\n\r]/.test(key)) return { reason: 'the key contains a line break, and flink-conf.yaml holds one `key: value` per line', fix: 'rename the key' };
+  if (key.includes('#')) return { reason: "the key contains '#', and Flink 1.x reads everything from '#' on as a comment", fix: 'rename the key' };
+  if (key.includes(': ')) return { reason: "the key contains ': ', where Flink 1.x splits the key from the value", fix: 'rename the key' };
+  if (JAVA_TRIMMED.test(key)) return { reason: 'the key has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
+  return undefined;
 }

@@ -8,11 +8,16 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
-import { CHECKPOINT_TYPES, RECONCILIATION_STATES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
+import { DEPLOYMENT_PHASES } from './deployment-phase.js';
+import { CHECKPOINT_TYPES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
 import { Int64, StringEnum } from './schema-builders.js';
 
-/** Bumped when the ConfigMap layout changes incompatibly; readers refuse newer formats. */
-export const INTERNAL_STATE_FORMAT_VERSION = 1;
+/**
+ * Bumped when the ConfigMap layout changes incompatibly; readers refuse newer formats and read the
+ * older ones. 2: `phase` replaces `reconciliationState` (a format-1 state is read through
+ * phaseFromReconciliationState, deployment-phase.ts).
+ */
+export const INTERNAL_STATE_FORMAT_VERSION = 2;
 
 export const SavepointRecordSchema = Type.Object({
   location: Type.String(),
@@ -67,8 +72,9 @@ export const InternalStateSchema = Type.Object({
   formatVersion: Type.Integer({ description: 'Layout version of this state.' }),
   /** Monotonic: +1 on every write; the status' stateRef.revision says which revision it reflects. */
   revision: Type.Integer(),
-  reconciliationState: StringEnum(RECONCILIATION_STATES),
-  /** RFC 3339. */
+  /** Where the reconciler is (deployment-phase.ts); the Apache reconciliationState is derived from it. */
+  phase: StringEnum(DEPLOYMENT_PHASES),
+  /** RFC 3339: when the phase last changed to a deployment, a stop or a suspend (the readiness timeout counts from it). */
   reconciliationTimestamp: Type.Optional(Type.String()),
   /** The spec last acted on, with the rewrites the Apache operator makes (job.state after reconcile, upgradeMode used, last acknowledged nonces). */
   lastReconciledSpec: Type.Optional(FlinkDeploymentSpecSchema),
@@ -85,8 +91,12 @@ export const InternalStateSchema = Type.Object({
   upgradeSavepointPath: Type.Optional(Type.String()),
   /** The job id pinned for the next submission ($internal.pipeline.job-id), recorded before submitting. */
   jobIdToSubmit: Type.Optional(Type.String()),
+  /** With jobIdToSubmit: the uid of the JobManager Deployment the deployment replaces even when unchanged (a restart). */
+  replaceJobManagerUid: Type.Optional(Type.String()),
   /** The job id of the job the current deployment runs. */
   deployedJobId: Type.Optional(Type.String()),
+  /** The savepoint or checkpoint the current deployment restored from (a JobManager that never started is redeployed from it). */
+  deployedFrom: Type.Optional(Type.String()),
   pendingSavepoint: Type.Optional(PendingSnapshotSchema),
   pendingCheckpoint: Type.Optional(PendingSnapshotSchema),
   /** Newest last. */
@@ -115,7 +125,7 @@ export function emptyInternalState(): InternalState {
   return {
     formatVersion: INTERNAL_STATE_FORMAT_VERSION,
     revision: 0,
-    reconciliationState: 'UPGRADING',
+    phase: 'NEW',
     savepointHistory: [],
   };
 }

@@ -38,10 +38,13 @@
  *   `jobIdToSubmit`, `deployedJobId` (only used when the user status has no jobId), and a pending
  *   snapshot that has no triggerId yet (an intent: the Apache layout cannot express one).
  */
+import { sameValue } from './canonical-json.js';
+import { phaseFromReconciliationState, reconciliationStateOfPhase } from './deployment-phase.js';
 import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
 import {
   CHECKPOINT_TYPES,
   RECONCILIATION_STATES,
+  type ReconciliationState,
   SAVEPOINT_FORMAT_TYPES,
   SNAPSHOT_TRIGGER_TYPES,
   type FlinkDeploymentStatusV1,
@@ -288,6 +291,7 @@ function copyKeys<T extends object>(from: T | undefined, keys: readonly (keyof T
 export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resource: string, configMapName: string): DecodedLegacyStatus {
   const state: InternalState = { ...emptyInternalState(), revision: MIGRATED_STATE_REVISION };
   const rs: LegacyReconciliationStatus = status.reconciliationStatus ?? {};
+  let reconciliationState: ReconciliationState = 'UPGRADING';
   if (rs.state !== undefined) {
     if (!(RECONCILIATION_STATES as readonly string[]).includes(rs.state)) {
       throw new LegacyStatusError(
@@ -295,7 +299,7 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
         'status.reconciliationStatus.state',
       );
     }
-    state.reconciliationState = rs.state;
+    reconciliationState = rs.state;
   }
   if (rs.reconciliationTimestamp !== undefined && rs.reconciliationTimestamp !== null) {
     state.reconciliationTimestamp = epochMillisToRfc3339(rs.reconciliationTimestamp, 'status.reconciliationStatus.reconciliationTimestamp', resource);
@@ -332,6 +336,15 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     const pending = pendingFrom('checkpoint', cp, job.jobId, 'status.jobStatus.checkpointInfo', resource);
     if (pending) state.pendingCheckpoint = pending;
   }
+
+  state.phase = phaseFromReconciliationState(reconciliationState, {
+    lastReconciledSpec: state.lastReconciledSpec,
+    lastStableSpec: state.lastStableSpec,
+    deployedJobId: state.deployedJobId,
+    pendingSavepoint: state.pendingSavepoint,
+    reconciledIsStable: state.lastStableSpec !== undefined && sameValue(state.lastStableSpec, state.lastReconciledSpec),
+    finishedAndShutDown: job.state === 'FINISHED' && status.jobManagerDeploymentStatus === 'MISSING',
+  });
 
   const userStatus: FlinkDeploymentStatusV1 = copyKeys(status, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[]) as FlinkDeploymentStatusV1;
   if (status.jobStatus !== undefined) {
@@ -393,7 +406,7 @@ export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploy
   job.checkpointInfo = checkpointInfo;
   out.jobStatus = job;
 
-  const rs: LegacyReconciliationStatus = { state: state.reconciliationState };
+  const rs: LegacyReconciliationStatus = { state: reconciliationStateOfPhase(state.phase) };
   if (state.reconciliationTimestamp !== undefined) rs.reconciliationTimestamp = Date.parse(state.reconciliationTimestamp);
   if (state.lastReconciledSpec !== undefined) {
     rs.lastReconciledSpec = serializeLegacySpec({

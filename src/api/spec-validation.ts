@@ -16,6 +16,10 @@
  * - upgradeMode last-state: high availability configured; savepoint / last-state: a checkpoint
  *   directory; savepoint (and manual or periodic savepoints): a savepoint directory;
  * - high availability: a storage directory; more than one JobManager: high availability;
+ * - Flink 1.15–1.18 (configuration rendered into `flink-conf.yaml`, Flink's legacy flat format):
+ *   every flinkConfiguration key and value, and the spec fields rendered into that file
+ *   (job.jarURI, job.initialSavepointPath; native: job.entryClass, job.args), must survive Flink
+ *   1.x's reading of it (no line break, no '#', no surrounding whitespace, not empty);
  * - changes against the last reconciled spec: no switch between application and session cluster
  *   or between native and standalone; no restart / savepoint / checkpoint / redeploy nonce change in
  *   the same edit that suspends the job; savepointRedeployNonce needs initialSavepointPath.
@@ -28,7 +32,12 @@ import { FLINK_VERSIONS, OLDEST_SUPPORTED_FLINK_VERSION, type FlinkVersion } fro
 import {
   checkpointDirectory,
   flattenFlinkConfiguration,
+  flinkConfigFileOf,
   isHighAvailabilityEnabled,
+  LEGACY_FLINK_CONFIG_FILE,
+  legacyFlinkConfKeyProblem,
+  legacyFlinkConfValueProblem,
+  type LegacyFlinkConfProblem,
   parseFlinkDuration,
   savepointDirectory,
 } from './flink-configuration.js';
@@ -181,6 +190,38 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
   return errors;
 }
 
+/**
+ * Flink 1.15–1.18 read their configuration only from `flink-conf.yaml`, whose flat format loses
+ * some values (flink-configuration.ts, legacyFlinkConfValueProblem): refuse them here rather than
+ * deploy a configuration Flink reads differently.
+ */
+function validateLegacyConfigurationFile(spec: FlinkDeploymentSpec, flat: Record<string, string>): FieldError[] {
+  const version = spec.flinkVersion;
+  if (version === undefined || !FLINK_VERSIONS.includes(version) || versionIndex(version) < versionIndex(OLDEST_SUPPORTED_FLINK_VERSION)) return [];
+  if (flinkConfigFileOf(version) !== LEGACY_FLINK_CONFIG_FILE) return [];
+  const message = (problem: LegacyFlinkConfProblem) =>
+    `${problem.reason} (flinkVersion ${version} reads its configuration from ${LEGACY_FLINK_CONFIG_FILE}); ${problem.fix}, or move to Flink 1.19 or newer (flinkVersion v1_19 or later reads config.yaml)`;
+  const errors: FieldError[] = [];
+  for (const [key, value] of Object.entries(flat)) {
+    const problem = legacyFlinkConfKeyProblem(key) ?? legacyFlinkConfValueProblem(value);
+    if (problem) errors.push({ field: `spec.flinkConfiguration[${JSON.stringify(key)}]`, message: message(problem) });
+  }
+  // Spec fields the operator writes into the same file (flink-config-builder.ts, native-application-cluster.ts).
+  const job = isObject(spec.job) ? spec.job : undefined;
+  const native = spec.mode !== 'standalone';
+  const rendered: Array<[string, unknown]> = [
+    ['spec.job.jarURI', job?.jarURI],
+    ['spec.job.initialSavepointPath', job?.initialSavepointPath],
+    ...(native ? ([['spec.job.entryClass', job?.entryClass], ['spec.job.args', Array.isArray(job?.args) && job.args.length > 0 ? job.args.join(';') : undefined]] as Array<[string, unknown]>) : []),
+  ];
+  for (const [field, value] of rendered) {
+    // An empty field is not rendered as a value (or is another rule's error).
+    const problem = typeof value === 'string' && value !== '' ? legacyFlinkConfValueProblem(value) : undefined;
+    if (problem) errors.push({ field, message: message(problem) });
+  }
+  return errors;
+}
+
 function changed(now: number | undefined, before: number | undefined): boolean {
   return now !== undefined && now !== null && now !== before;
 }
@@ -244,6 +285,7 @@ export function validateFlinkDeployment(
     ...validateCounts(spec, flat),
     ...validateJarUri(spec),
     ...validateStateConfiguration(spec, flat, previousSpec),
+    ...validateLegacyConfigurationFile(spec, flat),
     ...validateChange(spec, previousSpec),
   ];
   // A field the schema already rejected gets no second message.

@@ -138,7 +138,7 @@ export function formatInspection(i: Inspection): string {
   const st = i.state;
   if (st) {
     lines.push(`  revision:                   ${st.revision}${i.configMap?.writtenBy ? `  written by ${i.configMap.writtenBy}` : ''}${i.configMap?.leader ? `, leader ${i.configMap.leader}` : ''}`);
-    lines.push(`  reconciliationState:        ${st.reconciliationState}${st.reconciliationTimestamp ? ` since ${st.reconciliationTimestamp}` : ''}`);
+    lines.push(`  phase:                      ${st.phase}${st.reconciliationTimestamp ? ` since ${st.reconciliationTimestamp}` : ''}`);
     lines.push(`  lastReconciledGeneration:   ${st.lastReconciledGeneration ?? '-'}`);
     lines.push(`  lastStableGeneration:       ${st.lastStableGeneration ?? '-'}`);
     if (st.firstDeployment !== undefined) lines.push(`  firstDeployment:            ${st.firstDeployment}`);

@@ -23,6 +23,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1Deployment } from '@kubernetes/client-node';
+import { canonicalJson } from '../api/canonical-json.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { GENERATION_ANNOTATION, SPEC_HASH_ANNOTATION } from './flink-resource-naming.js';
 
@@ -34,16 +35,6 @@ export const DEPLOYED_SPEC_ANNOTATION = 'flink-operator.io/deployed-spec';
 export const LAST_SAVEPOINT_ANNOTATION = 'flink-operator.io/last-savepoint';
 /** Above this, the deployed spec is not recorded (annotations are limited to 256 KiB in all). */
 export const DEPLOYED_SPEC_MAX_BYTES = 128 * 1024;
-
-/** JSON with object keys sorted at every level (arrays keep their order); undefined members dropped. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-}
 
 /** sha256 of the canonical JSON of the spec, first 16 hex digits. */
 export function specHash(spec: FlinkDeploymentSpec): string {

@@ -1,7 +1,9 @@
 /**
  * The effective Flink configuration of a standalone application cluster, rendered into
- * ConfigMap `flink-config-<name>` as `config.yaml` (what the JobManager and TaskManagers read at
- * start).
+ * ConfigMap `flink-config-<name>` as the file its Flink version reads at start (what the
+ * JobManager and TaskManagers read): `config.yaml` (standard YAML) for Flink ≥ 1.19,
+ * `flink-conf.yaml` (Flink's legacy flat format) for Flink 1.15–1.18 (flinkConfigFileOf in
+ * src/api/flink-configuration.ts).
  *
  * Mirrors the Apache operator's FlinkConfigBuilder for standalone application mode
  * (../shared/reference/flink-operator.md §5): the user's flinkConfiguration (flat or nested,
@@ -27,12 +29,21 @@
  * user's configuration never leaks into a deployment that is not restoring (a stateless redeploy
  * must not silently restore an old savepoint).
  * Caveats: the Apache operator's random job-result-store path per deployment (FLINK-27569) is not
- * set: the rendering must be reproducible after an operator crash. `config.yaml` quoting needs
- * Flink ≥ 1.19 (standard YAML); older Flink versions read `flink-conf.yaml` (not rendered).
+ * set: the rendering must be reproducible after an operator crash. `flink-conf.yaml` cannot carry
+ * every value (a line break, '#', surrounding whitespace, an empty value): validation refuses such
+ * a spec for Flink 1.15–1.18, and rendering one throws rather than write a value Flink would read
+ * differently.
  */
 import type { FlinkDeploymentSpec, FlinkVersion } from '../api/flink-deployment-spec.js';
 import { FLINK_VERSIONS } from '../api/flink-deployment-spec.js';
-import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import {
+  flattenFlinkConfiguration,
+  flinkConfigFileOf,
+  type FlinkConfigFileName,
+  LEGACY_FLINK_CONFIG_FILE,
+  legacyFlinkConfKeyProblem,
+  legacyFlinkConfValueProblem,
+} from '../api/flink-configuration.js';
 import { componentResources } from './flink-container-resources.js';
 import { FLINK_PORTS } from './flink-resource-naming.js';
 
@@ -128,4 +139,29 @@ export function renderFlinkConfigYaml(config: Readonly<Record<string, string>>):
     .sort()
     .map((key) => `${PLAIN_KEY.test(key) ? key : JSON.stringify(key)}: ${JSON.stringify(config[key])}`);
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/**
+ * `flink-conf.yaml` of a configuration, Flink 1.x's legacy flat format: one `key: value` line per
+ * entry, keys sorted, nothing quoted (Flink 1.x GlobalConfiguration.loadYAMLResource splits each
+ * line at the first ": " and takes the rest, trimmed, verbatim). Stable like renderFlinkConfigYaml.
+ * Throws, naming the key, on a key or value that format cannot carry (validation refuses them
+ * first; see legacyFlinkConfValueProblem).
+ */
+export function renderLegacyFlinkConf(config: Readonly<Record<string, string>>): string {
+  const lines = Object.keys(config)
+    .sort()
+    .map((key) => {
+      const value = config[key]!;
+      const problem = legacyFlinkConfKeyProblem(key) ?? legacyFlinkConfValueProblem(value);
+      if (problem) throw new Error(`cannot render ${LEGACY_FLINK_CONFIG_FILE}: configuration key ${JSON.stringify(key)} ${problem.reason}; ${problem.fix}`);
+      return `${key}: ${value}`;
+    });
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
+}
+
+/** The configuration file for `version` (flinkConfigFileOf): its data key and its text. */
+export function renderFlinkConfigFile(config: Readonly<Record<string, string>>, version: FlinkVersion | undefined): { file: FlinkConfigFileName; text: string } {
+  const file = flinkConfigFileOf(version);
+  return { file, text: file === LEGACY_FLINK_CONFIG_FILE ? renderLegacyFlinkConf(config) : renderFlinkConfigYaml(config) };
 }

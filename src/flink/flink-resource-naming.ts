@@ -9,6 +9,7 @@
  */
 import type { V1OwnerReference } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { STANDARD_FLINK_CONFIG_FILE } from '../api/flink-configuration.js';
 
 /** `type` label value of standalone-mode objects. */
 export const STANDALONE_TYPE_LABEL_VALUE = 'flink-standalone-kubernetes';
@@ -31,12 +32,14 @@ export type FlinkComponent = 'jobmanager' | 'taskmanager';
 
 /** The container the Flink process runs in; user pod templates address it by this name. */
 export const FLINK_MAIN_CONTAINER = 'flink-main-container';
-/** Where the rendered configuration (config.yaml, log4j-console.properties) is mounted. */
+/** Where the rendered configuration (config.yaml or flink-conf.yaml, log4j-console.properties) is mounted. */
 export const FLINK_CONF_DIR = '/opt/flink/conf';
 /** Name of the pod volume holding the configuration ConfigMap. */
 export const FLINK_CONFIG_VOLUME = 'flink-config-volume';
-/** Data key of the effective Flink configuration (Flink ≥ 1.19 reads config.yaml). */
-export const FLINK_CONFIG_FILE = 'config.yaml';
+/** Data key of the effective Flink configuration for Flink ≥ 1.19 (standard YAML); flinkConfigFileOf picks by version. */
+export const FLINK_CONFIG_FILE = STANDARD_FLINK_CONFIG_FILE;
+/** Data key of the effective Flink configuration for Flink 1.15–1.18 (Flink's legacy flat format). */
+export { LEGACY_FLINK_CONFIG_FILE } from '../api/flink-configuration.js';
 export const LOG4J_CONSOLE_FILE = 'log4j-console.properties';
 
 /** Fixed ports (Flink's kubernetes.utils.Constants); rest.port may override the REST port. */

@@ -45,6 +45,7 @@ import type {
   FlinkJobExceptions,
   FlinkJobOverview,
   FlinkJobsOverview,
+  FlinkMetricCollection,
   FlinkSavepointOperation,
   FlinkTriggerResponse,
   SavepointFormatType,
@@ -229,6 +230,36 @@ export class FlinkRestClient {
   /** GET /jobs/:id/exceptions. */
   getExceptions(jobId: string): Promise<FlinkJobExceptions> {
     return this.getJson<FlinkJobExceptions>(`/jobs/${checkId('job id', jobId)}/exceptions`);
+  }
+
+  /**
+   * GET /jobs/:id/metrics?get=<names>: the current values of the named job metrics (e.g.
+   * `numRestarts`, `numberOfCompletedCheckpoints`, `uptime`), by name. A metric the JobManager does
+   * not have (unknown name, or a job it does not know: Flink then answers `[]`) is absent from the
+   * result; no names → `{}` without a request.
+   * Caveat: Flink's metric store refreshes at most every `metrics.fetcher.update-interval` (10 s),
+   * so values may lag by that much.
+   */
+  async getJobMetrics(jobId: string, names: readonly string[]): Promise<Record<string, string>> {
+    checkId('job id', jobId);
+    if (names.length === 0) return {};
+    for (const name of names) {
+      if (name === '' || name.includes(',')) throw new Error(`invalid Flink metric name "${name}": it must be non-empty and contain no ','`);
+    }
+    const answer = await this.getJson<FlinkMetricCollection>(`/jobs/${jobId}/metrics?get=${names.map(encodeURIComponent).join(',')}`);
+    if (!Array.isArray(answer)) {
+      throw new FlinkRestError(`Flink REST API of ${this.resource}: GET /jobs/${jobId}/metrics answered ${JSON.stringify(answer).slice(0, 200)}, not a list of metrics`, {
+        path: `/jobs/${jobId}/metrics`,
+        method: 'GET',
+        url: `${this.transport.baseUrl}/jobs/${jobId}/metrics`,
+        source: 'flink',
+      });
+    }
+    const values: Record<string, string> = {};
+    for (const metric of answer) {
+      if (typeof metric?.id === 'string' && typeof metric.value === 'string') values[metric.id] = metric.value;
+    }
+    return values;
   }
 
   /** POST /savepoint-disposal `{savepoint-path}`. Sent once; returns the trigger id. */

@@ -36,6 +36,7 @@ export interface FlinkJobOverview {
   name: string;
   state: FlinkJobState | string;
   'start-time': number;
+  /** When the job reached a globally terminal state (FINISHED, CANCELED, FAILED), epoch ms; -1 before. */
   'end-time': number;
   duration: number;
   'last-modification': number;
@@ -146,6 +147,22 @@ export interface FlinkJobExceptions {
   truncated?: boolean;
   exceptionHistory: { entries: FlinkExceptionEntry[]; truncated: boolean };
 }
+
+/**
+ * One metric of GET /jobs/:id/metrics (`Metric`): `{id}` in the list of available metrics (no
+ * `get` parameter), `{id, value}` for requested ones. Values are strings, also for numbers.
+ */
+export interface FlinkMetric {
+  id: string;
+  value?: string;
+}
+
+/**
+ * GET /jobs/:id/metrics (`MetricCollectionResponseBody`): a bare JSON array, not the
+ * `{"metrics": [...]}` object the generated OpenAPI spec shows (the class is a list, serialized as
+ * one: MetricCollectionResponseBody in flink-runtime).
+ */
+export type FlinkMetricCollection = FlinkMetric[];
 
 /** Savepoint format of POST /jobs/:id/stop and /jobs/:id/savepoints. */
 export type SavepointFormatType = 'CANONICAL' | 'NATIVE';

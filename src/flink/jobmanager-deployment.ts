@@ -1,10 +1,14 @@
 /**
- * JobManager Deployment `<name>` of a standalone application cluster.
+ * JobManager Deployment `<name>` of a standalone cluster.
  *
- * - container args: `standalone-job [--job-classname C] [--fromSavepoint P] [--allowNonRestoredState]
- *   [-D jobmanager.rpc.address=$(_POD_IP_ADDRESS) (HA only)] <job args...>` (Flink's
- *   StandaloneApplicationClusterEntryPoint grammar: options first, program args after the first
- *   non-option);
+ * - container args of an application cluster (`spec.job` set): `standalone-job [--job-classname C]
+ *   [--fromSavepoint P] [--allowNonRestoredState] [-D jobmanager.rpc.address=$(_POD_IP_ADDRESS)
+ *   (HA only)] <job args...>` (Flink's StandaloneApplicationClusterEntryPoint grammar: options
+ *   first, program args after the first non-option);
+ * - of a session cluster (no `spec.job`): `jobmanager [-D jobmanager.rpc.address=$(_POD_IP_ADDRESS)
+ *   (HA only)]`, the Flink docker image's session entry point (docker-entrypoint.sh runs
+ *   `jobmanager.sh start-foreground`, i.e. StandaloneSessionClusterEntrypoint, which accepts `-D`
+ *   and has no job options); `standalone-job` there would start an application cluster;
  * - replicas `jobManager.replicas` (default 1), strategy Recreate (two JobManagers of one job must
  *   never run side by side without HA);
  * - annotations `flinkdeployment.flink.apache.org/generation` and `flink-operator.io/spec-hash`.
@@ -40,6 +44,7 @@ export interface JobManagerArgsInputs {
 
 /** The JobManager container args (see the module comment for the grammar). */
 export function jobManagerArgs(inputs: JobManagerArgsInputs): string[] {
+  if (!inputs.spec.job) return ['jobmanager', ...(inputs.highAvailability ? ['-D', `jobmanager.rpc.address=$(${POD_IP_ENV})`] : [])];
   const args = ['standalone-job'];
   const entryClass = inputs.spec.job?.entryClass;
   if (entryClass) args.push('--job-classname', entryClass);

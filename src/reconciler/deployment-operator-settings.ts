@@ -28,6 +28,29 @@ export interface DeploymentOperatorSettings {
   restartFailedJobs: boolean;
   /** `job.upgrade.last-state.max.allowed.checkpoint.age`; undefined = any age. */
   lastStateMaxCheckpointAgeMs: number | undefined;
+  /** `job.upgrade.last-state-fallback.enabled` (true): a savepoint upgrade of a job that does not run goes through HA metadata. */
+  lastStateFallback: boolean;
+  /** `jm-deployment-recovery.enabled` (true; older key `reconciler.jm-deployment-recovery.enabled`): recreate a deleted JobManager Deployment. */
+  jobManagerRecovery: boolean;
+  /** `jm-deployment.shutdown-ttl` (1 d): how long the JobManager of a finished job is kept. */
+  jobManagerShutdownTtlMs: number;
+  /** `cluster.health-check.*`: restart a job that restarts too often or stops checkpointing. */
+  healthCheck: ClusterHealthSettings;
+}
+
+export interface ClusterHealthSettings {
+  /** `cluster.health-check.enabled` (false). */
+  enabled: boolean;
+  /** `cluster.health-check.restarts.window` (2 min). */
+  restartsWindowMs: number;
+  /** `cluster.health-check.restarts.threshold` (64): more restarts than this within the window is unhealthy. */
+  restartsThreshold: number;
+  /**
+   * `cluster.health-check.checkpoint-progress.enabled` (true) and `.window`: no checkpoint completed
+   * within the window is unhealthy. The window is at least max(interval, timeout) × (tolerable
+   * failures + 2), which is also its default; undefined when checkpointing is off and no window is set.
+   */
+  checkpointProgressWindowMs: number | undefined;
 }
 
 const PREFIX = 'kubernetes.operator.';
@@ -63,7 +86,36 @@ export function deploymentOperatorSettings(spec: FlinkDeploymentSpec): Deploymen
     readinessTimeoutMs: duration('deployment.readiness.timeout', 5 * 60_000)!,
     restartFailedJobs: bool('job.restart.failed', false),
     lastStateMaxCheckpointAgeMs: duration('job.upgrade.last-state.max.allowed.checkpoint.age', undefined),
+    lastStateFallback: bool('job.upgrade.last-state-fallback.enabled', true),
+    jobManagerRecovery: bool('jm-deployment-recovery.enabled', bool('reconciler.jm-deployment-recovery.enabled', true)),
+    jobManagerShutdownTtlMs: duration('jm-deployment.shutdown-ttl', 24 * 3600_000)!,
+    healthCheck: {
+      enabled: bool('cluster.health-check.enabled', false),
+      restartsWindowMs: duration('cluster.health-check.restarts.window', 2 * 60_000)!,
+      restartsThreshold: Number(get('cluster.health-check.restarts.threshold') ?? 64),
+      checkpointProgressWindowMs: bool('cluster.health-check.checkpoint-progress.enabled', true) ? checkpointProgressWindow(flat, duration('cluster.health-check.checkpoint-progress.window', undefined)) : undefined,
+    },
   };
+}
+
+/** Apache's ClusterHealthEvaluator: max(interval, timeout) × (tolerable failures + 2) is the least (and default) window. */
+function checkpointProgressWindow(flat: Readonly<Record<string, string>>, configured: number | undefined): number | undefined {
+  const parse = (key: string, fallback: number | undefined) => {
+    const value = flat[key]?.trim();
+    if (!value) return fallback;
+    try {
+      return parseFlinkDuration(value);
+    } catch {
+      return fallback;
+    }
+  };
+  const interval = parse('execution.checkpointing.interval', undefined);
+  const checkpointing = interval !== undefined && interval > 0;
+  if (!checkpointing && configured === undefined) return undefined;
+  const timeout = parse('execution.checkpointing.timeout', 10 * 60_000)!;
+  const tolerable = Number(flat['execution.checkpointing.tolerable-failed-checkpoints'] ?? 0) || 0;
+  const least = checkpointing ? Math.max(interval, timeout) * (tolerable + 2) : 0;
+  return configured !== undefined && configured >= least ? configured : least || configured;
 }
 
 export type DueSavepoint = { triggerType: 'MANUAL'; nonce: number } | { triggerType: 'PERIODIC' };

@@ -1,5 +1,10 @@
 /**
- * The FlinkDeployment reconciler: observe → validate → one step → status, level-based.
+ * The FlinkDeployment reconciler: observe → decide → act → record, level-based.
+ *
+ * One pass: load the state (migrating a legacy status, rebuilding a lost ConfigMap), observe the
+ * world (observation.ts), validate the spec, ask the pure decision function for one step
+ * (decide.ts; it may ask for more facts first), perform that step (step-executor.ts), and record
+ * the user-facing status (status-builder.ts) in one minimal patch.
  *
  * Every step follows the write order of design/004: the intent goes to the state ConfigMap
  * before the side effect, the result right after it, the status last. design/005 tabulates each
@@ -21,56 +26,38 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
-import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
+import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
+import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
 import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, NotLeaderError, RegressedStateError, StatePreconditionError } from '../state/state-errors.js';
-import type { StateUpdateFunction } from '../state/state-store.js';
-import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { readDeployedRecord } from '../flink/deployed-record.js';
-import { ClusterSteps, deployedSpecOf, restorePathFor, withRunningState } from './cluster-steps.js';
-import { clusterModeOf, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
-import { deploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
+import { ClusterHealthEvaluator } from './cluster-health.js';
+import { decide } from './decide.js';
 import { DeletionSteps } from './deletion-steps.js';
-import { classifyJobManager } from './job-manager-observer.js';
-import { fencedFlinkApi, type Pass, type PassContext, type StepResult } from './reconcile-pass.js';
-import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
+import { type DeploymentOperatorSettings, deploymentOperatorSettings } from './deployment-operator-settings.js';
+import { type ClusterHealthVerdict, gather, type Observation, observe } from './observation.js';
+import type { Decision, StepResult } from './reconcile-step.js';
+import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
 import { loadOrRebuildState, RebuildWaitingError } from './state-recovery.js';
-import { SnapshotSteps } from './snapshot-steps.js';
-import { buildStatus, type ObservedJob } from './status-builder.js';
-import { diffSpecs, sameValue } from './spec-diff.js';
-
-/** The spec to record as reconciled in a steady pass: the desired one, but the savepoint nonce only once its savepoint was taken. */
-function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalState): FlinkDeploymentSpec {
-  const spec = withRunningState(desired);
-  if (spec.job) {
-    const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
-    if (acked === undefined) delete spec.job.savepointTriggerNonce;
-    else spec.job.savepointTriggerNonce = acked;
-  }
-  return spec;
-}
+import { buildStatus } from './status-builder.js';
+import { fencedFlinkApi, PassState, type StepContext } from './step-context.js';
+import { executeStep } from './step-executor.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Generation for which SpecChanged / ValidationError was last emitted, by uid (event hygiene only). */
   private readonly announced = new Map<string, string>();
-
-  private readonly snapshots: SnapshotSteps;
-  private readonly cluster: ClusterSteps;
+  private readonly health: ClusterHealthEvaluator;
   private readonly deletion: DeletionSteps;
 
   constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
-    const context: PassContext = {
-      deps,
-      save: (pass, fn) => this.save(pass, fn),
+    this.health = new ClusterHealthEvaluator(() => deps.now());
+    this.deletion = new DeletionSteps(deps, {
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
-      forgetAnnouncements: (deployment) => {
+      forget: (deployment) => {
         for (const key of [...this.announced.keys()]) if (key.startsWith(`${deployment.metadata.uid}/`)) this.announced.delete(key);
+        this.health.forget(deployment.metadata.uid ?? '');
       },
-    };
-    this.snapshots = new SnapshotSteps(context);
-    this.cluster = new ClusterSteps(context, this.snapshots);
-    this.deletion = new DeletionSteps(context, this.snapshots, (pass) => this.observe(pass));
+    });
   }
 
   /**
@@ -130,54 +117,105 @@ export class FlinkDeploymentReconciler implements Reconciler {
       throw error;
     }
     if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment, fence);
+    const current = deployment;
 
-    const pass: Pass = {
-      deployment,
-      state,
-      outcome: { jobManagerStatus: 'MISSING' },
-      api: fencedFlinkApi(d.flinkApi(deployment), fence),
+    // Validate: an invalid spec is reported and the last valid one keeps being carried out.
+    const generation = current.metadata.generation ?? 0;
+    const userSpec = current.spec as FlinkDeploymentSpec | undefined;
+    const errors = validateFlinkDeployment(current, state.lastReconciledSpec ? { spec: state.lastReconciledSpec } : undefined);
+    let validationError: string | undefined;
+    if (errors.length > 0 || !userSpec) {
+      validationError =
+        `Invalid spec (generation ${generation}): ${userSpec ? formatFieldErrors(errors) : 'spec: required; a FlinkDeployment needs at least spec.image, spec.flinkVersion and spec.jobManager/taskManager resources'}. ` +
+        (state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is deployed until the spec is fixed.');
+      this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
+    }
+    const specInvalid = validationError !== undefined;
+    if (specInvalid && (!state.lastReconciledSpec || !userSpec)) {
+      const observed: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: 0 };
+      await this.recordStatus(current, state, observed, validationError, fence);
+      return { requeueAfterMs: d.timings.reconcileIntervalMs };
+    }
+    const desired = specInvalid ? state.lastReconciledSpec! : userSpec!;
+    const desiredGeneration = specInvalid ? (state.lastReconciledGeneration ?? generation) : generation;
+    const settings = deploymentOperatorSettings(desired);
+    const api = fencedFlinkApi(d.flinkApi(current), fence);
+    const passState = new PassState(state, (from, fn) => d.store.update(current, fn, { fence, basedOnRevision: from.revision }));
+
+    // Observe, then decide (gathering the facts the decision asks for).
+    let observed = await observe(d, current, state, api);
+    const resource = `${request.namespace}/${request.name}`;
+    let decision: Decision;
+    for (let asked = 0; ; asked++) {
+      decision = decide({ state, desired, desiredGeneration, specInvalid, observed, settings, now: d.now(), resource });
+      if (decision.step.kind !== 'gather' || asked >= GATHERABLE_FACTS) break;
+      observed = await gather(decision.step.fact, { deps: d, deployment: current, state, api, health: (o) => this.evaluateHealth(current, state, api, settings, o) }, observed);
+    }
+    if (decision.step.kind === 'gather') decision = { step: { kind: 'wait', requeue: 'progress', error: `Could not gather ${decision.step.fact} for the decision` } };
+    if (decision.announce) this.announceOnce(current, decision.announce.key, decision.announce.type, decision.announce.reason, decision.announce.message);
+    if (decision.count === 'drift') d.counters.driftDetected();
+
+    // Act: exactly one step.
+    const context: StepContext = {
+      deps: d,
+      deployment: current,
+      observed,
+      api,
       fence,
-      settings: deploymentOperatorSettings(state.lastReconciledSpec ?? deployment.spec),
+      settings,
+      state: () => passState.get(),
+      save: (fn) => passState.save(fn),
+      announceOnce: (type, reason, key, message) => this.announceOnce(current, key, type, reason, message),
     };
-    await this.observe(pass);
     let result: StepResult;
     try {
-      result = await this.step(pass);
+      result = await executeStep(context, decision.step);
     } catch (error) {
       if (isFencingOrPrecondition(error)) throw error;
       if (!(error instanceof FlinkRestError)) {
         // Not an expected outcome: the status still tells the truth, then the runtime retries with backoff.
-        pass.outcome.error = `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`;
-        await this.recordStatus(pass);
+        const message = `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`;
+        await this.recordStatus(current, passState.get(), observed, validationError ?? message, fence);
         throw error;
       }
-      pass.outcome.error = `Flink REST call failed: ${error.message}`;
-      result = 'progress';
+      result = { requeue: 'progress', error: `Flink REST call failed: ${error.message}` };
     }
-    await this.recordStatus(pass);
-    return { requeueAfterMs: this.requeueFor(result, pass) };
+    // A step that asks to go on at once but changed nothing would spin: look again after the progress interval.
+    if (result.requeue === 'continue' && passState.get().revision === state.revision) result = { ...result, requeue: 'progress' };
+
+    // Record.
+    const finalObserved: Observation = { ...observed, ...result.observed };
+    await this.recordStatus(current, passState.get(), finalObserved, validationError ?? result.error ?? decision.error, fence);
+    return { requeueAfterMs: this.requeueFor(result) };
   }
 
-  private async recordStatus(pass: Pass): Promise<void> {
+  private async recordStatus(deployment: FlinkDeploymentV1, state: InternalState, observed: Observation, error: string | undefined, fence: SideEffectFence): Promise<void> {
     const d = this.deps;
-    await d.status.record(pass.deployment, buildStatus(pass.deployment, pass.state, pass.outcome, new Date(d.now())), pass.fence);
+    await d.status.record(deployment, buildStatus(deployment, state, { observed, ...(error ? { error } : {}) }, new Date(d.now())), fence);
   }
 
-  private requeueFor(result: StepResult, pass: Pass): number {
+  private requeueFor(result: StepResult): number {
     const t = this.deps.timings;
-    if (result === 'continue') return 0;
-    if (result === 'progress') return t.progressCheckIntervalMs;
-    const wakeUp = pass.wakeUpInMs !== undefined ? Math.max(pass.wakeUpInMs, 50) : Infinity;
-    const steady = pass.state.reconciliationState === 'DEPLOYED' && !pass.state.pendingSavepoint
-      && (pass.state.lastReconciledSpec?.job?.state === 'suspended' || (pass.outcome.jobManagerStatus === 'READY' && pass.outcome.job?.state === 'RUNNING'));
-    return Math.min(steady ? t.reconcileIntervalMs : t.progressCheckIntervalMs, wakeUp);
+    if (result.requeue === 'continue') return 0;
+    const interval = result.requeue === 'progress' ? t.progressCheckIntervalMs : t.reconcileIntervalMs;
+    return result.wakeUpInMs !== undefined ? Math.min(interval, Math.max(result.wakeUpInMs, 50)) : interval;
+  }
+
+  /** Samples the job's restarts and checkpoints for the cluster health check (cluster-health.ts). */
+  private async evaluateHealth(deployment: FlinkDeploymentV1, state: InternalState, api: FlinkJobApi, settings: DeploymentOperatorSettings, observed: Observation): Promise<ClusterHealthVerdict> {
+    const jobId = state.deployedJobId;
+    if (!jobId) return { healthy: true };
+    try {
+      const metrics = await api.getJobMetrics(jobId, ['numRestarts']);
+      const checkpoints = settings.healthCheck.checkpointProgressWindowMs !== undefined ? (await api.getCheckpoints(jobId)).counts.completed : undefined;
+      return this.health.evaluate(deployment.metadata.uid ?? '', { jobId, restarts: Number(metrics.numRestarts ?? 0), ...(checkpoints !== undefined ? { completedCheckpoints: checkpoints } : {}), ...(observed.job?.startTime ? { jobStartTime: observed.job.startTime } : {}) }, settings.healthCheck);
+    } catch (error) {
+      if (!(error instanceof FlinkRestError)) throw error;
+      return { healthy: true };
+    }
   }
 
   // ---- state ----
-
-  private async save(pass: Pass, fn: StateUpdateFunction): Promise<void> {
-    pass.state = await this.deps.store.update(pass.deployment, fn, { fence: pass.fence, basedOnRevision: pass.state.revision });
-  }
 
   private async refuseState(deployment: FlinkDeploymentV1, error: Error, fence: SideEffectFence, requeueAfterMs = this.deps.timings.reconcileIntervalMs): Promise<ReconcileResult> {
     const d = this.deps;
@@ -197,214 +235,6 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return { requeueAfterMs };
   }
 
-  // ---- observe ----
-
-  private async observe(pass: Pass): Promise<void> {
-    const d = this.deps;
-    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-    const jobManager = d.clusterDeployments.get(namespace, name);
-    const taskManager = d.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
-    if (taskManager) {
-      pass.outcome.taskManagerReplicas = taskManager.status?.replicas ?? 0;
-    } else if (jobManager && clusterModeOf(deployedSpecOf(pass.state) ?? pass.deployment.spec) === 'native') {
-      // Native mode: the JobManager created its TaskManager pods itself (design/009-native-mode.md).
-      const pods = await d.cluster.listPods(namespace, `app=${name},component=taskmanager`);
-      pass.outcome.taskManagerReplicas = pods.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
-    }
-    let observed = classifyJobManager(jobManager, undefined);
-    if (observed.status === 'DEPLOYING' && jobManager) {
-      observed = classifyJobManager(jobManager, await d.cluster.listPods(namespace, `app=${name},component=jobmanager`));
-    }
-    pass.outcome.jobManagerStatus = observed.status;
-    if (observed.error) pass.outcome.error = observed.error;
-    if (observed.status !== 'DEPLOYED_NOT_READY') return;
-    try {
-      const jobs = await pass.api.listJobs();
-      pass.outcome.jobManagerStatus = 'READY';
-      const wanted = pass.state.jobIdToSubmit ?? pass.state.deployedJobId;
-      const job = jobs.find((j) => j.jid === wanted);
-      if (job) pass.outcome.job = toObservedJob(job);
-    } catch (error) {
-      if (!(error instanceof FlinkRestError)) throw error;
-      pass.restUnreachable = error.message;
-      d.log.debug({ err: error.message }, 'Flink REST API not answering yet');
-    }
-  }
-
-  // ---- decide and act ----
-
-  private async step(pass: Pass): Promise<StepResult> {
-    const d = this.deps;
-    const { deployment } = pass;
-    const generation = deployment.metadata.generation ?? 0;
-    const errors = validateFlinkDeployment(deployment, pass.state.lastReconciledSpec ? { spec: pass.state.lastReconciledSpec } : undefined);
-    let desired: FlinkDeploymentSpec = deployment.spec;
-    let desiredGeneration = generation;
-    if (errors.length > 0) {
-      const message = `Invalid spec (generation ${generation}): ${formatFieldErrors(errors)}. ` +
-        (pass.state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is deployed until the spec is fixed.');
-      pass.outcome.error = message;
-      this.announceOnce(deployment, `invalid-${generation}`, 'Warning', 'ValidationError', message);
-      if (!pass.state.lastReconciledSpec) return 'steady';
-      desired = pass.state.lastReconciledSpec;
-      desiredGeneration = pass.state.lastReconciledGeneration ?? generation;
-    }
-    pass.settings = deploymentOperatorSettings(desired);
-
-    const state = pass.state;
-    if (state.pendingSavepoint) return this.snapshots.progress(pass, state.pendingSavepoint);
-    if (state.reconciliationState === 'UPGRADING' || state.reconciliationState === 'ROLLING_BACK') {
-      if (state.jobIdToSubmit) return this.cluster.deploy(pass);
-      if (desired.job?.state === 'suspended') return this.cluster.finishSuspend(pass, desired, desiredGeneration);
-      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, restorePathFor(desired, state));
-    }
-    if (!state.lastReconciledSpec && state.deployedJobId) {
-      // Rebuilt without the deployed spec: a job runs an unknown spec. Upgrade it the normal way (a savepoint first).
-      this.announceOnce(deployment, `unconfirmed-${state.deployedJobId}`, 'Normal', 'SpecChanged', `Job ${state.deployedJobId} runs a spec the operator cannot confirm; upgrading it to generation ${desiredGeneration} through the normal path`);
-      return this.cluster.stopJob(pass, desired, desiredGeneration);
-    }
-    if (!state.lastReconciledSpec) {
-      if (desired.job?.state === 'suspended') return 'steady';
-      return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, desired.job?.initialSavepointPath);
-    }
-
-    const reconciledSuspended = state.lastReconciledSpec.job?.state === 'suspended';
-    const wantSuspended = desired.job?.state === 'suspended';
-    if (reconciledSuspended) {
-      if (wantSuspended) return 'steady';
-      d.events.emit(deployment, 'Normal', 'SpecChanged', 'Job resumed (job.state: running)');
-      return this.cluster.resume(pass, desired, desiredGeneration);
-    }
-    const diff = diffSpecs(state.lastReconciledSpec, desired);
-    if ((wantSuspended || diff.type === 'UPGRADE') && state.failedUpgrade?.generation === desiredGeneration) {
-      // Its stop-with-savepoint failed: not retried on every pass, only for the next spec change.
-      pass.outcome.error = `Generation ${desiredGeneration} is not deployed: ${state.failedUpgrade.reason}`;
-      return this.steadyState(pass, state.lastReconciledSpec, state.lastReconciledGeneration ?? desiredGeneration);
-    }
-    if (wantSuspended) {
-      this.announceOnce(deployment, `suspend-${desiredGeneration}`, 'Normal', 'Suspended', 'Suspending the job (job.state: suspended)');
-      return this.cluster.stopJob(pass, desired, desiredGeneration);
-    }
-    if (diff.type !== 'IGNORE') {
-      this.announceOnce(deployment, `changed-${desiredGeneration}`, 'Normal', 'SpecChanged', `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}`);
-      if (diff.type === 'SCALE') return this.cluster.rescale(pass, desired, desiredGeneration);
-      if (diff.type === 'SAVEPOINT_REDEPLOY') return this.cluster.recordDeployIntent(pass, desired, desiredGeneration, desired.job?.initialSavepointPath);
-      return this.cluster.stopJob(pass, desired, desiredGeneration);
-    }
-    return this.steadyState(pass, desired, desiredGeneration);
-  }
-
-  /**
-   * Nothing to redeploy. In order: roll back a spec that never became ready, restart or report a
-   * failed job, take a due savepoint, trim the history, acknowledge ignored changes, promote the
-   * stable spec, keep the TaskManager replicas, report a missing JobManager.
-   */
-  private async steadyState(pass: Pass, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
-    const d = this.deps;
-    const state = pass.state;
-    const now = d.now();
-    const job = pass.outcome.job;
-    const running = job?.state === 'RUNNING' && pass.outcome.jobManagerStatus === 'READY';
-
-    const drift = this.runningClusterDrift(pass);
-    if (drift) return this.repairDrift(pass, desired, generation, drift);
-    if (state.reconciliationState === 'DEPLOYED' && this.shouldRollBack(pass, now)) {
-      return this.cluster.rollBack(pass, `not ready within ${pass.settings.readinessTimeoutMs / 1000} s (JobManager ${pass.outcome.jobManagerStatus}, job ${job?.state ?? 'not running'})`);
-    }
-    if (job?.state === 'FAILED' && state.deployedJobId === job.jobId) {
-      if (pass.settings.restartFailedJobs) return this.cluster.restartFailedJob(pass, generation);
-      await this.reportFailedJob(pass, job.jobId);
-    }
-    if (running && state.deployedJobId) {
-      const due = dueSavepoint(state, desired, pass.settings, now);
-      if (due) {
-        return this.snapshots.start(pass, {
-          triggerType: due.triggerType, stopJob: false, jobId: state.deployedJobId, spec: desired, ...(due.triggerType === 'MANUAL' ? { nonce: due.nonce } : {}),
-        });
-      }
-      const next = untilNextPeriodicSavepoint(state, pass.settings, now);
-      if (next !== undefined) pass.wakeUpInMs = next;
-      await this.snapshots.trimHistory(pass);
-    }
-
-    const acknowledged = acknowledgedSpec(desired, state);
-    const ack = state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, acknowledged);
-    const promote = running && state.reconciliationState === 'DEPLOYED'
-      && (!sameValue(state.lastStableSpec, state.lastReconciledSpec) || state.lastStableGeneration !== state.lastReconciledGeneration);
-    if ((ack && state.reconciliationState !== 'ROLLED_BACK') || promote) {
-      const reconciled = state.lastReconciledSpec;
-      await this.save(pass, (s) => {
-        const next = { ...s };
-        if (ack && s.reconciliationState !== 'ROLLED_BACK') Object.assign(next, { lastReconciledSpec: acknowledged, lastReconciledGeneration: generation });
-        if (promote && sameValue(s.lastReconciledSpec, reconciled)) Object.assign(next, { lastStableSpec: next.lastReconciledSpec, lastStableGeneration: next.lastReconciledGeneration, firstDeployment: false });
-        return next;
-      });
-    }
-    await this.cluster.ensureTaskManagerReplicas(pass);
-    if (pass.outcome.jobManagerStatus === 'MISSING' && state.reconciliationState !== 'UPGRADING') {
-      const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-      const message = `JobManager Deployment ${namespace}/${name} is missing; the job is not running. Delete and recreate the FlinkDeployment or change job.savepointRedeployNonce to redeploy from job.initialSavepointPath`;
-      pass.outcome.error = message;
-      this.announceOnce(pass.deployment, `missing-${state.deployedJobId}`, 'Warning', 'Missing', message);
-    }
-    return 'steady';
-  }
-
-  /**
-   * The running cluster is not the one the state says was deployed: the JobManager Deployment's
-   * pinned job id (deployed-record.ts) is not `deployedJobId`. Someone (a person, an old manifest,
-   * a process that was not fenced) replaced it. Undefined when it matches or cannot be told.
-   */
-  private runningClusterDrift(pass: Pass): string | undefined {
-    const { state } = pass;
-    if (state.reconciliationState !== 'DEPLOYED' && state.reconciliationState !== 'ROLLED_BACK') return undefined;
-    if (!state.deployedJobId || state.jobIdToSubmit || state.pendingSavepoint) return undefined;
-    const { namespace, name } = pass.deployment.metadata as { namespace: string; name: string };
-    const running = readDeployedRecord(this.deps.clusterDeployments.get(namespace, name)).jobId;
-    if (running === undefined || running === state.deployedJobId) return undefined;
-    return `the JobManager Deployment ${namespace}/${name} runs job id ${running}, but the operator deployed job ${state.deployedJobId}`;
-  }
-
-  /** Reports the drift (status.error, a Warning event, a metric) and repairs it through the normal upgrade path: a savepoint first while a job runs. */
-  private async repairDrift(pass: Pass, desired: FlinkDeploymentSpec, generation: number, drift: string): Promise<StepResult> {
-    const d = this.deps;
-    d.counters.driftDetected();
-    const message = `The running Flink cluster is not the one the operator deployed: ${drift}. It is redeployed from the spec through a savepoint upgrade`;
-    pass.outcome.error = message;
-    this.announceOnce(pass.deployment, `drift-${pass.state.deployedJobId}`, 'Warning', 'ClusterDrift', message);
-    const jobs = pass.outcome.jobManagerStatus === 'READY' ? await pass.api.listJobs() : [];
-    const running = jobs.find((j) => j.state === 'RUNNING');
-    if (running && desired.job?.upgradeMode !== 'stateless') {
-      return this.snapshots.start(pass, { triggerType: 'UPGRADE', stopJob: true, jobId: running.jid, spec: desired });
-    }
-    return this.cluster.recordDeployIntent(pass, desired, generation, restorePathFor(desired, pass.state));
-  }
-
-  /** The Apache operator's rule: enabled, a non-suspended stable spec to go back to, same Flink version, not ready for longer than the readiness timeout. */
-  private shouldRollBack(pass: Pass, now: number): boolean {
-    const { state, settings, outcome } = pass;
-    if (!settings.rollbackEnabled || !state.lastStableSpec || !state.lastReconciledSpec) return false;
-    if (state.lastStableSpec.job?.state === 'suspended' || sameValue(state.lastStableSpec, state.lastReconciledSpec)) return false;
-    if (state.lastStableSpec.flinkVersion !== state.lastReconciledSpec.flinkVersion) return false;
-    if (outcome.jobManagerStatus === 'READY' && outcome.job?.state === 'RUNNING') return false;
-    const since = state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now;
-    return now - since > settings.readinessTimeoutMs;
-  }
-
-  private async reportFailedJob(pass: Pass, jobId: string): Promise<void> {
-    let cause = 'see the JobManager logs';
-    try {
-      const exceptions = await pass.api.getExceptions(jobId);
-      const newest = exceptions.exceptionHistory?.entries?.[0];
-      cause = (newest?.stacktrace ?? exceptions['root-exception'] ?? cause).split('\n')[0]!.trim();
-    } catch (error) {
-      this.deps.log.debug({ err: (error as Error).message }, 'no exceptions of the failed job');
-    }
-    const message = `Job ${jobId} FAILED: ${cause}. Fix the cause and change the spec (or restartNonce) to redeploy; set kubernetes.operator.job.restart.failed: "true" to restart failed jobs automatically`;
-    pass.outcome.error = message;
-    this.announceOnce(pass.deployment, `failed-${jobId}`, 'Warning', 'JobException', message);
-  }
-
   private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const uid = deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
     const marker = `${reason}:${key}`;
@@ -414,17 +244,9 @@ export class FlinkDeploymentReconciler implements Reconciler {
   }
 }
 
+/** At most this many facts are gathered in one pass (one of each kind). */
+const GATHERABLE_FACTS = 3;
+
 function isFencingOrPrecondition(error: unknown): boolean {
   return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError || error instanceof StatePreconditionError;
 }
-
-function toObservedJob(job: { jid: string; name: string; state: string; 'start-time': number; 'last-modification': number }): ObservedJob {
-  return {
-    jobId: job.jid,
-    name: job.name,
-    state: job.state as ObservedJob['state'],
-    ...(job['start-time'] > 0 ? { startTime: job['start-time'] } : {}),
-    ...(job['last-modification'] > 0 ? { updateTime: job['last-modification'] } : {}),
-  };
-}
-

@@ -33,6 +33,8 @@ export interface FlinkJobApi {
   getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus>;
   getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics>;
   getExceptions(jobId: string): Promise<FlinkJobExceptions>;
+  /** Job metrics by id (GET /jobs/:id/metrics?get=…); ids Flink does not know are left out. */
+  getJobMetrics(jobId: string, names: readonly string[]): Promise<Record<string, string>>;
   disposeSavepoint(savepointPath: string): Promise<string>;
   getDisposalStatus(triggerId: string): Promise<DisposalStatus>;
 }
@@ -62,6 +64,8 @@ export interface FlinkClusterOperations {
   /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
   deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]>;
   deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string, fence: SideEffectFence): Promise<void>;
+  /** Deletes Flink's HA ConfigMaps of the cluster (deletion of the FlinkDeployment). */
+  deleteHaMetadata(namespace: string, name: string, fence: SideEffectFence): Promise<void>;
   /** Sets the TaskManager Deployment's replicas (a rescale without restart). */
   scaleTaskManagers(namespace: string, name: string, replicas: number, fence: SideEffectFence): Promise<void>;
   /** Pods of one component, listed only when the reconciler needs failure reasons. */
@@ -127,6 +131,8 @@ export interface FlinkDeploymentReconcilerDependencies {
   /** Savepoints the state's size rules dropped from the history, not yet disposed (taken: the caller disposes or returns them). */
   takeTrimmedSavepoints(deployment: FlinkDeploymentV1): SavepointRecord[];
   returnTrimmedSavepoints(deployment: FlinkDeploymentV1, records: readonly SavepointRecord[]): void;
+  /** How many of those wait for disposal (a read: nothing is taken). */
+  countTrimmedSavepoints(deployment: FlinkDeploymentV1): number;
   /** Drops what the store remembers of a deleted FlinkDeployment (its revision floor). */
   forgetDeployment(deployment: FlinkDeploymentV1): void;
   counters: ReconcilerCounters;

@@ -149,6 +149,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       recordLastSavepoint: (namespace, name, location, fence) => applier.recordLastSavepoint(namespace, flinkConfigMapName(name), location, fence),
       deleteDeployments: (namespace, names, fence) => applier.deleteDeployments(namespace, names, fence),
       deleteServicesAndConfig: (namespace, services, configMap, fence) => applier.deleteServicesAndConfig(namespace, services, configMap, fence),
+      deleteHaMetadata: (namespace, name, fence) => applier.deleteHaMetadata(namespace, name, fence),
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
@@ -156,6 +157,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     fenceFor: (signal) => runtime.fenceFor(signal),
     takeTrimmedSavepoints: (deployment) => trimmedForSize.take(deployment),
     returnTrimmedSavepoints: (deployment, records) => trimmedForSize.add(deployment, records),
+    countTrimmedSavepoints: (deployment) => trimmedForSize.count(deployment),
     forgetDeployment: (deployment) => {
       trimmedForSize.take(deployment);
       if (store instanceof ConfigMapStateStore) store.forget(deployment);
@@ -186,6 +188,10 @@ class TrimmedSavepoints {
     if (records.length === 0) return;
     const uid = deployment.metadata.uid ?? '';
     this.byUid.set(uid, [...(this.byUid.get(uid) ?? []), ...records]);
+  }
+
+  count(deployment: FlinkDeploymentV1): number {
+    return this.byUid.get(deployment.metadata.uid ?? '')?.length ?? 0;
   }
 
   take(deployment: FlinkDeploymentV1): SavepointRecord[] {

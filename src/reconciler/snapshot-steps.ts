@@ -18,19 +18,10 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
 import type { InternalState, PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
+import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
 import { savepointProgress } from './pending-savepoint.js';
-import type { Pass, PassContext, StepResult } from './reconcile-pass.js';
-
-export interface SavepointRequest {
-  triggerType: 'MANUAL' | 'PERIODIC' | 'UPGRADE';
-  /** Stop the job with the savepoint (upgrade, suspend, deletion). */
-  stopJob: boolean;
-  /** The job to snapshot. */
-  jobId: string;
-  /** The spec whose configuration names the target directory and format. */
-  spec: FlinkDeploymentSpec;
-  nonce?: number;
-}
+import type { SavepointRequest, StepResult } from './reconcile-step.js';
+import type { StepContext } from './step-context.js';
 
 function formatTypeOf(spec: FlinkDeploymentSpec): 'CANONICAL' | 'NATIVE' | undefined {
   const value = flattenFlinkConfiguration(spec.flinkConfiguration)['kubernetes.operator.savepoint.format.type']?.toUpperCase();
@@ -40,183 +31,186 @@ function formatTypeOf(spec: FlinkDeploymentSpec): 'CANONICAL' | 'NATIVE' | undef
 const DISPOSAL_POLLS = 10;
 const DISPOSAL_POLL_MS = 50;
 
-export class SnapshotSteps {
-  constructor(private readonly ctx: PassContext) {}
+/** Records the intent (STOPPING too when the job is to stop), then sends the trigger. */
+export async function startSavepoint(ctx: StepContext, request: SavepointRequest): Promise<StepResult> {
+  const target = savepointDirectory(flattenFlinkConfiguration(request.spec.flinkConfiguration));
+  const format = formatTypeOf(request.spec);
+  const pending: PendingSnapshot = {
+    kind: 'savepoint',
+    triggerType: request.triggerType,
+    jobId: request.jobId,
+    stopJob: request.stopJob,
+    requestedAt: ctx.deps.now(),
+    triggerId: ctx.deps.newJobId(),
+    ...(target ? { targetDirectory: target } : {}),
+    ...(format ? { formatType: format } : {}),
+    ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
+  };
+  const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) }));
+  return send(ctx, state.pendingSavepoint!);
+}
 
-  /** Records the intent (UPGRADING too when the job is to stop), then sends the trigger. */
-  async start(pass: Pass, request: SavepointRequest): Promise<StepResult> {
-    const target = savepointDirectory(flattenFlinkConfiguration(request.spec.flinkConfiguration));
-    const format = formatTypeOf(request.spec);
-    const pending: PendingSnapshot = {
-      kind: 'savepoint',
-      triggerType: request.triggerType,
-      jobId: request.jobId,
-      stopJob: request.stopJob,
-      requestedAt: this.ctx.deps.now(),
-      triggerId: this.ctx.deps.newJobId(),
-      ...(target ? { targetDirectory: target } : {}),
-      ...(format ? { formatType: format } : {}),
-      ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
-    };
-    await this.ctx.save(pass, (s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending, ...(request.stopJob ? { reconciliationState: 'UPGRADING' as const } : {}) }));
-    return this.send(pass, pass.state.pendingSavepoint!);
+/** The side effect of a recorded intent (see the module comment: no result write). */
+async function send(ctx: StepContext, pending: PendingSnapshot): Promise<StepResult> {
+  const options = {
+    ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
+    ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
+  };
+  if (pending.stopJob) await ctx.api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
+  else await ctx.api.triggerSavepoint(pending.jobId, options);
+  return { requeue: 'progress' };
+}
+
+/** Follows the pending savepoint; resolves an intent without an answer by asking Flink. */
+export async function followSavepoint(ctx: StepContext): Promise<StepResult> {
+  const pending = ctx.state().pendingSavepoint!;
+  const jobManager = ctx.observed.jobManager;
+  if (jobManager !== 'READY') {
+    if (!pending.stopJob && (jobManager === 'MISSING' || jobManager === 'ERROR')) return fail(ctx, pending, 'lost', 'the JobManager is not running');
+    if (pending.stopJob && jobManager === 'MISSING') return jobManagerGone(ctx, pending);
+    return { requeue: 'progress' };
   }
-
-  /** The side effect of a recorded intent (see the module comment: no result write). */
-  async send(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const options = {
-      ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
-      ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
-      ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
-    };
-    if (pending.stopJob) await pass.api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
-    else await pass.api.triggerSavepoint(pending.jobId, options);
-    return 'progress';
-  }
-
-  /** Follows a pending savepoint; resolves an intent without an answer by asking Flink. */
-  async progress(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const jmStatus = pass.outcome.jobManagerStatus;
-    if (jmStatus !== 'READY') {
-      if (!pending.stopJob && (jmStatus === 'MISSING' || jmStatus === 'ERROR')) return this.fail(pass, pending, 'lost', 'the JobManager is not running');
-      if (pending.stopJob && jmStatus === 'MISSING') return this.jobManagerGone(pass, pending);
-      return 'progress';
-    }
-    const progress = await savepointProgress(pass.api, pending);
-    switch (progress.kind) {
-      case 'in-progress':
-        return 'progress';
-      case 'not-sent':
-        return this.send(pass, pending);
-      case 'completed':
-        return this.complete(pass, pending, progress.location);
-      case 'failed':
-      case 'lost':
-        return this.fail(pass, pending, progress.kind, progress.reason);
-    }
-  }
-
-  private async complete(pass: Pass, pending: PendingSnapshot, location: string): Promise<StepResult> {
-    const now = this.ctx.deps.now();
-    const record: SavepointRecord = {
-      location,
-      timeStamp: now,
-      triggerType: pending.triggerType,
-      ...(pending.formatType ? { formatType: pending.formatType } : {}),
-      ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
-      jobId: pending.jobId,
-    };
-    await this.ctx.save(pass, (s) => {
-      if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-      const next: InternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
-      if (pending.stopJob) next.upgradeSavepointPath = location;
-      if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
-      if (pending.triggerType === 'MANUAL') next.lastReconciledSpec = acknowledgeNonce(s.lastReconciledSpec, pending.triggerNonce);
-      return next;
-    });
-    this.ctx.deps.events.emit(pass.deployment, 'Normal', 'SavepointCompleted', `${pending.triggerType} savepoint of job ${pending.jobId} completed: ${location}`);
-    return 'continue';
-  }
-
-  private async fail(pass: Pass, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
-    const { deps } = this.ctx;
-    const now = deps.now();
-    if (!pending.stopJob && kind === 'failed' && now - pending.requestedAt < pass.settings.triggerGracePeriodMs) {
-      const retry: PendingSnapshot = { ...pending, triggerId: deps.newJobId(), failures: (pending.failures ?? 0) + 1 };
-      await this.ctx.save(pass, (s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? { ...s, pendingSavepoint: retry } : s));
-      deps.log.warn({ reason, attempt: retry.failures }, 'savepoint failed; retrying within the grace period');
-      return this.send(pass, retry);
-    }
-    const generation = pass.deployment.metadata.generation ?? 0;
-    const what = pending.stopJob
-      ? `the job keeps running its previous spec; the upgrade to generation ${generation} is tried again on the next spec change (or set job.upgradeMode: stateless)`
-      : 'it is not retried further';
-    const message = `${pending.triggerType} savepoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}: ${reason}; ${what}`;
-    deps.events.emit(pass.deployment, 'Warning', 'SavepointError', message);
-    pass.outcome.error = message;
-    await this.ctx.save(pass, (s) => {
-      if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-      const next: InternalState = { ...s, pendingSavepoint: undefined };
-      if (pending.stopJob && s.reconciliationState === 'UPGRADING') next.reconciliationState = 'DEPLOYED';
-      if (pending.stopJob) next.failedUpgrade = { generation, reason: message, at: new Date(now).toISOString() };
-      if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
-      if (pending.triggerType === 'MANUAL') next.lastReconciledSpec = acknowledgeNonce(s.lastReconciledSpec, pending.triggerNonce);
-      return next;
-    });
-    return 'steady';
-  }
-
-  /**
-   * The JobManager Deployment disappeared while its job was being stopped with a savepoint: the job
-   * is gone with it and Flink can no longer say whether the savepoint completed. The stop is over;
-   * the upgrade (or suspend) goes on from the newest savepoint the state knows, and says so.
-   */
-  private async jobManagerGone(pass: Pass, pending: PendingSnapshot): Promise<StepResult> {
-    const newest = pass.state.upgradeSavepointPath ?? pass.state.savepointHistory.at(-1)?.location;
-    const message =
-      `The JobManager Deployment disappeared while job ${pending.jobId} was being stopped with a savepoint; that savepoint cannot be confirmed. ` +
-      (newest ? `Continuing from the newest known savepoint ${newest}` : 'No savepoint is known: continuing without state');
-    this.ctx.deps.events.emit(pass.deployment, 'Warning', 'SavepointError', message);
-    await this.ctx.save(pass, (s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? { ...s, pendingSavepoint: undefined, reconciliationState: 'UPGRADING' } : s));
-    return 'continue';
-  }
-
-  /** Disposes savepoints past the history limits, then drops them from the history. */
-  async trimHistory(pass: Pass): Promise<void> {
-    const { deps } = this.ctx;
-    await this.disposeTrimmedForSize(pass);
-    const expired = expiredSavepoints(pass.state.savepointHistory, pass.settings, deps.now());
-    if (expired.length === 0) return;
-    let leaving = expired;
-    if (pass.settings.savepointCleanup) {
-      if (pass.outcome.jobManagerStatus !== 'READY') return;
-      leaving = [];
-      for (const record of expired) {
-        if (await this.dispose(pass, record.location)) leaving.push(record);
-      }
-      if (leaving.length === 0) return;
-    }
-    const gone = new Set(leaving.map((r) => r.location));
-    await this.ctx.save(pass, (s) => (s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s));
-  }
-
-  /** Savepoints the state's size rules dropped (configmap-state-store.ts): disposed like expired ones, when cleanup is on. */
-  private async disposeTrimmedForSize(pass: Pass): Promise<void> {
-    const { deps } = this.ctx;
-    const trimmed = deps.takeTrimmedSavepoints(pass.deployment);
-    if (trimmed.length === 0 || !pass.settings.savepointCleanup) return;
-    if (pass.outcome.jobManagerStatus !== 'READY') {
-      deps.returnTrimmedSavepoints(pass.deployment, trimmed);
-      return;
-    }
-    const left = [];
-    for (const record of trimmed) if (!(await this.dispose(pass, record.location))) left.push(record);
-    deps.returnTrimmedSavepoints(pass.deployment, left);
-  }
-
-  /** True once Flink confirmed the savepoint is gone (disposed now, or it did not exist any more). */
-  private async dispose(pass: Pass, location: string): Promise<boolean> {
-    try {
-      const triggerId = await pass.api.disposeSavepoint(location);
-      for (let i = 0; i < DISPOSAL_POLLS; i++) {
-        const status = await pass.api.getDisposalStatus(triggerId);
-        if (status.status === 'COMPLETED') {
-          if (!('failureCause' in status)) return true;
-          const cause = `${status.failureCause.class ?? ''} ${status.failureCause['stack-trace']?.split('\n')[0] ?? ''}`;
-          if (/FileNotFound|does not exist|not found/i.test(cause)) return true;
-          this.ctx.deps.events.emit(pass.deployment, 'Warning', 'SavepointError', `could not dispose savepoint ${location}: ${cause.trim()}`);
-          return false;
-        }
-        await new Promise((r) => setTimeout(r, DISPOSAL_POLL_MS));
-      }
-    } catch (error) {
-      this.ctx.deps.log.warn({ err: (error as Error).message, location }, 'savepoint disposal failed; retried on a later pass');
-    }
-    return false;
+  const progress = await savepointProgress(ctx.api, pending);
+  switch (progress.kind) {
+    case 'in-progress':
+      return { requeue: 'progress' };
+    case 'not-sent':
+      return send(ctx, pending);
+    case 'completed':
+      return complete(ctx, pending, progress.location);
+    case 'failed':
+    case 'lost':
+      return fail(ctx, pending, progress.kind, progress.reason);
   }
 }
 
-function acknowledgeNonce(spec: FlinkDeploymentSpec | undefined, nonce: number | undefined): FlinkDeploymentSpec | undefined {
-  if (!spec?.job || nonce === undefined) return spec;
-  return { ...spec, job: { ...spec.job, savepointTriggerNonce: nonce } };
+async function complete(ctx: StepContext, pending: PendingSnapshot, location: string): Promise<StepResult> {
+  const now = ctx.deps.now();
+  const record: SavepointRecord = {
+    location,
+    timeStamp: now,
+    triggerType: pending.triggerType,
+    ...(pending.formatType ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
+    jobId: pending.jobId,
+  };
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    let next: InternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
+    if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: s.phase === 'STOPPING' ? 'STOPPED' : s.phase });
+    if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
+    if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce);
+    return next;
+  });
+  ctx.deps.events.emit(ctx.deployment, 'Normal', 'SavepointCompleted', `${pending.triggerType} savepoint of job ${pending.jobId} completed: ${location}`);
+  return { requeue: 'continue' };
+}
+
+/**
+ * A failed or lost savepoint. Manual and periodic ones are retried with a new trigger id within
+ * `savepoint.trigger.grace-period` (each failed attempt is a SavepointError event), then given up
+ * (acknowledged): the job keeps running and stays Ready — a savepoint failure is reported by events,
+ * not by flipping the status of a healthy job. A failed stop leaves the job running its old spec and
+ * is tried again only for the next spec change (failedUpgrade); that one is in status.error.
+ */
+async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
+  const { deps } = ctx;
+  const now = deps.now();
+  const attempt = (pending.failures ?? 0) + 1;
+  if (!pending.stopJob && kind === 'failed' && now - pending.requestedAt < ctx.settings.triggerGracePeriodMs) {
+    const retry: PendingSnapshot = { ...pending, triggerId: deps.newJobId(), failures: attempt };
+    deps.events.emit(
+      ctx.deployment,
+      'Warning',
+      'SavepointError',
+      `${pending.triggerType} savepoint of job ${pending.jobId} failed (attempt ${attempt}): ${reason}; retrying until ${new Date(pending.requestedAt + ctx.settings.triggerGracePeriodMs).toISOString()} (kubernetes.operator.savepoint.trigger.grace-period)`,
+    );
+    const state = await ctx.save((s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? { ...s, pendingSavepoint: retry } : s));
+    if (state.pendingSavepoint?.triggerId !== retry.triggerId) return { requeue: 'continue' };
+    return send(ctx, retry);
+  }
+  const generation = ctx.deployment.metadata.generation ?? 0;
+  const what = pending.stopJob
+    ? `the job keeps running its previous spec; the upgrade to generation ${generation} is tried again on the next spec change (or set job.upgradeMode: stateless)`
+    : 'it is not retried further; the job keeps running';
+  const message = `${pending.triggerType} savepoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${reason}; ${what}`;
+  deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', message);
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    let next: InternalState = { ...s, pendingSavepoint: undefined };
+    if (pending.stopJob) Object.assign(next, { failedUpgrade: { generation, reason: message, at: new Date(now).toISOString() }, phase: s.phase === 'STOPPING' ? 'DEPLOYED' : s.phase });
+    if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
+    if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce);
+    return next;
+  });
+  return pending.stopJob ? { requeue: 'continue', error: message } : { requeue: 'continue' };
+}
+
+/**
+ * The JobManager Deployment disappeared while its job was being stopped with a savepoint: the job
+ * is gone with it and Flink can no longer say whether the savepoint completed. The stop is over;
+ * the upgrade (or suspend) goes on from the newest savepoint the state knows, and says so.
+ */
+async function jobManagerGone(ctx: StepContext, pending: PendingSnapshot): Promise<StepResult> {
+  const newest = newestSavepointOf(ctx.state());
+  const message =
+    `The JobManager Deployment disappeared while job ${pending.jobId} was being stopped with a savepoint; that savepoint cannot be confirmed. ` +
+    (newest ? `Continuing from the newest known savepoint ${newest}` : 'No savepoint is known: continuing without state');
+  ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', message);
+  await ctx.save((s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? { ...s, pendingSavepoint: undefined, phase: 'STOPPED' } : s));
+  return { requeue: 'continue' };
+}
+
+/** Disposes savepoints past the history limits (and those the size rules dropped), then drops them from the history. */
+export async function trimHistory(ctx: StepContext): Promise<StepResult> {
+  const { deps } = ctx;
+  await disposeTrimmedForSize(ctx);
+  const expired = expiredSavepoints(ctx.state().savepointHistory, ctx.settings, deps.now());
+  if (expired.length === 0) return { requeue: 'steady' };
+  let leaving = expired;
+  if (ctx.settings.savepointCleanup) {
+    if (ctx.observed.jobManager !== 'READY') return { requeue: 'steady' };
+    leaving = [];
+    for (const record of expired) if (await dispose(ctx, record.location)) leaving.push(record);
+    if (leaving.length === 0) return { requeue: 'steady' };
+  }
+  const gone = new Set(leaving.map((r) => r.location));
+  await ctx.save((s) => (s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s));
+  return { requeue: 'continue' };
+}
+
+/** Savepoints the state's size rules dropped (configmap-state-store.ts): disposed like expired ones, when cleanup is on. */
+async function disposeTrimmedForSize(ctx: StepContext): Promise<void> {
+  const { deps } = ctx;
+  const trimmed = deps.takeTrimmedSavepoints(ctx.deployment);
+  if (trimmed.length === 0 || !ctx.settings.savepointCleanup) return;
+  if (ctx.observed.jobManager !== 'READY') {
+    deps.returnTrimmedSavepoints(ctx.deployment, trimmed);
+    return;
+  }
+  const left = [];
+  for (const record of trimmed) if (!(await dispose(ctx, record.location))) left.push(record);
+  deps.returnTrimmedSavepoints(ctx.deployment, left);
+}
+
+/** True once Flink confirmed the savepoint is gone (disposed now, or it did not exist any more). */
+async function dispose(ctx: StepContext, location: string): Promise<boolean> {
+  try {
+    const triggerId = await ctx.api.disposeSavepoint(location);
+    for (let i = 0; i < DISPOSAL_POLLS; i++) {
+      const status = await ctx.api.getDisposalStatus(triggerId);
+      if (status.status === 'COMPLETED') {
+        if (!('failureCause' in status)) return true;
+        const cause = `${status.failureCause.class ?? ''} ${status.failureCause['stack-trace']?.split('\n')[0] ?? ''}`;
+        if (/FileNotFound|does not exist|not found/i.test(cause)) return true;
+        ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', `could not dispose savepoint ${location}: ${cause.trim()}`);
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, DISPOSAL_POLL_MS));
+    }
+  } catch (error) {
+    ctx.deps.log.warn({ err: (error as Error).message, location }, 'savepoint disposal failed; retried on a later pass');
+  }
+  return false;
 }

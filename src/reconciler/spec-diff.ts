@@ -11,6 +11,7 @@
  * with the reactive scheduler (only then can the job rescale without a restart).
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import { sameValue } from '../api/canonical-json.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 
 export type DiffType = 'IGNORE' | 'SCALE' | 'UPGRADE' | 'SAVEPOINT_REDEPLOY';
@@ -28,22 +29,6 @@ const IGNORED_CONFIG_KEYS = new Set(['parallelism.default']);
 
 function isIgnoredConfigKey(key: string): boolean {
   return IGNORED_CONFIG_KEYS.has(key) || IGNORED_CONFIG_PREFIXES.some((prefix) => key.startsWith(prefix));
-}
-
-function canonical(value: unknown): string {
-  if (value === undefined || value === null) return 'null';
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined && v !== null)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function sameValue(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
 }
 
 /** True when the flattened configuration says the reactive scheduler is on. */

@@ -8,7 +8,7 @@
  * available but whose REST API does not answer makes the pass wait (RebuildWaitingError, reported
  * in status), because a rebuild without Flink's answer could not know the job's savepoints. A
  * deployment the operator never acted on (no JobManager Deployment, no `status.stateRef`) starts
- * from the empty state, as a new one.
+ * from the empty state, as a new one (a status whose stateRef says revision 0 reflects no write).
  * Caveats: a state ConfigMap deleted before the first status was written, while the JobManager
  * Deployment is not yet in the informer cache, is taken for a new deployment (the pinned job id of
  * the first intent is lost with it; the applier then finds the cluster and replaces it).
@@ -42,7 +42,9 @@ export async function loadOrRebuildState(deps: FlinkDeploymentReconcilerDependen
   const name = deployment.metadata.name!;
   const namespace = deployment.metadata.namespace!;
   const jobManager = deps.clusterDeployments.get(namespace, name);
-  if (!jobManager && !deployment.status?.stateRef) return emptyInternalState();
+  // Never acted on: no cluster, and no status that reflects a written state (an invalid spec at
+  // creation gets a status with revision 0 but no ConfigMap: nothing was lost, nothing to rebuild).
+  if (!jobManager && (deployment.status?.stateRef?.revision ?? 0) === 0) return emptyInternalState();
   const flinkConfigMap = await deps.cluster.readFlinkConfigMap(namespace, name);
   let flink: { jobs: FlinkJobOverview[]; checkpoints?: FlinkCheckpointingStatistics } | undefined;
   if (jobManager) {

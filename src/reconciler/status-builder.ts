@@ -8,43 +8,53 @@
  *
  * The lifecycle state follows the Apache operator's `CommonStatus.getLifecycleState()`.
  */
-import type { Condition, FlinkDeploymentStatusV1, FlinkJobState, JobManagerDeploymentStatus, LifecycleState } from '../api/flink-deployment-status.js';
+import type { Condition, FlinkDeploymentStatusV1, LifecycleState } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
 import { stateConfigMapName } from '../state/state-store.js';
-import { sameValue } from './spec-diff.js';
+import type { Observation } from './observation.js';
 
-export interface ObservedJob {
-  jobId: string;
-  name?: string;
-  state: FlinkJobState;
-  startTime?: number;
-  updateTime?: number;
-}
-
+/** What a pass knows for the status: the observation (with what its step changed) and its error. */
 export interface PassOutcome {
-  jobManagerStatus: JobManagerDeploymentStatus;
-  job?: ObservedJob;
+  observed: Observation;
   /** What went wrong in this pass, with what to do about it; undefined when all is well. */
   error?: string;
   deleting?: boolean;
-  clusterInfo?: Record<string, string>;
-  taskManagerReplicas?: number;
 }
 
+/** The Apache lifecycle state, from the phase and what was observed. */
 export function lifecycleState(state: InternalState, outcome: PassOutcome): LifecycleState {
   if (outcome.deleting) return 'DELETING';
-  if (state.reconciliationState === 'UPGRADING') return state.lastReconciledSpec ? 'UPGRADING' : 'CREATED';
-  if (state.reconciliationState === 'ROLLING_BACK') return 'ROLLING_BACK';
-  if (!state.lastReconciledSpec) return state.deployedJobId ? 'DEPLOYED' : 'CREATED';
-  if (state.lastReconciledSpec.job?.state === 'suspended') return 'SUSPENDED';
-  if (outcome.job?.state === 'FAILED') return 'FAILED';
-  if (state.reconciliationState === 'ROLLED_BACK') return 'ROLLED_BACK';
-  if (state.lastStableSpec && sameValue(state.lastStableSpec, state.lastReconciledSpec)) return 'STABLE';
-  return 'DEPLOYED';
+  const job = outcome.observed.job;
+  switch (state.phase) {
+    case 'NEW':
+      return 'CREATED';
+    case 'DEPLOYING':
+      return 'UPGRADING';
+    case 'STOPPING':
+    case 'STOPPED':
+    case 'SUSPENDING':
+      return 'UPGRADING';
+    case 'SUSPENDED':
+      return 'SUSPENDED';
+    case 'ROLLING_BACK':
+      return 'ROLLING_BACK';
+    case 'ROLLED_BACK':
+      return job?.state === 'FAILED' ? 'FAILED' : 'ROLLED_BACK';
+    case 'FINISHED':
+      return 'STABLE';
+    case 'DEPLOYED':
+      return job?.state === 'FAILED' ? 'FAILED' : 'DEPLOYED';
+    case 'RUNNING':
+      if (job?.state === 'FAILED') return 'FAILED';
+      return outcome.observed.jobManager === 'MISSING' ? 'DEPLOYED' : 'STABLE';
+  }
 }
 
-function readyCondition(lifecycle: LifecycleState, outcome: PassOutcome, generation: number | undefined, previous: Condition[] | undefined, now: string): Condition {
+function readyCondition(state: InternalState, lifecycle: LifecycleState, outcome: PassOutcome, hasJob: boolean, generation: number | undefined, previous: Condition[] | undefined, now: string): Condition {
+  const { observed } = outcome;
+  const job = observed.job;
+  const finished = state.phase === 'FINISHED' || (job?.state === 'FINISHED' && job.jobId === state.deployedJobId);
   let status: Condition['status'];
   let reason: string;
   let message: string;
@@ -52,18 +62,22 @@ function readyCondition(lifecycle: LifecycleState, outcome: PassOutcome, generat
     status = 'False';
     reason = 'Error';
     message = outcome.error;
-  } else if (lifecycle === 'STABLE' || (lifecycle === 'DEPLOYED' && outcome.job?.state === 'RUNNING')) {
-    status = 'True';
-    reason = 'JobRunning';
-    message = `Job ${outcome.job?.jobId ?? ''} is running`.replace('  ', ' ');
   } else if (lifecycle === 'SUSPENDED') {
     status = 'True';
     reason = 'Suspended';
     message = 'The job is suspended as requested';
+  } else if (finished) {
+    status = 'False';
+    reason = 'JobFinished';
+    message = `Job ${state.deployedJobId ?? ''} finished` + (state.phase === 'FINISHED' ? '; its cluster is shut down' : '; its JobManager is shut down after kubernetes.operator.jm-deployment.shutdown-ttl');
+  } else if (observed.jobManager === 'READY' && (!hasJob || (job?.state === 'RUNNING' && job.jobId === state.deployedJobId))) {
+    status = 'True';
+    reason = hasJob ? 'JobRunning' : 'ClusterReady';
+    message = hasJob ? `Job ${job?.jobId ?? ''} is running` : 'The session cluster is ready';
   } else {
     status = lifecycle === 'FAILED' ? 'False' : 'Unknown';
     reason = lifecycle === 'FAILED' ? 'JobFailed' : 'Progressing';
-    message = `Lifecycle state ${lifecycle}, job ${outcome.job?.state ?? 'not running'}, JobManager ${outcome.jobManagerStatus}`;
+    message = `Lifecycle state ${lifecycle}, job ${job?.state ?? 'not running'}, JobManager ${observed.jobManager}`;
   }
   const before = previous?.find((c) => c.type === 'Ready');
   const lastTransitionTime = before && before.status === status ? before.lastTransitionTime : now;
@@ -79,27 +93,29 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
   const previous = deployment.status;
   const nowText = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 
+  const observed = outcome.observed;
   const status: FlinkDeploymentStatusV1 = {
     lifecycleState: lifecycle,
-    jobManagerDeploymentStatus: outcome.jobManagerStatus,
+    jobManagerDeploymentStatus: observed.jobManager,
     ...(state.lastReconciledGeneration !== undefined ? { observedGeneration: state.lastReconciledGeneration } : {}),
     ...(outcome.error ? { error: outcome.error } : {}),
     stateRef: { configMapName: stateConfigMapName(name), revision: state.revision },
     taskManager: {
       labelSelector: `component=taskmanager,app=${name}`,
-      ...(outcome.taskManagerReplicas !== undefined ? { replicas: outcome.taskManagerReplicas } : {}),
+      ...(observed.taskManagerReplicas !== undefined ? { replicas: observed.taskManagerReplicas } : {}),
     },
-    ...(outcome.clusterInfo ? { clusterInfo: outcome.clusterInfo } : previous?.clusterInfo ? { clusterInfo: previous.clusterInfo } : {}),
+    ...(previous?.clusterInfo ? { clusterInfo: previous.clusterInfo } : {}),
   };
-  if (deployment.spec.job) {
-    const observed = outcome.job && outcome.job.jobId === jobId ? outcome.job : undefined;
-    const suspended = state.lastReconciledSpec?.job?.state === 'suspended' && state.reconciliationState === 'DEPLOYED';
+  const hasJob = (deployment.spec as FlinkDeploymentV1['spec'] | undefined)?.job !== undefined;
+  if (hasJob) {
+    const job = observed.job && observed.job.jobId === jobId ? observed.job : undefined;
+    const jobState = state.phase === 'SUSPENDED' ? 'SUSPENDED' : state.phase === 'FINISHED' ? 'FINISHED' : (job?.state ?? 'RECONCILING');
     status.jobStatus = {
       ...(jobId ? { jobId } : {}),
-      ...(observed?.name ? { jobName: observed.name } : previous?.jobStatus?.jobName ? { jobName: previous.jobStatus.jobName } : {}),
-      state: suspended ? 'SUSPENDED' : observed?.state ?? 'RECONCILING',
-      ...(observed?.startTime ? { startTime: String(observed.startTime) } : {}),
-      ...(observed?.updateTime ? { updateTime: String(observed.updateTime) } : {}),
+      ...(job?.name ? { jobName: job.name } : previous?.jobStatus?.jobName ? { jobName: previous.jobStatus.jobName } : {}),
+      state: jobState,
+      ...(job?.startTime ? { startTime: String(job.startTime) } : state.phase === 'FINISHED' && previous?.jobStatus?.startTime ? { startTime: previous.jobStatus.startTime } : {}),
+      ...(job?.updateTime ? { updateTime: String(job.updateTime) } : state.phase === 'FINISHED' && previous?.jobStatus?.updateTime ? { updateTime: previous.jobStatus.updateTime } : {}),
       ...(lastSavepoint
         ? { lastSavepoint: { location: lastSavepoint.location, timeStamp: lastSavepoint.timeStamp, triggerType: lastSavepoint.triggerType, ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}) } }
         : previous?.jobStatus?.lastSavepoint
@@ -107,6 +123,6 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
           : {}),
     };
   }
-  status.conditions = [readyCondition(lifecycle, outcome, state.lastReconciledGeneration, previous?.conditions, nowText)];
+  status.conditions = [readyCondition(state, lifecycle, outcome, hasJob, state.lastReconciledGeneration, previous?.conditions, nowText)];
   return status;
 }

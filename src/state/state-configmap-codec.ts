@@ -36,6 +36,10 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1ConfigMap, V1OwnerReference } from '@kubernetes/client-node';
 import YAML from 'yaml';
 import { FLINK_DEPLOYMENT_KIND, FLINK_GROUP, API_VERSION_V1, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { phaseFromReconciliationState, type DeploymentPhase } from '../api/deployment-phase.js';
+import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import { RECONCILIATION_STATES, type ReconciliationState } from '../api/flink-deployment-status.js';
+import { sameValue } from '../api/canonical-json.js';
 import { INTERNAL_STATE_FORMAT_VERSION, SavepointRecordSchema, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { validateInternalStateSchema } from '../api/schema-validator.js';
 import { formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
@@ -62,7 +66,7 @@ export const STATE_KEYS = [
   'revision',
   'deployment',
   'deploymentUid',
-  'reconciliationState',
+  'phase',
   'reconciliationTimestamp',
   'lastReconciledGeneration',
   'lastReconciledSpec',
@@ -72,6 +76,7 @@ export const STATE_KEYS = [
   'firstDeployment',
   'pendingOperation',
   'deployedJobId',
+  'deployedFrom',
   'savepointHistory',
   'lastPeriodicSavepointTimestamp',
   'lastPeriodicCheckpointTimestamp',
@@ -80,7 +85,7 @@ export const STATE_KEYS = [
 export type StateKey = (typeof STATE_KEYS)[number];
 
 /** InternalState fields stored together under `pendingOperation`. */
-const PENDING_FIELDS = ['upgradeSavepointPath', 'jobIdToSubmit', 'pendingSavepoint', 'pendingCheckpoint'] as const;
+const PENDING_FIELDS = ['upgradeSavepointPath', 'jobIdToSubmit', 'replaceJobManagerUid', 'pendingSavepoint', 'pendingCheckpoint'] as const;
 
 export interface EncodeOptions {
   /** The owner; its uid goes into the controller ownerReference. */
@@ -129,7 +134,7 @@ function encodeEntries(state: InternalState, deployment: FlinkDeploymentV1): Map
   put('revision', String(state.revision));
   put('deployment', `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`);
   put('deploymentUid', deployment.metadata.uid);
-  put('reconciliationState', state.reconciliationState);
+  put('phase', state.phase);
   put('reconciliationTimestamp', state.reconciliationTimestamp);
   put('lastReconciledGeneration', num(state.lastReconciledGeneration));
   put('lastReconciledSpec', state.lastReconciledSpec === undefined ? undefined : yaml(state.lastReconciledSpec));
@@ -142,6 +147,7 @@ function encodeEntries(state: InternalState, deployment: FlinkDeploymentV1): Map
   for (const field of PENDING_FIELDS) if (state[field] !== undefined) pending[field] = state[field];
   put('pendingOperation', Object.keys(pending).length > 0 ? yaml(pending) : undefined);
   put('deployedJobId', state.deployedJobId);
+  put('deployedFrom', state.deployedFrom);
   put('lastPeriodicSavepointTimestamp', num(state.lastPeriodicSavepointTimestamp));
   put('lastPeriodicCheckpointTimestamp', num(state.lastPeriodicCheckpointTimestamp));
   put('failedUpgrade', state.failedUpgrade === undefined ? undefined : yaml(state.failedUpgrade));
@@ -494,8 +500,6 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
   }
   const revision = integer('revision');
   if (revision === undefined) throw corrupt('revision', 'missing');
-  const reconciliationState = text('reconciliationState');
-  if (reconciliationState === undefined) throw corrupt('reconciliationState', 'missing');
   const boolean = (key: StateKey): boolean | undefined => {
     const value = raw.get(key);
     if (value === undefined) return undefined;
@@ -513,9 +517,8 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
   const history = parsed('savepointHistory');
 
   const candidate: Record<string, unknown> = {
-    formatVersion,
+    formatVersion: INTERNAL_STATE_FORMAT_VERSION,
     revision,
-    reconciliationState,
     reconciliationTimestamp: text('reconciliationTimestamp'),
     lastReconciledGeneration: integer('lastReconciledGeneration'),
     lastReconciledSpec: parsed('lastReconciledSpec'),
@@ -525,6 +528,7 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     firstDeployment: boolean('firstDeployment'),
     ...pendingFields,
     deployedJobId: text('deployedJobId'),
+    deployedFrom: text('deployedFrom'),
     savepointHistory: history === undefined || history === null ? [] : history,
     lastPeriodicSavepointTimestamp: integer('lastPeriodicSavepointTimestamp'),
     lastPeriodicCheckpointTimestamp: integer('lastPeriodicCheckpointTimestamp'),
@@ -532,6 +536,8 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     lastWriter: storedFencingToken(configMap.metadata ?? undefined),
   };
   for (const key of Object.keys(candidate)) if (candidate[key] === undefined) delete candidate[key];
+  candidate.phase = formatVersion >= 2 ? text('phase') : phaseOfFormat1(readValue(configMap, FORMAT_1_STATE_KEY as StateKey), candidate, corrupt);
+  if (candidate.phase === undefined) throw corrupt(formatVersion >= 2 ? 'phase' : FORMAT_1_STATE_KEY, 'missing');
 
   const errors = validateInternalStateSchema(candidate);
   if (errors.length > 0) {
@@ -539,6 +545,24 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     throw corrupt(keyOfField(first.field), `${first.field}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`);
   }
   return candidate as InternalState;
+}
+
+/** Format 1 kept the Apache operator's reconciliation state instead of the phase. */
+const FORMAT_1_STATE_KEY = 'reconciliationState';
+
+/** The phase of a format-1 state, from its reconciliationState and the fields that tell UPGRADING's cases apart. */
+function phaseOfFormat1(value: string | undefined, fields: Record<string, unknown>, corrupt: (key: string, detail: string) => Error): DeploymentPhase | undefined {
+  if (value === undefined) return undefined;
+  if (!(RECONCILIATION_STATES as readonly string[]).includes(value)) throw corrupt(FORMAT_1_STATE_KEY, `${JSON.stringify(value)} is not one of ${RECONCILIATION_STATES.join(', ')}`);
+  const spec = (key: string) => fields[key] as FlinkDeploymentSpec | undefined;
+  return phaseFromReconciliationState(value as ReconciliationState, {
+    lastReconciledSpec: spec('lastReconciledSpec'),
+    lastStableSpec: spec('lastStableSpec'),
+    jobIdToSubmit: fields.jobIdToSubmit as string | undefined,
+    deployedJobId: fields.deployedJobId as string | undefined,
+    pendingSavepoint: fields.pendingSavepoint as { stopJob: boolean } | undefined,
+    reconciledIsStable: spec('lastStableSpec') !== undefined && sameValue(spec('lastStableSpec'), spec('lastReconciledSpec')),
+  });
 }
 
 /** The ConfigMap key an InternalState field path (`/a/b`, `a.b`, `a[0]`) is stored under. */

@@ -35,7 +35,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from '../api/internal-state.js';
 import { readDeployedRecord } from '../flink/deployed-record.js';
-import { FLINK_CONFIG_FILE } from '../flink/flink-resource-naming.js';
+import { flinkConfigurationTextOf } from '../flink/flink-config-configmap.js';
 import type { FlinkCheckpointingStatistics, FlinkCheckpointStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
 
 export interface ObservedWorld {
@@ -63,7 +63,7 @@ export interface RebuiltState {
 export function pinnedJobIdOf(observed: ObservedWorld): string | undefined {
   const record = readDeployedRecord(observed.jobManagerDeployment, observed.flinkConfigMap);
   if (record.jobId) return record.jobId;
-  const text = observed.flinkConfigMap?.data?.[FLINK_CONFIG_FILE];
+  const text = flinkConfigurationTextOf(observed.flinkConfigMap);
   if (!text) return undefined;
   try {
     const config = parseYaml(text) as Record<string, unknown> | null;
@@ -127,13 +127,15 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
         ? `the next deployment restores from ${recorded}, the suspend savepoint the cluster's Flink ConfigMap records`
         : `the next deployment restores from ${offered}, the savepoint status.jobStatus.lastSavepoint names (not verified: no cluster is left to ask)`;
     if (desired.job?.state === 'suspended') {
-      state.reconciliationState = 'DEPLOYED';
+      state.phase = 'SUSPENDED';
       state.firstDeployment = false;
       state.lastReconciledSpec = structuredClone(desired);
       state.lastReconciledGeneration = deployment.metadata.generation;
       return { state, specConfirmed: false, message: `operator state of ${name} was missing and no Flink cluster runs (suspended); ${restore}` };
     }
     state.firstDeployment = true;
+    // The job is gone with its cluster: the next pass records a new deployment from the restore path.
+    state.phase = 'STOPPED';
     return { state, specConfirmed: false, message: `operator state of ${name} was missing and no Flink cluster is left; ${restore}` };
   }
 
@@ -142,7 +144,7 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
   const jobs = observed.flink?.jobs ?? [];
   const job = jobOfCluster(jobs, pinned);
   const jobId = job?.jid ?? pinned;
-  state.reconciliationState = 'DEPLOYED';
+  state.phase = 'DEPLOYED';
   state.firstDeployment = false;
   if (jobId) state.deployedJobId = jobId;
   if (record.spec) {
@@ -170,7 +172,7 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
       ...(manual ? { triggerNonce: nonceOf(desired)! } : {}),
     };
     state.pendingSavepoint = pending;
-    if (stopJob) state.reconciliationState = 'UPGRADING';
+    if (stopJob) state.phase = 'STOPPING';
     facts.push(`a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`);
   } else if (state.lastReconciledSpec?.job && job && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec)) {
     // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce.

@@ -1,3 +1,4 @@
+import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -33,7 +34,7 @@ test('the captures in the shared fixtures are all present (3 statuses)', () => {
 test('blue capture (current format): specs decode to objects, user-facing fields kept exactly', () => {
   const fx = withStatus.find((f) => f.file.includes('blue'))!;
   const { state, userStatus } = decodeLegacyStatus(fx.status!, fx.resource, 'p03-vehicle-alert-bg-blue-operator-state');
-  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
   assert.equal(state.reconciliationTimestamp, new Date(1784354370115).toISOString());
   assert.equal(state.lastReconciledSpec?.job?.upgradeMode, 'stateless', 'the reconciled spec records the mode actually used');
   assert.equal(state.lastReconciledSpec?.job?.args?.length, 16);
@@ -196,7 +197,7 @@ test('an empty triggerId is no pending trigger; a triggerId without a job id is 
 
 test('a status with no reconciliationStatus decodes to Apache defaults (UPGRADING, nothing reconciled)', () => {
   const { state, userStatus } = decodeLegacyStatus({ lifecycleState: 'CREATED' }, 'ns/x', 'cm');
-  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'UPGRADING');
   assert.equal(state.lastReconciledSpec, undefined);
   assert.deepEqual(userStatus, { lifecycleState: 'CREATED', stateRef: { configMapName: 'cm', revision: state.revision } });
   assert.deepEqual(decodeLegacyStatus(encodeLegacyStatus(state, userStatus), 'ns/x', 'cm'), { state, userStatus });

@@ -108,8 +108,25 @@ test('schema validation: quantities are int-or-string, int32 ranges, keys with d
 
 test('internal-state schema: the empty state is valid, a broken one names its fields', () => {
   assert.deepEqual(validateInternalStateSchema(emptyInternalState()), []);
-  assert.deepEqual(validateInternalStateSchema({ ...emptyInternalState(), reconciliationState: 'DONE', savepointHistory: [{ location: 's3://x', timeStamp: 1 }] }), [
-    { field: 'reconciliationState', message: 'must be one of DEPLOYED, UPGRADING, ROLLING_BACK, ROLLED_BACK, got "DONE"; use one of those values' },
+  assert.deepEqual(validateInternalStateSchema({ ...emptyInternalState(), phase: 'DONE', savepointHistory: [{ location: 's3://x', timeStamp: 1 }] }), [
+    { field: 'phase', message: 'must be one of NEW, DEPLOYING, DEPLOYED, RUNNING, STOPPING, STOPPED, SUSPENDING, SUSPENDED, FINISHED, ROLLING_BACK, ROLLED_BACK, got "DONE"; use one of those values' },
     { field: 'savepointHistory[0].triggerType', message: 'is required; set it' },
   ]);
+});
+
+// Source: Flink 1.19+ reads config.yaml (standard YAML, values quoted by the operator), Flink
+// 1.15-1.18 only flink-conf.yaml (Flink 1.x GlobalConfiguration.loadYAMLResource).
+test('values flink-conf.yaml cannot carry are fine from v1_19 (config.yaml), and standalone job args are container args', () => {
+  const awkward = { 's3.secret-key': 'abc#123', 'pipeline.name': 'orders ', 'env.java.opts.jobmanager': '-Xss1m\n-Dfoo=bar' };
+  for (const flinkVersion of ['v1_19', 'v1_20', 'v2_0'] as const) {
+    assert.deepEqual(validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion }).withFlinkConfiguration(awkward).build()), [], flinkVersion);
+  }
+  const legacy = validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion: 'v1_15', image: 'flink:1.15' }).withFlinkConfiguration(awkward).build());
+  assert.deepEqual(legacy.map((e) => e.field), ['spec.flinkConfiguration["s3.secret-key"]', 'spec.flinkConfiguration["pipeline.name"]', 'spec.flinkConfiguration["env.java.opts.jobmanager"]']);
+  // standalone: args go on the command line (jobmanager-deployment.ts), not into flink-conf.yaml
+  const standalone = flinkDeployment('orders').withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', mode: 'standalone', job: { args: ['--topic', 'orders#eu'] } }).build();
+  assert.deepEqual(validateFlinkDeployment(standalone), []);
+  // nested configuration is checked as Flink sees it, flattened
+  const nested = validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion: 'v1_16', image: 'flink:1.16' }).withFlinkConfiguration({ s3: { 'secret-key': 'x#y' } }).build());
+  assert.deepEqual(nested.map((e) => e.field), ['spec.flinkConfiguration["s3.secret-key"]']);
 });

@@ -2,6 +2,7 @@
  * `flink-operator inspect` on the development cluster: user status, internal state, status lag,
  * pending spec change, an unmigrated resource, a missing one, and `-o json` from the real process.
  */
+import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -40,7 +41,7 @@ test('a migrated deployment caught mid-upgrade: state, pending operation, no lag
   assert.equal(i.stateRevision, 1);
   assert.equal(i.statusRevision, 1);
   assert.equal(i.statusLagsState, false);
-  assert.equal(i.state?.reconciliationState, 'UPGRADING');
+  assert.equal(reconciliationStateOfPhase(i.state!.phase), 'UPGRADING');
   assert.equal(i.state?.pendingSavepoint?.triggerId, 'trigger-42');
   assert.equal(i.legacyStatusArchived, true);
   // lastReconciledSpec has parallelism 4 (the upgrade being applied); the spec says 2

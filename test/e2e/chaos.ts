@@ -947,9 +947,9 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     if (!cm) return 'no state ConfigMap';
     const data = cm.data ?? {};
     const pending = data.pendingOperation ?? '';
-    return pending.includes('pendingSavepoint') ? `${data.reconciliationState}, savepoint pending (rev ${data.revision})`
-      : pending.includes('jobIdToSubmit') ? `${data.reconciliationState}, deploy pending (rev ${data.revision})`
-        : `${data.reconciliationState ?? '?'} (rev ${data.revision})`;
+    return pending.includes('pendingSavepoint') ? `${data.phase}, savepoint pending (rev ${data.revision})`
+      : pending.includes('jobIdToSubmit') ? `${data.phase}, deploy pending (rev ${data.revision})`
+        : `${data.phase ?? '?'} (rev ${data.revision})`;
   };
 
   const capture = async () => {
@@ -1030,7 +1030,7 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           const old = older[Math.floor(f.variant * older.length)]!;
           const step = await stateStep();
           const swap = await h.restoreStateConfigMap(old);
-          record.detail = `state ConfigMap put back from ${swap.from} to the copy of ${swap.to} (${old.data?.reconciliationState}) during ${step}`;
+          record.detail = `state ConfigMap put back from ${swap.from} to the copy of ${swap.to} (${old.data?.phase}) during ${step}`;
           break;
         }
         case 'status-edit': {

@@ -11,7 +11,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster } from '../../src/devcluster/simulated-cluster.js';
@@ -130,8 +130,14 @@ export class OperatorProcess {
   }
 }
 
-/** What is going on while the operator gets killed. */
-export type CrashScenario = 'savepoint-upgrade' | 'manual-savepoint' | 'rollback';
+/**
+ * What is going on while the operator gets killed. `non-running-upgrade`: a savepoint upgrade to an
+ * image that never starts, then the fix (the kills fall during the fix: the JobManager that never
+ * started is replaced and the job restores from the upgrade savepoint). `jobmanager-recovery`: the
+ * JobManager Deployment of an HA job is deleted (the kills fall during its recovery: the same job
+ * id is recovered from Flink's HA metadata, no savepoint, no new job id).
+ */
+export type CrashScenario = 'savepoint-upgrade' | 'manual-savepoint' | 'rollback' | 'non-running-upgrade' | 'jobmanager-recovery';
 
 export interface CrashRunResult {
   scenario: CrashScenario;
@@ -140,6 +146,8 @@ export interface CrashRunResult {
   /** The persisted step found in the state ConfigMap right after each kill. */
   killedDuring: string[];
   savepointsForUpgrade: number;
+  /** Savepoints the scenario must take (1, or 0 for a recovery through HA). */
+  expectedSavepoints: number;
   submissions: number;
   restoredFromUpgradeSavepoint: boolean;
   duplicateJobIds: string[];
@@ -161,8 +169,10 @@ async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, 
 interface ScenarioPlan {
   /** The FlinkDeployment to create. */
   body: FlinkDeploymentV1;
-  /** The change made once it is STABLE. */
-  change: Record<string, unknown>;
+  /** The change made once it is STABLE (a merge patch of the FlinkDeployment), or an action on the cluster. */
+  change: Record<string, unknown> | ((kc: KubeConfig, name: string) => Promise<void>);
+  /** A second change, made once the first has reached `afterFirst`; the kills fall after it. */
+  then?: { when: (d: FlinkDeploymentV1) => boolean; change: Record<string, unknown> };
   /** When the run is over. */
   done(d: FlinkDeploymentV1): boolean;
   /** Kill delays are drawn from [0, this) ms. */
@@ -186,6 +196,31 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
         done: (d) => stableAt(2)(d) && d.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL',
         killWindowMs: 500,
         expectedSavepoints: 1,
+        expectedSubmissions: 1,
+      };
+    case 'non-running-upgrade':
+      return {
+        body: base.build(),
+        change: { spec: { image: 'flink:missing' } },
+        // The upgrade savepoint is taken and the new JobManager never pulls its image.
+        then: { when: (d) => d.status?.observedGeneration === 2 && d.status.jobManagerDeploymentStatus === 'ERROR', change: { spec: { image: 'flink:1.20.1' } } },
+        done: stableAt(3),
+        killWindowMs: 400,
+        expectedSavepoints: 1,
+        expectedSubmissions: 2,
+      };
+    case 'jobmanager-recovery':
+      return {
+        body: base
+          .withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///flink-data/ha', 'execution.checkpointing.interval': '100 ms' })
+          .build(),
+        change: async (kc, name) => {
+          await new Promise((r) => setTimeout(r, 400)); // a checkpoint in the HA store first
+          await kc.makeApiClient(AppsV1Api).deleteNamespacedDeployment({ namespace: 'default', name });
+        },
+        done: (d) => stableAt(1)(d) && d.status?.jobManagerDeploymentStatus === 'READY',
+        killWindowMs: 500,
+        expectedSavepoints: 0,
         expectedSubmissions: 1,
       };
     case 'rollback':
@@ -224,10 +259,14 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
     await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', body: p.body });
     const before = await until(when((d) => d.status?.lifecycleState === 'STABLE' && d.status.jobStatus?.state === 'RUNNING'), 30_000, `${name} STABLE before the change`);
     const changedAt = Date.now();
-    await custom.patchNamespacedCustomObject(
-      { group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body: p.change },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+    const patch = (body: Record<string, unknown>) =>
+      custom.patchNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    if (typeof p.change === 'function') await p.change(kc, name);
+    else await patch(p.change);
+    if (p.then) {
+      await until(when(p.then.when), 30_000, `${name} after the first change`);
+      await patch(p.then.change);
+    }
     const kills = random() < 0.5 ? 1 : 2;
     for (let k = 0; k < kills; k++) {
       await new Promise((r) => setTimeout(r, Math.floor(random() * p.killWindowMs)));
@@ -237,8 +276,8 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
       const pending = data.pendingOperation ?? '';
       killedDuring.push(
         pending.includes('pendingSavepoint') ? 'savepoint pending'
-          : pending.includes('jobIdToSubmit') ? `${data.reconciliationState} deploy pending`
-            : `${data.reconciliationState ?? 'no state'} (rev ${data.revision})`,
+          : pending.includes('jobIdToSubmit') ? `${data.phase} deploy pending`
+            : `${data.phase ?? 'no state'} (rev ${data.revision})`,
       );
       await new Promise((r) => setTimeout(r, Math.floor(random() * 200)));
       operator = new OperatorProcess(world.kubeconfigPath, `${name}-op-${k + 1}`);
@@ -247,23 +286,28 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
 
     const lineage = world.world.simulation.lineage('default', name);
     const newSavepoints = lineage.savepoints.filter((s) => Date.parse(s.triggeredAt) >= changedAt);
-    const ids = lineage.submissions.map((s) => s.jobId);
+    // A job recovered from HA metadata is the same job continuing, not a second submission of its id.
+    const submitted = lineage.submissions.filter((s) => s.origin === 'submitted');
+    const ids = submitted.map((s) => s.jobId);
     const duplicateJobIds = ids.filter((id, i) => ids.indexOf(id) !== i);
     const newest = lineage.submissions.at(-1);
     const completed = newSavepoints.filter((s) => s.status === 'COMPLETED');
     const restored = scenario === 'manual-savepoint'
       ? newest?.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.lastSavepoint?.location === completed[0]?.location
-      : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
+      : scenario === 'jobmanager-recovery'
+        ? newest?.origin === 'ha-recovered' && newest.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.jobId === newest.jobId
+        : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
     return {
       scenario,
       seed,
       kills,
       killedDuring,
       savepointsForUpgrade: newSavepoints.length,
-      submissions: lineage.submissions.length,
+      expectedSavepoints: p.expectedSavepoints,
+      submissions: submitted.length,
       restoredFromUpgradeSavepoint: restored,
       duplicateJobIds,
-      converged: p.done(after) && newSavepoints.length === p.expectedSavepoints && lineage.submissions.length === p.expectedSubmissions,
+      converged: p.done(after) && newSavepoints.length === p.expectedSavepoints && submitted.length === p.expectedSubmissions,
       durationMs: Date.now() - started,
       detail: JSON.stringify({ savepoints: lineage.savepoints, submissions: lineage.submissions }),
     };
@@ -276,5 +320,5 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
 
 /** True when a run kept every invariant. */
 export function runKeptInvariants(r: CrashRunResult): boolean {
-  return r.converged && r.savepointsForUpgrade === 1 && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
+  return r.converged && r.savepointsForUpgrade === r.expectedSavepoints && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
 }

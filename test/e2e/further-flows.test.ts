@@ -84,7 +84,8 @@ test('a failing manual savepoint is retried within the grace period, then report
   }).build());
   const running = await h.waitFor('spfail', stable(1), 'spfail STABLE');
   await h.patch('spfail', { spec: { job: { savepointTriggerNonce: 5 } } });
-  await h.waitUntil(async () => ((await reasons('spfail')).includes('SavepointError') ? true : undefined), 'a SavepointError event');
+  // Each failed attempt is a SavepointError event; the last one says it is given up.
+  await h.waitUntil(async () => ((await h.events('spfail')).some((e) => e.reason === 'SavepointError' && (e.message ?? '').includes('not retried further')) ? true : undefined), 'the final SavepointError event');
   const l = lineage('spfail');
   assert.ok(l.savepoints.length >= 2, `retried (${l.savepoints.length} attempts)`);
   assert.ok(l.savepoints.every((s) => s.status === 'FAILED'));

@@ -151,7 +151,7 @@ test('operator stopped while a native redeploy waits for the old cluster: no new
   await h.patch('ncrash', { spec: { image: 'flink:1.20.1' } });
   const intent = await h.waitUntil(async () => {
     const cm = await h.stateConfigMap('ncrash');
-    return cm?.data?.reconciliationState === 'UPGRADING' && jobIdToSubmit(cm) && !(await deploymentExists('ncrash')) ? cm : undefined;
+    return cm?.data?.phase === 'DEPLOYING' && jobIdToSubmit(cm) && !(await deploymentExists('ncrash')) ? cm : undefined;
   }, 'the deploy intent recorded and the old JobManager Deployment deleted', 20_000);
   await h.stopOperator();
   const held = await h.core.readNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name! });

@@ -1,5 +1,5 @@
 /**
- * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback]`: the crash test of crash-recovery.ts, many times,
+ * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback|non-running-upgrade|jobmanager-recovery]`: the crash test of crash-recovery.ts, many times,
  * with a summary of where the kills landed and whether every run kept the invariants.
  */
 import { crashRun, runKeptInvariants, startCrashWorld, type CrashRunResult, type CrashScenario } from './crash-recovery.js';

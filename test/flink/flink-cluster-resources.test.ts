@@ -6,10 +6,15 @@ import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
 import { buildFlinkClusterResources, type FlinkClusterInputs } from '../../src/flink/flink-cluster-resources.js';
+import { flinkConfigurationTextOf } from '../../src/flink/flink-config-configmap.js';
 import { jobManagerArgs } from '../../src/flink/jobmanager-deployment.js';
 import { taskManagerReplicas } from '../../src/flink/taskmanager-deployment.js';
-import { buildJobManagerLaunch } from '../../src/devcluster/simulation/jobmanager-launch.js';
-import { parseFlinkConfigYaml, readClusterSettings } from '../../src/devcluster/simulation/flink-configuration.js';
+import { buildJobManagerLaunch, parseFlinkArgs } from '../../src/devcluster/simulation/jobmanager-launch.js';
+import { loadFlinkConfiguration, parseFlinkConfigYaml, readClusterSettings } from '../../src/devcluster/simulation/flink-configuration.js';
+import { SimulatedJobManager } from '../../src/devcluster/simulation/flink-jobmanager.js';
+import { LineageRecorder } from '../../src/devcluster/simulation/lineage-recorder.js';
+import { SnapshotStorage } from '../../src/devcluster/simulation/snapshot-storage.js';
+import { seededRandom } from '../../src/devcluster/simulation/simulation-random.js';
 
 const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const UID = '6f1c2b9e-0000-4000-8000-000000000001';
@@ -205,4 +210,83 @@ test('contract: the simulated JobManager reads back the job id, restore path, pa
   // Without a restore, nothing to restore from.
   const fresh = buildFlinkClusterResources(deployment, inputs());
   assert.equal(readClusterSettings(parseFlinkConfigYaml(fresh.configMap.data!['config.yaml']!)).savepointPath, null);
+});
+
+// Sources: Flink 1.15-1.18 GlobalConfiguration reads only conf/flink-conf.yaml (legacy flat
+// format, Flink 1.x GlobalConfiguration.loadYAMLResource); 1.19+ reads config.yaml.
+test('ConfigMap: Flink 1.15-1.18 get flink-conf.yaml (and no config.yaml), 1.19 and newer config.yaml', () => {
+  for (const [flinkVersion, image] of [['v1_15', 'flink:1.15'], ['v1_16', 'flink:1.16'], ['v1_17', 'flink:1.17'], ['v1_18', 'flink:1.18']] as const) {
+    const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion, image }).build();
+    const data = buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!;
+    assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties'], flinkVersion);
+    assert.match(data['flink-conf.yaml']!, /^\$internal\.pipeline\.job-id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0$/m, 'legacy format: unquoted');
+  }
+  for (const flinkVersion of ['v1_19', 'v1_20', 'v2_0'] as const) {
+    const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion }).build();
+    assert.deepEqual(Object.keys(buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!), ['config.yaml', 'log4j-console.properties'], flinkVersion);
+  }
+  // a logConfiguration entry named like a configuration file never replaces it
+  const sneaky = flinkDeployment('orders').withUid(UID).withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', logConfiguration: { 'flink-conf.yaml': 'x: y\n', 'config.yaml': 'x: y\n' } }).build();
+  const data = buildFlinkClusterResources(sneaky, inputs({ spec: sneaky.spec })).configMap.data!;
+  assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties']);
+  assert.doesNotMatch(data['flink-conf.yaml']!, /^x: y$/m);
+});
+
+test('flinkConfigurationTextOf: config.yaml as is, flink-conf.yaml as the standard YAML of what Flink 1.x reads from it', () => {
+  const modern = buildFlinkClusterResources(deployment, inputs()).configMap;
+  assert.equal(flinkConfigurationTextOf(modern), modern.data!['config.yaml']);
+  const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17' }).build();
+  const allDigits = '12345678901234567890123456789012'; // YAML would read this unquoted as a number
+  const legacy = buildFlinkClusterResources(d, inputs({ spec: d.spec, jobId: allDigits, restoreFrom: 'file:///sp/savepoint-123456-0123456789ab' })).configMap;
+  const read = parseYaml(flinkConfigurationTextOf(legacy)!) as Record<string, unknown>;
+  assert.equal(read['$internal.pipeline.job-id'], allDigits);
+  assert.equal(read['execution.savepoint.path'], 'file:///sp/savepoint-123456-0123456789ab');
+  assert.equal(read['parallelism.default'], '2');
+  assert.equal(flinkConfigurationTextOf({ data: { 'flink-conf.yaml': '# comment\na: b # trailing\nbroken\nc: "d"\n' } }), 'a: "b"\nc: "\\"d\\""\n');
+  assert.equal(flinkConfigurationTextOf({ data: { 'log4j-console.properties': '' } }), undefined);
+  assert.equal(flinkConfigurationTextOf(undefined), undefined);
+});
+
+test('contract: a simulated Flink 1.17 JobManager reads the job id, restore path and RPC address from the rendered flink-conf.yaml', () => {
+  const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17' }).withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' }).build();
+  const r = buildFlinkClusterResources(d, inputs({ spec: d.spec, restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab' }));
+  const c = mainContainer(r.jobManagerDeployment);
+  const loaded = loadFlinkConfiguration(r.configMap.data!, '1.17.0');
+  assert.equal(loaded.file, 'flink-conf.yaml');
+  const launch = buildJobManagerLaunch(c.args!, loaded.config, c.image);
+  assert.equal(launch.flinkVersion, '1.17.0');
+  assert.equal(launch.settings.pinnedJobId, JOB);
+  assert.equal(launch.settings.savepointPath, 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab', 'from execution.savepoint.path (the Flink < 1.20 key)');
+  assert.equal(launch.config.get('jobmanager.rpc.address'), '$(_POD_IP_ADDRESS)', 'HA: -D overrides the rendered <name>.<ns>');
+  assert.equal(loaded.config.get('jobmanager.rpc.address'), 'orders.team-a');
+  assert.equal(launch.settings.highAvailability.enabled, true);
+});
+
+// Source: the Flink docker image's docker-entrypoint.sh: `jobmanager` starts the session cluster
+// (jobmanager.sh start-foreground → StandaloneSessionClusterEntrypoint), `standalone-job` an
+// application cluster.
+test('a session cluster (no job) starts the session entry point `jobmanager`, and the simulation runs it as a session JobManager', async () => {
+  const session = flinkDeployment('pool').withUid(UID).withoutJob().build();
+  const r = buildFlinkClusterResources(session, inputs({ spec: session.spec }));
+  const c = mainContainer(r.jobManagerDeployment);
+  assert.deepEqual(c.args, ['jobmanager']);
+  const ha = flinkDeployment('pool').withUid(UID).withoutJob().withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' }).build();
+  assert.deepEqual(mainContainer(buildFlinkClusterResources(ha, inputs({ spec: ha.spec })).jobManagerDeployment).args, ['jobmanager', '-D', 'jobmanager.rpc.address=$(_POD_IP_ADDRESS)']);
+  assert.equal(parseFlinkArgs(c.args!).role, 'session-jobmanager');
+  const launch = buildJobManagerLaunch(c.args!, loadFlinkConfiguration(r.configMap.data!, '1.20.0').config, c.image);
+  const lineage = new LineageRecorder();
+  const jm = new SimulatedJobManager({
+    pod: { namespace: 'default', name: 'pool-jm', uid: 'uid-pool' },
+    deployment: { namespace: 'default', name: 'pool' },
+    launch,
+    storage: new SnapshotStorage(),
+    lineage,
+    ha: null,
+    random: seededRandom(1),
+    timing: { jobStartDelayMs: 1, savepointDurationMs: 1, cancelDurationMs: 1, disposalDurationMs: 1, defaultCheckpointIntervalMs: null },
+  });
+  await jm.start();
+  assert.deepEqual(jm.listJobs(), [], 'a session JobManager submits no job of its own');
+  assert.equal(lineage.get('default', 'pool').submissions.length, 0);
+  jm.stop();
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { defaultSpec, mergeDeep } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
-import { buildFlinkConfiguration, classpathEntryForJar, renderFlinkConfigYaml } from '../../src/flink/flink-config-builder.js';
+import { buildFlinkConfiguration, classpathEntryForJar, renderFlinkConfigFile, renderFlinkConfigYaml, renderLegacyFlinkConf } from '../../src/flink/flink-config-builder.js';
+import { parseLegacyFlinkConf } from '../../src/devcluster/simulation/flink-configuration.js';
 import { parseMemoryBytes } from '../../src/flink/flink-container-resources.js';
 
 const JOB = '0F1E2D3C4B5A69788796A5B4C3D2E1F0';
@@ -131,4 +132,40 @@ test('taskManager.replicas, when set, decides the parallelism (replicas × slots
   const withReplicas = build(spec({ taskManager: { replicas: 3 }, job: { parallelism: 2 } }));
   assert.equal(withReplicas['parallelism.default'], '6', '3 replicas × 2 slots');
   assert.equal(build(spec({ job: { parallelism: 5 } }))['parallelism.default'], '5');
+});
+
+// Source: Flink 1.x GlobalConfiguration.loadYAMLResource (per line: '#' comment, split at the
+// first ": ", key and value trimmed, values not unquoted). The simulation's parser
+// (parseLegacyFlinkConf) implements those rules independently of the renderer.
+test('flink-conf.yaml rendering: sorted unquoted `key: value` lines that Flink 1.x reads back exactly', () => {
+  const config = {
+    'parallelism.default': '2',
+    '$internal.pipeline.job-id': '12345678901234567890123456789012',
+    'kubernetes.jobmanager.annotations': 'a: b, c: "d"',
+    'execution.savepoint.path': 's3://bucket/savepoints/savepoint-0f1e2d-0123456789ab',
+    'pipeline.name': '"quoted"',
+  };
+  const text = renderLegacyFlinkConf(config);
+  assert.equal(
+    text,
+    [
+      '$internal.pipeline.job-id: 12345678901234567890123456789012',
+      'execution.savepoint.path: s3://bucket/savepoints/savepoint-0f1e2d-0123456789ab',
+      'kubernetes.jobmanager.annotations: a: b, c: "d"',
+      'parallelism.default: 2',
+      'pipeline.name: "quoted"',
+      '',
+    ].join('\n'),
+  );
+  assert.deepEqual(Object.fromEntries(parseLegacyFlinkConf(text)), config, 'Flink 1.x reads every value back unchanged (quotes included)');
+  assert.equal(renderLegacyFlinkConf({}), '');
+  assert.throws(() => renderLegacyFlinkConf({ 's3.secret-key': 'a#b' }), /cannot render flink-conf\.yaml: configuration key "s3\.secret-key" contains '#'/);
+  assert.throws(() => renderLegacyFlinkConf({ 'x': 'a\nb' }), /line break/);
+  assert.throws(() => renderLegacyFlinkConf({ 'x': ' a' }), /whitespace/);
+});
+
+test('the configuration file follows the Flink version: flink-conf.yaml for v1_15..v1_18, config.yaml from v1_19', () => {
+  const config = { 'parallelism.default': '2' };
+  for (const v of ['v1_15', 'v1_16', 'v1_17', 'v1_18'] as const) assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'flink-conf.yaml', text: 'parallelism.default: 2\n' }, v);
+  for (const v of ['v1_19', 'v1_20', 'v2_0', 'v2_2', undefined] as const) assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'config.yaml', text: 'parallelism.default: "2"\n' }, String(v));
 });

@@ -334,3 +334,34 @@ test('ids are validated before anything is sent', async () => {
   await assert.rejects(client.getJob('../config'), /invalid Flink job id "..\/config"/);
   await assert.rejects(client.stopWithSavepoint(JOB, { triggerId: 'nope' }), /invalid Flink trigger id "nope": expected 32 hexadecimal characters/);
 });
+
+// Source: Flink's JobMetricsHandler (AbstractMetricsHandler): `get` is a comma-separated list;
+// the answer is a bare array (MetricCollectionResponseBody serializes as a list, whatever the
+// generated OpenAPI spec shows), values are strings, unknown ids are left out, an unknown job is [].
+test('getJobMetrics asks for the named job metrics and returns their values by name', async () => {
+  await withScriptedServer(
+    [
+      { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts,uptime,noSuchMetric`, answer: { status: 200, json: [{ id: 'numRestarts', value: '3' }, { id: 'uptime', value: '1200' }] } },
+      { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts`, answer: { status: 200, json: [] } },
+      { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts`, answer: { status: 200, json: { metrics: [{ id: 'numRestarts', value: '3' }] } } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.deepEqual(await client.getJobMetrics(JOB, ['numRestarts', 'uptime', 'noSuchMetric']), { numRestarts: '3', uptime: '1200' });
+      assert.deepEqual(await client.getJobMetrics(JOB, ['numRestarts']), {}, 'a job Flink does not know: no metrics');
+      const error = await rejection(client.getJobMetrics(JOB, ['numRestarts']));
+      assert.match(error.message, /GET \/jobs\/0f1e2d3c4b5a69788796a5b4c3d2e1f0\/metrics answered .*not a list of metrics/);
+      assert.deepEqual(await client.getJobMetrics(JOB, []), {}, 'no names: no request');
+      await assert.rejects(client.getJobMetrics(JOB, ['a,b']), /invalid Flink metric name "a,b"/);
+      await assert.rejects(client.getJobMetrics('nope', ['numRestarts']), /invalid Flink job id "nope"/);
+    },
+  );
+});
+
+test('the job overview carries end-time: -1 while running, the end once terminal', async () => {
+  const finished = { jid: JOB, name: 'Bounded', state: 'FINISHED', 'start-time': 1700000000000, 'end-time': 1700000005000, duration: 5000, 'last-modification': 1700000005000 };
+  await withScriptedServer([{ method: 'GET', path: '/jobs/overview', answer: { status: 200, json: { jobs: [overview.jobs[0], finished] } } }], async (server) => {
+    const jobs = await clientFor(server).listJobs();
+    assert.deepEqual(jobs.map((j) => [j.state, j['end-time']]), [['RUNNING', -1], ['FINISHED', 1700000005000]]);
+  });
+});

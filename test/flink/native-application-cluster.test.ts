@@ -5,15 +5,16 @@ import type { V1Container, V1Deployment } from '@kubernetes/client-node';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
 import { buildFlinkClusterResources, type FlinkClusterInputs } from '../../src/flink/flink-cluster-resources.js';
-import { parseFlinkConfigYaml } from '../../src/devcluster/simulation/flink-configuration.js';
-import { buildJobManagerLaunch } from '../../src/devcluster/simulation/jobmanager-launch.js';
+import { flinkConfigurationTextOf } from '../../src/flink/flink-config-configmap.js';
+import { loadFlinkConfiguration, parseFlinkConfigYaml } from '../../src/devcluster/simulation/flink-configuration.js';
+import { buildJobManagerLaunch, parseFlinkArgs } from '../../src/devcluster/simulation/jobmanager-launch.js';
 
 const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const UID = '6f1c2b9e-0000-4000-8000-000000000002';
 const nativeDeployment = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withGeneration(2).withSpec({ mode: 'native' }).build();
 const inputs = (spec: FlinkDeploymentSpec = nativeDeployment.spec, over: Partial<FlinkClusterInputs> = {}): FlinkClusterInputs => ({ spec, generation: 2, specHash: 'sha256-n', jobId: JOB, ...over });
 const main = (d: V1Deployment): V1Container => d.spec!.template.spec!.containers.find((c) => c.name === 'flink-main-container')!;
-const configOf = (r: ReturnType<typeof buildFlinkClusterResources>): Record<string, unknown> => parseYaml(r.configMap.data!['config.yaml']!) as Record<string, unknown>;
+const configOf = (r: ReturnType<typeof buildFlinkClusterResources>): Record<string, unknown> => parseYaml(flinkConfigurationTextOf(r.configMap)!) as Record<string, unknown>;
 
 test('native mode renders a JobManager Deployment, the two Services and the ConfigMap, and no TaskManager Deployment', () => {
   const r = buildFlinkClusterResources(nativeDeployment, inputs());
@@ -132,4 +133,24 @@ test('a native session cluster (no job) targets kubernetes-session', () => {
   assert.deepEqual(main(r.jobManagerDeployment).args, ['bash', '-c', 'kubernetes-jobmanager.sh kubernetes-session ']);
   assert.equal(configOf(r)['execution.target'], 'kubernetes-session');
   assert.equal(configOf(r)['pipeline.jars'], undefined);
+  assert.equal(parseFlinkArgs(main(r.jobManagerDeployment).args!).role, 'session-jobmanager', 'the simulation starts it as a session JobManager');
+});
+
+// Sources: Flink 1.15-1.18 read only conf/flink-conf.yaml (GlobalConfiguration); the native
+// application entry point reads its job from $internal.application.* in that configuration
+// (KubernetesApplicationClusterEntrypoint), so on those versions everything must be in that file.
+test('native mode on Flink 1.17 renders flink-conf.yaml, from which a simulated 1.17 native JobManager reads its job and restore path', () => {
+  const spec: FlinkDeploymentSpec = { ...nativeDeployment.spec, flinkVersion: 'v1_17', image: 'flink:1.17', job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] } };
+  const r = buildFlinkClusterResources(nativeDeployment, inputs(spec, { restoreFrom: 'file:///sp/9' }));
+  assert.deepEqual(Object.keys(r.configMap.data!), ['flink-conf.yaml', 'log4j-console.properties']);
+  const c = main(r.jobManagerDeployment);
+  const loaded = loadFlinkConfiguration(r.configMap.data!, '1.17.0');
+  assert.equal(loaded.file, 'flink-conf.yaml');
+  const launch = buildJobManagerLaunch(c.args!, loaded.config, c.image);
+  assert.equal(launch.args.native, true);
+  assert.equal(launch.args.jobClassName, 'org.apache.flink.streaming.examples.statemachine.StateMachineExample');
+  assert.deepEqual(launch.args.programArgs, ['--a', 'b']);
+  assert.equal(launch.restoreFrom, 'file:///sp/9', 'native mode has no --fromSavepoint: only the file carries it');
+  assert.equal(launch.settings.pinnedJobId, JOB);
+  assert.equal(launch.config.get('kubernetes.container.image.ref'), 'flink:1.17');
 });

@@ -3,6 +3,7 @@
  * variant, idempotency, resume after an interruption at each step, refusals that leave everything
  * untouched, dry run.
  */
+import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../../src/api/flink-deployment.js';
@@ -91,7 +92,7 @@ test('the mid-upgrade variant keeps its pending savepoint and checkpoint trigger
   const cm = await lc.configMaps.get('default', 'mid-upgrade-operator-state');
   assert.ok(cm, 'migrated by the variant test above');
   const state = decodeStateConfigMap(cm);
-  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'UPGRADING');
   assert.equal(state.upgradeSavepointPath, 's3://b/savepoints/savepoint-0');
   assert.equal(state.pendingSavepoint?.triggerId, 'trigger-42');
   assert.equal(state.pendingSavepoint?.stopJob, true);
@@ -206,12 +207,12 @@ test('a ConfigMap that exists with different content is never overwritten; the r
   const v = builtVariants()[0]!;
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'clash' } }, v.status);
   const plan = planMigration(stored, { writer: MIGRATE_COMMAND_WRITER });
-  const other = encodeStateConfigMap({ ...plan.state, reconciliationState: 'ROLLING_BACK' }, { deployment: stored as unknown as FlinkDeploymentV1 });
+  const other = encodeStateConfigMap({ ...plan.state, phase: 'ROLLING_BACK' }, { deployment: stored as unknown as FlinkDeploymentV1 });
   const cm = await lc.configMaps.create('default', other.configMap);
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps);
   assert.equal(outcome.kind, 'refused');
-  assert.match(outcome.message, /default\/clash: ConfigMap default\/clash-operator-state already exists with different content \(differs in: reconciliationState, annotation flink-operator.io\/legacy-status\); not overwriting/);
+  assert.match(outcome.message, /default\/clash: ConfigMap default\/clash-operator-state already exists with different content \(differs in: phase, annotation flink-operator.io\/legacy-status\); not overwriting/);
   assert.deepEqual(writesSince(m), []);
   assert.equal((await lc.configMaps.get('default', 'clash-operator-state'))?.metadata?.resourceVersion, cm.metadata?.resourceVersion);
   assert.ok(hasLegacyFields((await lc.getV1beta1('clash')).status));

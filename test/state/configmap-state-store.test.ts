@@ -56,7 +56,7 @@ function setup(options: { token?: FencingToken | undefined; informer?: FakeInfor
   return { client, store, tracker, setToken: (t: FencingToken | undefined) => (token = t) };
 }
 
-const deployed = (s: InternalState): InternalState => ({ ...s, reconciliationState: 'DEPLOYED', lastReconciledSpec: deployment.spec, lastReconciledGeneration: 3 });
+const deployed = (s: InternalState): InternalState => ({ ...s, phase: 'DEPLOYED', lastReconciledSpec: deployment.spec, lastReconciledGeneration: 3 });
 
 test('missing → load says missing; the first update creates the ConfigMap owned by the deployment', async () => {
   const { client, store, tracker } = setup();

@@ -1,3 +1,4 @@
+import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -26,7 +27,7 @@ test('loads the internal state from a real Apache-operator status', async () => 
   const loaded = await store.load(v1);
   assert.equal(loaded.kind, 'found');
   if (loaded.kind !== 'found') return;
-  assert.equal(loaded.state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(loaded.state.phase), 'DEPLOYED');
   assert.equal(loaded.state.lastReconciledSpec?.image, 'flinklab/p03-vehicle-alert:dev-green');
   assert.equal(loaded.state.upgradeSavepointPath, capturedLegacyDeployment().status?.jobStatus?.upgradeSavepointPath);
 });

@@ -44,7 +44,7 @@ test('the fixture sets every field the internal-state schema declares (so the ro
 
 test('the empty state round-trips and omits what is not set (no pendingOperation key)', () => {
   const cm = encoded(emptyInternalState());
-  assert.deepEqual(Object.keys(cm.data ?? {}).sort(), ['deployment', 'deploymentUid', 'formatVersion', 'reconciliationState', 'revision', 'savepointHistory']);
+  assert.deepEqual(Object.keys(cm.data ?? {}).sort(), ['deployment', 'deploymentUid', 'formatVersion', 'phase', 'revision', 'savepointHistory']);
   assert.equal(cm.data?.savepointHistory, '[]\n');
   assert.deepEqual(decodeStateConfigMap(cm), emptyInternalState());
 });
@@ -57,10 +57,10 @@ test('values are readable: specs as multi-line YAML, plain numbers and enums, no
   assert.match(spec, /^image: flink:1.20$/m);
   assert.ok(!spec.includes('\\"') && !spec.trim().startsWith('{'), 'not a JSON string');
   assert.equal(cm.data!.revision, '7');
-  assert.equal(cm.data!.reconciliationState, 'DEPLOYED');
+  assert.equal(cm.data!.phase, 'DEPLOYED');
   assert.equal(cm.data!.reconciliationTimestamp, '2026-11-30T03:00:00.000Z');
   const pending = YAML.parse(cm.data!.pendingOperation!) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(pending).sort(), ['jobIdToSubmit', 'pendingCheckpoint', 'pendingSavepoint', 'upgradeSavepointPath']);
+  assert.deepEqual(Object.keys(pending).sort(), ['jobIdToSubmit', 'pendingCheckpoint', 'pendingSavepoint', 'replaceJobManagerUid', 'upgradeSavepointPath']);
   assert.match(cm.data!.pendingOperation!, /^ {2}triggerId: trigger-1$/m);
   assert.match(cm.data!.savepointHistory!, /^- location: file:\/\/\/flink-data\/savepoints\/savepoint-1$/m);
   // the whole object, as kubectl -o yaml would print it, shows the spec as a block, not a quoted line
@@ -168,7 +168,7 @@ test('hand-edited invalid values are CorruptStateError naming the key', () => {
   assertCorrupt(corrupted((cm) => delete cm.data!.formatVersion), 'formatVersion', /missing/);
   assertCorrupt(corrupted((cm) => (cm.data!.formatVersion = '99')), 'formatVersion', /newer operator/);
   assertCorrupt(corrupted((cm) => (cm.data!.lastReconciledSpec = 'job: [unclosed')), 'lastReconciledSpec', /not valid YAML/);
-  assertCorrupt(corrupted((cm) => (cm.data!.reconciliationState = 'BOGUS')), 'reconciliationState', /reconciliationState/);
+  assertCorrupt(corrupted((cm) => (cm.data!.phase = 'BOGUS')), 'phase', /phase/);
   assertCorrupt(corrupted((cm) => (cm.data!.lastReconciledSpec = 'job:\n  parallelism: many\n')), 'lastReconciledSpec', /parallelism/);
   assertCorrupt(corrupted((cm) => (cm.data!.savepointHistory = '- location: 5\n')), 'savepointHistory', /savepointHistory/);
   assertCorrupt(corrupted((cm) => (cm.data!.pendingOperation = 'launchMissiles: true\n')), 'pendingOperation', /unknown field/);

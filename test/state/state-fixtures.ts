@@ -10,9 +10,9 @@ export function ownedDeployment(name = 'orders', uid = '11111111-2222-3333-4444-
 /** An InternalState with every field set (so a codec test covers every key; a test checks it against the schema). */
 export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): InternalState {
   const state = {
-    formatVersion: 1,
+    formatVersion: 2,
     revision: 7,
-    reconciliationState: 'DEPLOYED',
+    phase: 'DEPLOYED',
     reconciliationTimestamp: '2026-11-30T03:00:00.000Z',
     lastReconciledSpec: structuredClone(deployment.spec),
     lastReconciledGeneration: 3,
@@ -22,7 +22,9 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
     firstDeployment: false,
     upgradeSavepointPath: 'file:///flink-data/savepoints/savepoint-aaaa',
     jobIdToSubmit: 'a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5',
+    replaceJobManagerUid: '99999999-8888-7777-6666-555555555555',
     deployedJobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+    deployedFrom: 'file:///flink-data/savepoints/savepoint-0',
     pendingSavepoint: {
       kind: 'savepoint',
       triggerType: 'MANUAL',

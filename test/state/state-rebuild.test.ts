@@ -5,14 +5,16 @@
  * answers are shaped like GET /jobs/overview and GET /jobs/:id/checkpoints of
  * ../shared/reference/flink-rest-v1-dispatcher.yml (CheckpointingStatistics).
  */
+import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
-import { canonicalJson, DEPLOYED_SPEC_ANNOTATION, LAST_SAVEPOINT_ANNOTATION, specHash } from '../../src/flink/deployed-record.js';
+import { canonicalJson } from '../../src/api/canonical-json.js';
+import { DEPLOYED_SPEC_ANNOTATION, LAST_SAVEPOINT_ANNOTATION, specHash } from '../../src/flink/deployed-record.js';
 import { buildFlinkClusterResources } from '../../src/flink/flink-cluster-resources.js';
 import type { FlinkCheckpointingStatistics, FlinkCheckpointStatistics, FlinkJobOverview } from '../../src/flink/flink-rest-types.js';
-import { withRunningState } from '../../src/reconciler/cluster-steps.js';
+import { withRunningState } from '../../src/reconciler/deployment-specs.js';
 import { rebuildStateFromWorld, type ObservedWorld } from '../../src/state/state-rebuild.js';
 
 const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
@@ -78,7 +80,7 @@ test('a running job with its deployed record: the deployed spec, the pinned job 
     NOW,
   );
   assert.equal(specConfirmed, true);
-  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
   assert.deepEqual(state.lastReconciledSpec, withRunningState(spec), 'the spec the cluster was rendered from, with job.state: running as deploy records it');
   assert.equal(state.lastReconciledGeneration, 4, 'the generation the rendering belongs to, not the current one');
   assert.equal(state.deployedJobId, JOB, 'the pinned job id, never the status jobId');
@@ -97,7 +99,7 @@ test('a running job with its deployed record: the deployed spec, the pinned job 
 test('a stop-with-savepoint in flight (SYNC_SAVEPOINT) is resumed: UPGRADING with a pending stop of that job', () => {
   const inFlight = checkpoint({ id: 8, status: 'IN_PROGRESS', is_savepoint: true, checkpoint_type: 'SYNC_SAVEPOINT', trigger_timestamp: 5_000 });
   const { state } = rebuildStateFromWorld(deployment, { ...renderedWorld(), flink: { jobs: [job('RUNNING')], checkpoints: statistics([inFlight]) } }, NOW);
-  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'UPGRADING');
   assert.deepEqual(state.pendingSavepoint, { kind: 'savepoint', triggerType: 'UPGRADE', jobId: JOB, stopJob: true, requestedAt: 5_000 });
   assert.deepEqual(state.lastReconciledSpec, withRunningState(spec), 'still the old spec: the new one is recorded when the stop completes');
 });
@@ -109,7 +111,7 @@ test('a manual savepoint in flight is adopted for the unacknowledged nonce; a co
   assert.equal(pending.pendingSavepoint?.triggerType, 'MANUAL');
   assert.equal(pending.pendingSavepoint?.triggerNonce, 3);
   assert.equal(pending.pendingSavepoint?.stopJob, false);
-  assert.equal(pending.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(pending.phase), 'DEPLOYED');
 
   const done = checkpoint({ id: 9, is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 6_000, latest_ack_timestamp: 6_100, external_path: 's3://bucket/savepoints/sp-9' });
   const answered = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
@@ -123,7 +125,7 @@ test('no deployed spec recorded (an older rendering): the running job is kept, i
   delete world.flinkConfigMap.metadata!.annotations![DEPLOYED_SPEC_ANNOTATION];
   const { state, specConfirmed, message } = rebuildStateFromWorld(deployment, { ...world, flink: { jobs: [job('RUNNING')] } }, NOW);
   assert.equal(specConfirmed, false);
-  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
   assert.equal(state.deployedJobId, JOB);
   assert.equal(state.lastReconciledSpec, undefined, 'never claims a spec it cannot prove');
   assert.equal(state.upgradeSavepointPath, undefined);
@@ -150,12 +152,12 @@ test('Flink not asked (JobManager not available): the deployed record alone, no 
   const { state } = rebuildStateFromWorld(deployment, renderedWorld(), NOW);
   assert.equal(state.deployedJobId, JOB);
   assert.deepEqual(state.savepointHistory, []);
-  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
 });
 
 test('no cluster and no Flink left: the status savepoint is only offered as the next restore path, and the message says so', () => {
   const { state, message } = rebuildStateFromWorld(deployment, {}, NOW);
-  assert.equal(state.reconciliationState, 'UPGRADING');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'UPGRADING');
   assert.equal(state.firstDeployment, true);
   assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9');
   assert.deepEqual(state.savepointHistory, [], 'never in the history: nothing from status is ever disposed');
@@ -164,7 +166,7 @@ test('no cluster and no Flink left: the status savepoint is only offered as the 
 
   const suspended = flinkDeployment('orders').withUid('u1').withGeneration(6).withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } }).withStatus(deployment.status!).build();
   const s = rebuildStateFromWorld(suspended, {}, NOW).state;
-  assert.equal(s.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(s.phase), 'DEPLOYED');
   assert.equal(s.lastReconciledSpec?.job?.state, 'suspended');
   assert.equal(s.upgradeSavepointPath, 's3://other-team/savepoint-9', 'resume restores from it');
 
@@ -176,7 +178,7 @@ test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned 
   const suspended = flinkDeployment('orders').withUid('u1').withGeneration(8).withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'last-state', state: 'suspended' } }).withStatus(deployment.status!).build();
   const { flinkConfigMap } = renderedWorld();
   const { state } = rebuildStateFromWorld(suspended, { flinkConfigMap }, NOW);
-  assert.equal(state.reconciliationState, 'DEPLOYED');
+  assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
   assert.equal(state.lastReconciledSpec?.job?.state, 'suspended');
   assert.equal(state.deployedJobId, JOB, 'a last-state resume can recover this job through Flink HA');
   assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9');

@@ -1,10 +1,16 @@
 /**
- * The Flink configuration as a simulated JobManager sees it: the `config.yaml` the operator
- * rendered into ConfigMap `flink-config-<name>`, plus `-D` dynamic properties from the container
- * args, reduced to the handful of settings the simulation acts on.
+ * The Flink configuration as a simulated JobManager sees it: the configuration file the operator
+ * rendered into ConfigMap `flink-config-<name>` (the one the JobManager's Flink version reads),
+ * plus `-D` dynamic properties from the container args, reduced to the handful of settings the
+ * simulation acts on.
  *
  * Reading rules follow Flink (`GlobalConfiguration` + `ConfigOptions` fallback keys):
- * - `config.yaml` may be flat (`a.b: "x"`) or nested (`a: {b: x}`); nested keys are joined with `.`.
+ * - which file ({@link loadFlinkConfiguration}): Flink 1.x before 1.19 reads only
+ *   `flink-conf.yaml`; 1.19 and 1.20 read `config.yaml`, else `flink-conf.yaml`; 2.x only
+ *   `config.yaml`; the file missing from a mounted configuration directory stops the JobManager;
+ * - `config.yaml` may be flat (`a.b: "x"`) or nested (`a: {b: x}`); nested keys are joined with `.`;
+ * - `flink-conf.yaml` is Flink 1.x's legacy flat format ({@link parseLegacyFlinkConf}): `key: value`
+ *   lines, '#' comments, values taken verbatim (not unquoted).
  * - Where Flink has a new key and a deprecated fallback key, the new key wins.
  * - Durations accept Flink's `TimeUtils.parseDuration` forms: `500`, `500 ms`, `30s`, `10 s`, `2 min`, `1h`, `1 d`.
  *
@@ -25,6 +31,66 @@ export function parseFlinkConfigYaml(text: string): Map<string, string> {
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new Error('Flink config.yaml must be a YAML mapping');
   flatten(doc as Record<string, unknown>, '', out);
   return out;
+}
+
+/** Java's String.trim(): every char up to U+0020 at either end. */
+function javaTrim(text: string): string {
+  return text.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+}
+
+/**
+ * Parses `flink-conf.yaml` text as Flink 1.x does (GlobalConfiguration.loadYAMLResource): line by
+ * line, everything from the first '#' is a comment; the rest is trimmed and split at the first
+ * ": "; key and value are trimmed; a line without ": ", or with an empty key or value, is skipped
+ * (Flink logs a warning); a later line wins. Values are NOT unquoted: `a: "x"` is the three
+ * characters `"x"`. Never throws (Flink accepts a malformed file).
+ */
+export function parseLegacyFlinkConf(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split(/\r\n|\n|\r/)) {
+    const conf = javaTrim(line.split('#', 1)[0]!);
+    const separator = conf.indexOf(': ');
+    if (conf === '' || separator < 0) continue;
+    const key = javaTrim(conf.slice(0, separator));
+    const value = javaTrim(conf.slice(separator + 2));
+    if (key !== '' && value !== '') out.set(key, value);
+  }
+  return out;
+}
+
+export const STANDARD_CONFIG_FILE = 'config.yaml';
+export const LEGACY_CONFIG_FILE = 'flink-conf.yaml';
+
+/** The configuration a Flink process loaded, and from which file (null: no configuration directory mounted). */
+export interface LoadedFlinkConfiguration {
+  readonly file: typeof STANDARD_CONFIG_FILE | typeof LEGACY_CONFIG_FILE | null;
+  readonly config: Map<string, string>;
+}
+
+/**
+ * What Flink `version` (`1.17.2`, `2.0.0`) loads from its configuration directory, given the
+ * directory's files (ConfigMap data; undefined = nothing mounted over the image's own directory,
+ * whose defaults the simulation treats as empty). As Flink's GlobalConfiguration.loadConfiguration:
+ * - before 1.19: `flink-conf.yaml` only, legacy format; a `config.yaml` next to it is ignored;
+ * - 1.19, 1.20: `config.yaml` (standard YAML) when present, else `flink-conf.yaml` (legacy format);
+ * - 2.x: `config.yaml` only;
+ * - none of the files it reads → throws Flink's IllegalConfigurationException text (the JobManager
+ *   exits at start, so the container crash-loops).
+ * Invalid standard YAML throws too ("Error parsing YAML configuration.").
+ */
+export function loadFlinkConfiguration(files: Readonly<Record<string, string>> | undefined, version: string): LoadedFlinkConfiguration {
+  if (files === undefined) return { file: null, config: new Map() };
+  const [major = 1, minor = 0] = version.split('.').map(Number);
+  const readsStandard = major >= 2 || (major === 1 && minor >= 19);
+  const readsLegacy = major < 2;
+  if (readsStandard && files[STANDARD_CONFIG_FILE] !== undefined) {
+    return { file: STANDARD_CONFIG_FILE, config: parseFlinkConfigYaml(files[STANDARD_CONFIG_FILE]) };
+  }
+  if (readsLegacy && files[LEGACY_CONFIG_FILE] !== undefined) {
+    return { file: LEGACY_CONFIG_FILE, config: parseLegacyFlinkConf(files[LEGACY_CONFIG_FILE]) };
+  }
+  const expected = `/opt/flink/conf/${readsStandard ? STANDARD_CONFIG_FILE : LEGACY_CONFIG_FILE}`;
+  throw new Error(`org.apache.flink.configuration.IllegalConfigurationException: The Flink config file '${expected}' (${expected}) does not exist.`);
 }
 
 function flatten(node: Record<string, unknown>, prefix: string, out: Map<string, string>): void {
@@ -77,6 +143,10 @@ export const SIMULATOR_KEYS = {
   savepointDuration: 'simulator.savepoint.duration',
   /** `fail`: every periodic and triggered checkpoint fails (the job keeps running). */
   checkpointFailure: 'simulator.checkpoint.failure',
+  /** Duration: every that long in RUNNING, the job fails over (RESTARTING, then RUNNING again), as under a restart strategy. */
+  jobRestartEvery: 'simulator.job.restart-every',
+  /** Duration after the job first reaches RUNNING from which no checkpoint completes any more (they hang until the checkpoint timeout). */
+  checkpointStallAfter: 'simulator.checkpoint.stall-after',
 } as const;
 
 export type SavepointFailureMode = 'none' | 'fail' | 'hang';
@@ -101,6 +171,8 @@ export interface FlinkClusterSettings {
   readonly checkpointIntervalMs: number | null;
   /** `state.checkpoints.num-retained` / `execution.checkpointing.num-retained` (default 1). */
   readonly retainedCheckpoints: number;
+  /** `execution.checkpointing.timeout` (default 10 min): a checkpoint not completed by then expires (FAILED). */
+  readonly checkpointTimeoutMs: number;
   /** `execution.savepoint.path` from the configuration (the `--fromSavepoint` arg overrides it). */
   readonly savepointPath: string | null;
   readonly allowNonRestoredState: boolean;
@@ -119,6 +191,10 @@ export interface SimulatorSettings {
   readonly restUnavailableForMs: number;
   readonly jobStartDelayMs: number | null;
   readonly savepointDurationMs: number | null;
+  /** `simulator.job.restart-every`; null = no simulated restarts. */
+  readonly jobRestartEveryMs: number | null;
+  /** `simulator.checkpoint.stall-after`; null = checkpoints keep completing. */
+  readonly checkpointStallAfterMs: number | null;
 }
 
 function first(config: FlinkConfigMap, ...keys: string[]): string | null {
@@ -138,6 +214,13 @@ function positiveInt(value: string | null, fallback: number, key: string): numbe
 
 function optionalDuration(value: string | null): number | null {
   return value === null ? null : parseFlinkDuration(value);
+}
+
+/** A duration that must be more than 0 (a restart loop with no time in RUNNING is not a restart strategy). */
+function positiveDuration(value: string | null, key: string): number | null {
+  const ms = optionalDuration(value);
+  if (ms !== null && ms <= 0) throw new Error(`invalid value "${value}" for ${key}: expected a duration above 0`);
+  return ms;
 }
 
 const HA_KUBERNETES = new Set(['kubernetes', 'org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory']);
@@ -167,6 +250,7 @@ export function readClusterSettings(config: FlinkConfigMap): FlinkClusterSetting
       1,
       'execution.checkpointing.num-retained',
     ),
+    checkpointTimeoutMs: optionalDuration(first(config, 'execution.checkpointing.timeout')) ?? 600_000,
     savepointPath: first(config, 'execution.state-recovery.path', 'execution.savepoint.path'),
     allowNonRestoredState:
       (first(config, 'execution.state-recovery.ignore-unclaimed-state', 'execution.savepoint.ignore-unclaimed-state') ?? 'false') === 'true',
@@ -189,6 +273,8 @@ export function readClusterSettings(config: FlinkConfigMap): FlinkClusterSetting
             : parseFlinkDuration(restUnavailable),
       jobStartDelayMs: optionalDuration(first(config, SIMULATOR_KEYS.jobStartDelay)),
       savepointDurationMs: optionalDuration(first(config, SIMULATOR_KEYS.savepointDuration)),
+      jobRestartEveryMs: positiveDuration(first(config, SIMULATOR_KEYS.jobRestartEvery), SIMULATOR_KEYS.jobRestartEvery),
+      checkpointStallAfterMs: optionalDuration(first(config, SIMULATOR_KEYS.checkpointStallAfter)),
     },
   };
 }

@@ -8,7 +8,9 @@
  *
  * Guarantees: a terminal job (FINISHED, CANCELED, FAILED) never changes state again; checkpoint ids
  * increase strictly (savepoints take ids from the same counter, as in Flink); a job restored from a
- * snapshot continues numbering after that snapshot's checkpoint id.
+ * snapshot continues numbering after that snapshot's checkpoint id; a fail-over (RUNNING →
+ * RESTARTING, as Flink's scheduler does on a failure its restart strategy allows) is counted in
+ * `restarts` (Flink's `numRestarts`) and its cause kept in the exception history.
  */
 
 export type JobStatus =
@@ -112,6 +114,10 @@ export class SimulatedFlinkJob {
   readonly exceptions: SimulatedException[] = [];
   /** The failure that made the job FAILED (for /execution-result), or null. */
   failureCause: SimulatedException | null = null;
+  /** Fail-overs (RUNNING → RESTARTING) since the job was submitted to this JobManager: Flink's `numRestarts`. */
+  restarts = 0;
+  /** When the job first reached RUNNING in this JobManager, or -1. */
+  firstRunningAt = -1;
 
   private nextCheckpointId = 1;
   readonly history: Array<CompletedCheckpoint | FailedCheckpoint> = [];
@@ -158,8 +164,21 @@ export class SimulatedFlinkJob {
     this.stateValue = next;
     this.timestamps.set(next, at);
     this.lastModification = at;
+    if (next === 'RUNNING' && this.firstRunningAt < 0) this.firstRunningAt = at;
     if (isGloballyTerminal(next)) this.endTimeValue = at;
     return true;
+  }
+
+  /**
+   * A failure the restart strategy recovers from: RUNNING → RESTARTING, counted, `exception` kept
+   * in the history (the JobManager brings the job back to RUNNING later). False, and nothing
+   * changes, unless the job is RUNNING.
+   */
+  failOver(exception: SimulatedException): boolean {
+    if (this.stateValue !== 'RUNNING') return false;
+    this.recordException(exception);
+    this.restarts++;
+    return this.transition('RESTARTING', exception.timestamp);
   }
 
   /** Records the snapshot the job was restored from; checkpoint numbering continues after it. */

@@ -12,9 +12,19 @@
  * - a job restored from a path that was never written, or was disposed or subsumed, FAILS during
  *   initialisation with Flink's FileNotFoundException text;
  * - every submission and every savepoint operation is recorded in the lineage before it takes effect.
+ * - with `simulator.job.restart-every`, the job fails over every that long in RUNNING: RESTARTING
+ *   (counted as Flink's numRestarts, the cause in the exception history, in-flight checkpoints and
+ *   savepoints aborted as Flink's SchedulerBase.restoreState aborts pending checkpoints), RUNNING
+ *   again after the job start delay (standing in for the restart strategy's delay);
+ * - with `simulator.checkpoint.stall-after`, checkpoints stop completing that long after the job
+ *   first ran: each stays IN_PROGRESS until `execution.checkpointing.timeout` expires it (FAILED,
+ *   "Checkpoint expired before completing."), one periodic checkpoint at a time (Flink's default
+ *   max-concurrent-checkpoints 1); the job keeps RUNNING, savepoints still complete.
  * Assumptions: one application job per JobManager (standalone application mode); time is wall-clock.
- * Caveats: no restart strategy (a failure is global and terminal); TaskManagers are not required
- * for the job to run; reactive mode does not rescale.
+ * Caveats: besides `simulator.job.restart-every`, no restart strategy (a failure is global and
+ * terminal); TaskManagers are not required for the job to run; reactive mode does not rescale;
+ * the JobManager stays up after its job ended whatever `execution.shutdown-on-application-finish`
+ * says (the operator renders `false`; Flink's default `true` would shut the cluster down).
  */
 import { type JobManagerLaunch } from './jobmanager-launch.js';
 import { type DeploymentRef, type LineageRecorder } from './lineage-recorder.js';
@@ -84,6 +94,11 @@ export interface SavepointRequest {
   readonly formatType?: string | null;
   readonly triggerId?: string | null;
 }
+
+/** Flink's CheckpointFailureReason.JOB_FAILOVER_REGION, with which a fail-over aborts pending checkpoints. */
+const FAILOVER_ABORT_MESSAGE = 'FailoverRegion is restarting.';
+/** Flink's CheckpointFailureReason.CHECKPOINT_EXPIRED. */
+const CHECKPOINT_EXPIRED_MESSAGE = 'Checkpoint expired before completing.';
 
 const NOT_RUNNING_MESSAGE = 'Checkpoint triggering task Source: Simulated Source (1/1) of job %JOB% is not being executed at the moment. Aborting checkpoint. Failure reason: Not all required tasks are currently running.';
 
@@ -197,6 +212,7 @@ export class SimulatedJobManager {
     job.transition('CREATED', now);
     job.transition('RUNNING', now);
     this.startCheckpointing(job);
+    this.scheduleFailOver(job);
     const sim = this.ctx.launch.settings.simulator;
     if (sim.jobFailAfterMs !== null) {
       this.later(sim.jobFailAfterMs, () => {
@@ -215,9 +231,60 @@ export class SimulatedJobManager {
     const interval = this.ctx.launch.settings.checkpointIntervalMs ?? this.ctx.timing.defaultCheckpointIntervalMs;
     if (interval === null || interval <= 0 || this.checkpointTimer) return;
     this.checkpointTimer = setInterval(() => {
-      if (job.state === 'RUNNING') this.completeCheckpoint(job, 'CHECKPOINT', this.now());
+      if (job.state !== 'RUNNING') return;
+      const now = this.now();
+      if (!this.checkpointsStalled(job, now)) this.completeCheckpoint(job, 'CHECKPOINT', now);
+      // max-concurrent-checkpoints 1: no new periodic checkpoint while a stalled one is pending
+      else if (![...job.pending.values()].some((p) => p.kind === 'CHECKPOINT')) this.stallCheckpoint(job, job.reserveCheckpointId(), now, null);
     }, interval);
     this.checkpointTimer.unref();
+  }
+
+  /** `simulator.checkpoint.stall-after` has passed since the job first ran: no checkpoint completes any more. */
+  private checkpointsStalled(job: SimulatedFlinkJob, now: number): boolean {
+    const after = this.ctx.launch.settings.simulator.checkpointStallAfterMs;
+    return after !== null && job.firstRunningAt >= 0 && now - job.firstRunningAt >= after;
+  }
+
+  /** A checkpoint that never completes: IN_PROGRESS until the checkpoint timeout expires it (and fails `op`, if triggered). */
+  private stallCheckpoint(job: SimulatedFlinkJob, id: number, triggeredAt: number, op: AsyncOperation | null): void {
+    job.recordPending({ id, kind: 'CHECKPOINT', triggerTimestamp: triggeredAt });
+    const remaining = Math.max(0, triggeredAt + this.ctx.launch.settings.checkpointTimeoutMs - this.now());
+    this.later(remaining, () => {
+      if (!job.pending.has(id)) return; // aborted by a fail-over or settled otherwise
+      const now = this.now();
+      job.recordFailed({ id, kind: 'CHECKPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: CHECKPOINT_EXPIRED_MESSAGE });
+      if (op) this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', CHECKPOINT_EXPIRED_MESSAGE, now) });
+    });
+  }
+
+  /** `simulator.job.restart-every`: the next fail-over of `job`, that long after it (re)entered RUNNING. */
+  private scheduleFailOver(job: SimulatedFlinkJob): void {
+    const every = this.ctx.launch.settings.simulator.jobRestartEveryMs;
+    if (every === null) return;
+    this.later(every, () => {
+      const now = this.now();
+      const cause = simulatedException('java.lang.RuntimeException', `Simulated task failure (simulator.job.restart-every=${every}ms)`, now);
+      if (!job.failOver(cause)) return;
+      this.abortInFlightSnapshots(job, now);
+      this.later(this.ctx.launch.settings.simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
+        if (job.state !== 'RESTARTING') return;
+        job.transition('RUNNING', this.now());
+        this.scheduleFailOver(job);
+      });
+    });
+  }
+
+  /** A fail-over aborts the pending checkpoints and savepoints of the job (their operations complete with the failure). */
+  private abortInFlightSnapshots(job: SimulatedFlinkJob, now: number): void {
+    for (const pending of [...job.pending.values()]) {
+      job.recordFailed({ id: pending.id, kind: pending.kind, triggerTimestamp: pending.triggerTimestamp, failureTimestamp: now, failureMessage: FAILOVER_ABORT_MESSAGE });
+    }
+    for (const op of this.operations.values()) {
+      if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
+        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', FAILOVER_ABORT_MESSAGE, now) });
+      }
+    }
   }
 
   private stateSizeFor(job: SimulatedFlinkJob, id: number): number {
@@ -333,7 +400,7 @@ export class SimulatedJobManager {
     const duration = this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
     this.later(duration, () => {
       const now = this.now();
-      if (job.state !== 'RUNNING') return; // jobEnded already failed the operation
+      if (job.state !== 'RUNNING' || op.status === 'COMPLETED') return; // jobEnded or a fail-over already failed the operation
       if (mode === 'fail') {
         job.recordFailed({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: 'Simulated savepoint failure (simulator.savepoint.failure=fail).' });
         const cause = { className: 'java.lang.RuntimeException', message: 'Simulated savepoint failure (simulator.savepoint.failure=fail)' };
@@ -371,7 +438,11 @@ export class SimulatedJobManager {
     }
     const id = job.reserveCheckpointId();
     this.later(this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs, () => {
-      if (job.state !== 'RUNNING') return;
+      if (job.state !== 'RUNNING' || op.status === 'COMPLETED') return;
+      if (this.checkpointsStalled(job, this.now())) {
+        this.stallCheckpoint(job, id, triggeredAt, op);
+        return;
+      }
       const done = this.completeCheckpoint(job, 'CHECKPOINT', triggeredAt, id);
       if (done === null) this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', this.now()) });
       else this.finishOperation(op, { checkpointId: done });

@@ -2,8 +2,11 @@
  * The container runtime for Flink pods: when the simulated kubelet starts a pod's containers, a
  * Flink JobManager container (args `standalone-job …` or `jobmanager …`) becomes a
  * SimulatedJobManager that reads the args and the Flink configuration mounted at /opt/flink/conf
- * (the rendered ConfigMap `flink-config-<name>`, key `config.yaml`, or `flink-conf.yaml` for
- * older layouts). Other containers (TaskManagers included) just "run".
+ * (the rendered ConfigMap `flink-config-<name>`): the file its Flink version reads, the version
+ * taken from the image tag (flinkVersionFromImage) — `flink-conf.yaml` before 1.19, `config.yaml`
+ * (else `flink-conf.yaml`) for 1.19/1.20, `config.yaml` for 2.x (loadFlinkConfiguration). A 1.17
+ * JobManager never sees a `config.yaml`; given only that, it exits at start as Flink does. Other
+ * containers (TaskManagers included) just "run".
  *
  * Guarantees: one SimulatedJobManager per running JobManager container; a restarted container or a
  * replacement pod gets a NEW one (which re-reads args and config); a configuration the JobManager
@@ -20,8 +23,8 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import { NativeResourceManager } from './native-resource-manager.js';
 import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
-import { buildJobManagerLaunch, parseFlinkArgs } from './jobmanager-launch.js';
-import { parseFlinkConfigYaml } from './flink-configuration.js';
+import { buildJobManagerLaunch, flinkVersionFromImage, parseFlinkArgs } from './jobmanager-launch.js';
+import { type LoadedFlinkConfiguration, loadFlinkConfiguration, STANDARD_CONFIG_FILE } from './flink-configuration.js';
 import type { ContainerRuntimeHooks, PodIdentity, PodStartResult } from './kubelet.js';
 import type { LineageRecorder } from './lineage-recorder.js';
 import type { SnapshotStorage } from './snapshot-storage.js';
@@ -48,10 +51,13 @@ export function flinkContainer(pod: V1Pod): V1Container | undefined {
   return containers.find((c) => c.name === FLINK_MAIN_CONTAINER) ?? containers[0];
 }
 
-/** The Flink configuration text mounted at /opt/flink/conf in `container`, or '' when none is mounted. */
-export function mountedFlinkConfig(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): string {
-  const data = mountedConfDirectory(pod, container, configMaps);
-  return data?.['config.yaml'] ?? data?.['flink-conf.yaml'] ?? '';
+/**
+ * The configuration the Flink process of `container` loads from /opt/flink/conf: the file its
+ * version (from the image tag) reads, parsed by that file's rules; empty when nothing is mounted
+ * there. Throws (the process exits) when the mounted directory lacks that file or it is invalid.
+ */
+export function mountedFlinkConfiguration(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): LoadedFlinkConfiguration {
+  return loadFlinkConfiguration(mountedConfDirectory(pod, container, configMaps), flinkVersionFromImage(container.image));
 }
 
 /** The files of the ConfigMap mounted at /opt/flink/conf in `container` (key = file name), if any. */
@@ -85,8 +91,8 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
     if (role !== 'application-jobmanager' && role !== 'session-jobmanager') return { ok: true };
     let jm: SimulatedJobManager;
     try {
-      const config = parseFlinkConfigYaml(mountedFlinkConfig(pod, container, configMaps));
-      const launch = buildJobManagerLaunch(args, config, container.image);
+      const loaded = mountedFlinkConfiguration(pod, container, configMaps);
+      const launch = buildJobManagerLaunch(args, loaded.config, container.image);
       const namespace = pod.metadata!.namespace!;
       const name = pod.metadata?.labels?.['app'] ?? launch.settings.highAvailability.clusterId ?? pod.metadata!.name!;
       jm = new SimulatedJobManager({
@@ -103,7 +109,7 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       this.byPodUid.set(pod.metadata!.uid!, jm);
       await jm.start();
       if (launch.args.native && launch.args.role === 'application-jobmanager' && this.deps.kube) {
-        this.startResourceManager(pod, launch.config, launch.settings, mountedConfDirectory(pod, container, configMaps) ?? {});
+        this.startResourceManager(pod, launch.config, launch.settings, mountedConfDirectory(pod, container, configMaps) ?? {}, loaded.file ?? STANDARD_CONFIG_FILE);
       }
     } catch (error) {
       this.byPodUid.delete(pod.metadata!.uid!);
@@ -118,7 +124,13 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
   }
 
   /** Native JobManager: creates its TaskManager pods in the background (errors go to onError, as a JobManager logs them). */
-  private startResourceManager(pod: V1Pod, config: ReadonlyMap<string, string>, settings: { parallelism: number; slotsPerTaskManager: number }, confFiles: Record<string, string>): void {
+  private startResourceManager(
+    pod: V1Pod,
+    config: ReadonlyMap<string, string>,
+    settings: { parallelism: number; slotsPerTaskManager: number },
+    confFiles: Record<string, string>,
+    configFile: string,
+  ): void {
     const namespace = pod.metadata!.namespace!;
     const clusterId = config.get('kubernetes.cluster-id') ?? pod.metadata?.labels?.['app'] ?? pod.metadata!.name!;
     const templatePath = config.get('kubernetes.pod-template-file.taskmanager');
@@ -131,6 +143,7 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       config,
       parallelism: settings.parallelism,
       slotsPerTaskManager: settings.slotsPerTaskManager,
+      configFile,
       ...(templateFile !== undefined ? { podTemplateYaml: templateFile } : {}),
     });
     this.resourceManagers.set(pod.metadata!.uid!, rm);

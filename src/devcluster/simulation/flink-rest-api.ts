@@ -10,7 +10,7 @@
  * Routes: GET /config, GET /overview, GET /jobs, GET /jobs/overview, GET|PATCH /jobs/:jid,
  * GET /jobs/:jid/execution-result, GET /jobs/:jid/exceptions, GET|POST /jobs/:jid/checkpoints,
  * GET /jobs/:jid/checkpoints/config, GET /jobs/:jid/checkpoints/details/:cpid,
- * GET /jobs/:jid/checkpoints/:triggerid, POST /jobs/:jid/savepoints,
+ * GET /jobs/:jid/checkpoints/:triggerid, GET /jobs/:jid/metrics, POST /jobs/:jid/savepoints,
  * GET /jobs/:jid/savepoints/:triggerid, POST /jobs/:jid/stop, POST /savepoint-disposal,
  * GET /savepoint-disposal/:triggerid, GET /jobmanager/config, GET /simulator/lineage.
  */
@@ -24,6 +24,7 @@ import {
   executionResult,
   jobDetails,
   jobExceptions,
+  jobMetricsResponse,
   jobOverviewEntry,
 } from './flink-rest-shapes.js';
 
@@ -144,6 +145,13 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       if (sub.length === 1 && method === 'GET') {
         const max = Number(req.query.get('maxExceptions') ?? '20');
         return ok(jobExceptions(jobOr404(jm, jobId), Number.isFinite(max) && max > 0 ? max : 20, Number(jm.launch.flinkVersion.split('.')[0])));
+      }
+      return notFound();
+    case 'metrics':
+      if (sub.length === 1 && method === 'GET') {
+        // MetricsFilterParameter: comma-separated ids; `get` may be repeated
+        const requested = req.query.getAll('get').flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+        return ok(jobMetricsResponse(jm.getJob(jobId), requested, now));
       }
       return notFound();
     case 'savepoints':

@@ -4,7 +4,9 @@
  * the Jackson serializers of JobResult and SerializedThrowable).
  *
  * Caveats: `serialized-throwable` carries base64 of the stack-trace text, not a Java-serialized
- * object; the job graph is one simulated vertex; metrics are zeros.
+ * object; the job graph is one simulated vertex; vertex metrics are zeros; job metrics
+ * ({@link jobMetrics}) are computed at request time (Flink's metric store lags by up to
+ * `metrics.fetcher.update-interval`, 10 s).
  */
 import { ALL_JOB_STATUSES, type CompletedCheckpoint, type FailedCheckpoint, type JobStatus, type PendingCheckpoint, type SimulatedException, type SimulatedFlinkJob } from './flink-job.js';
 import type { AsyncOperation } from './flink-jobmanager.js';
@@ -302,4 +304,55 @@ export function dashboardConfiguration(flinkVersion: string): Record<string, unk
     'flink-revision': 'simulated @ 1970-01-01T00:00:00+00:00',
     features: { 'web-submit': false, 'web-cancel': false, 'web-rescale': false, 'web-history': false },
   };
+}
+
+/**
+ * The job-scope metrics of `job` at `now` (Flink's availability and checkpointing metrics, values
+ * as strings, as the metric store keeps them):
+ * `numRestarts`; `uptime` (ms in RUNNING since the last (re)start, 0 when not running, -1 when
+ * terminal); `downtime` (ms since a fail-over began while RESTARTING/FAILING, else 0, -1 when
+ * terminal); `restartingTime` (the current restart so far, else the last restart's duration, else
+ * 0); `numberOfCompletedCheckpoints`, `numberOfFailedCheckpoints`, `numberOfInProgressCheckpoints`,
+ * `totalNumberOfCheckpoints` (savepoints included, as Flink counts them); `lastCheckpointDuration`,
+ * `lastCheckpointSize` (the newest completed checkpoint or savepoint, -1 before one);
+ * `lastCheckpointRestoreTimestamp` (-1 when not restored).
+ */
+export function jobMetrics(job: SimulatedFlinkJob, now: number): Map<string, string> {
+  const since = (state: JobStatus) => job.timestamps.get(state) ?? now;
+  const terminal = job.isTerminal;
+  const restartedAt = job.timestamps.get('RESTARTING');
+  const runningAt = job.timestamps.get('RUNNING');
+  const restarting =
+    job.state === 'RESTARTING' ? now - since('RESTARTING') : restartedAt !== undefined && runningAt !== undefined && runningAt >= restartedAt ? runningAt - restartedAt : 0;
+  const failingSince = job.state === 'RESTARTING' || job.state === 'FAILING' ? since(job.state) : undefined;
+  const newest = [job.latestCompleted, job.latestSavepoint].filter((c): c is CompletedCheckpoint => c !== null).sort((a, b) => b.id - a.id)[0];
+  const inProgress = terminal ? 0 : job.pending.size;
+  const values: Array<[string, number]> = [
+    ['numRestarts', job.restarts],
+    ['uptime', terminal ? -1 : job.state === 'RUNNING' ? now - since('RUNNING') : 0],
+    ['downtime', terminal ? -1 : failingSince !== undefined ? now - failingSince : 0],
+    ['restartingTime', restarting],
+    ['numberOfCompletedCheckpoints', job.completedCount],
+    ['numberOfFailedCheckpoints', job.failedCount],
+    ['numberOfInProgressCheckpoints', inProgress],
+    ['totalNumberOfCheckpoints', job.completedCount + job.failedCount + inProgress],
+    ['lastCheckpointDuration', newest ? newest.completedTimestamp - newest.triggerTimestamp : -1],
+    ['lastCheckpointSize', newest ? newest.stateSize : -1],
+    ['lastCheckpointRestoreTimestamp', job.restored ? job.restored.restoreTimestamp : -1],
+  ];
+  return new Map(values.map(([id, value]) => [id, String(value)]));
+}
+
+/**
+ * GET /jobs/:jobid/metrics (Flink's JobMetricsHandler / AbstractMetricsHandler): a bare JSON array
+ * (MetricCollectionResponseBody is serialized as a list, not as the `{"metrics": [...]}` of the
+ * generated OpenAPI spec). Without `get`: the available metric ids `[{"id": "numRestarts"}, ...]`;
+ * with `get=a,b`: `[{"id": "a", "value": "3"}, ...]` for the requested ids the job has (unknown ids
+ * are left out); an unknown job: `[]`.
+ */
+export function jobMetricsResponse(job: SimulatedFlinkJob | undefined, requested: readonly string[], now: number): Array<{ id: string; value?: string }> {
+  if (!job) return [];
+  const metrics = jobMetrics(job, now);
+  if (requested.length === 0) return [...metrics.keys()].map((id) => ({ id }));
+  return [...new Set(requested)].filter((id) => metrics.has(id)).map((id) => ({ id, value: metrics.get(id)! }));
 }

@@ -18,7 +18,9 @@
  *   `kubernetes.container.image.ref` (or `kubernetes.container.image`), port `taskmanager-rpc`
  *   6122, env `_POD_IP_ADDRESS`, memory `taskmanager.memory.process.size` (default 1728m), cpu
  *   `kubernetes.taskmanager.cpu` (default: the slot count), ConfigMap `flink-config-<cluster-id>`
- *   mounted at /opt/flink/conf, restartPolicy Never, service account
+ *   mounted at /opt/flink/conf with the configuration file the JobManager itself read
+ *   (`flink-conf.yaml` or `config.yaml`, as Flink's FlinkConfMountDecorator names it by the
+ *   loaded format) and `log4j-console.properties`, restartPolicy Never, service account
  *   `kubernetes.taskmanager.service-account` / `kubernetes.service-account`;
  * - a TaskManager pod template (`kubernetes.pod-template-file.taskmanager`, read from the mounted
  *   configuration directory) is the base the decoration is merged over.
@@ -52,6 +54,8 @@ export interface NativeTaskManagerPodInputs {
   readonly config: ReadonlyMap<string, string>;
   /** Parsed TaskManager pod template (a Pod), if any. */
   readonly template?: V1Pod;
+  /** The configuration file the JobManager read (`config.yaml` or `flink-conf.yaml`); default `config.yaml`. */
+  readonly configFile?: string;
 }
 
 /** Native TaskManager pod selector of a cluster. */
@@ -125,7 +129,7 @@ export function buildNativeTaskManagerPod(inputs: NativeTaskManagerPodInputs): V
           configMap: {
             name: `flink-config-${clusterId}`,
             items: [
-              { key: 'config.yaml', path: 'config.yaml' },
+              { key: inputs.configFile ?? 'config.yaml', path: inputs.configFile ?? 'config.yaml' },
               { key: 'log4j-console.properties', path: 'log4j-console.properties' },
             ],
           },
@@ -151,6 +155,8 @@ export interface NativeResourceManagerDeps {
   readonly config: ReadonlyMap<string, string>;
   readonly parallelism: number;
   readonly slotsPerTaskManager: number;
+  /** The configuration file the JobManager read, mounted into its TaskManagers (default `config.yaml`). */
+  readonly configFile?: string;
   /** Text of the TaskManager pod template file, if the configuration names one that is mounted. */
   readonly podTemplateYaml?: string;
 }
@@ -185,6 +191,7 @@ export class NativeResourceManager {
         podName: `${clusterId}-taskmanager-${attempt}-${n}`,
         ownerUid: owner.metadata!.uid!,
         config: this.deps.config,
+        ...(this.deps.configFile !== undefined ? { configFile: this.deps.configFile } : {}),
         ...(template ? { template } : {}),
       });
       try {

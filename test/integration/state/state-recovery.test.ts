@@ -2,6 +2,7 @@
  * The recovery rules of design/004-sync-protocol.md on the development cluster, with the real
  * clients, the real informer and the real kubectl (as a user would touch the objects).
  */
+import { reconciliationStateOfPhase } from '../../../src/api/deployment-phase.js';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -39,7 +40,7 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs = 500
 
 const deployed = (deployment: FlinkDeploymentV1) => (s: InternalState): InternalState => ({
   ...s,
-  reconciliationState: 'DEPLOYED',
+  phase: 'RUNNING',
   firstDeployment: false,
   lastReconciledSpec: deployment.spec,
   lastReconciledGeneration: deployment.metadata.generation,
@@ -138,7 +139,7 @@ describe('state recovery rules on the development cluster', () => {
     const written = await store.update(deployment, () => rebuilt.state);
     assert.equal(written.revision, state.revision + 1, 'revision continues after the status stateRef');
     assert.deepEqual(written.lastReconciledSpec, deployment.spec);
-    assert.equal(written.reconciliationState, 'DEPLOYED');
+    assert.equal(reconciliationStateOfPhase(written.phase), 'DEPLOYED');
     assert.equal(written.deployedJobId, 'b'.repeat(32), 'the job id pinned in the rendered cluster');
 
     // deleting the deployment deletes its state (ownerReference, garbage collector)
@@ -164,13 +165,13 @@ describe('state recovery rules on the development cluster', () => {
     await createNamespace(kc, 'corrupt');
     const deployment = await createFlinkDeployment(kc, 'corrupt', 'app');
     await store.update(deployment, deployed(deployment));
-    await kubectl.ok(['-n', 'corrupt', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"reconciliationState":"BOGUS"}}']);
-    await waitUntil(() => informer.get('corrupt', 'app-operator-state')?.data?.reconciliationState === 'BOGUS', 'the informer to see the edit');
+    await kubectl.ok(['-n', 'corrupt', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"phase":"BOGUS"}}']);
+    await waitUntil(() => informer.get('corrupt', 'app-operator-state')?.data?.phase === 'BOGUS', 'the informer to see the edit');
     cluster.requestLog.reset();
-    await assert.rejects(store.load(deployment), (error: unknown) => error instanceof CorruptStateError && error.key === 'reconciliationState');
-    await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) })), /reconciliationState.*fix or delete the ConfigMap/);
+    await assert.rejects(store.load(deployment), (error: unknown) => error instanceof CorruptStateError && error.key === 'phase');
+    await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) })), /phase.*fix or delete the ConfigMap/);
     assert.equal(cluster.requestLog.entries({ namespace: 'corrupt', resource: 'configmaps' }).filter((e) => e.verb === 'update').length, 0, 'not overwritten');
-    await kubectl.ok(['-n', 'corrupt', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"reconciliationState":"DEPLOYED"}}']);
+    await kubectl.ok(['-n', 'corrupt', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"phase":"RUNNING"}}']);
     const fixed = await store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) }));
     assert.equal(fixed.deployedJobId, 'd'.repeat(32));
   });

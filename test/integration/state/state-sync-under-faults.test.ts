@@ -52,13 +52,13 @@ function userStatus(state: InternalState, extra: Partial<FlinkDeploymentStatusV1
 function lifeOfADeployment(deployment: FlinkDeploymentV1): Step[] {
   const steps: Step[] = [
     {
-      fn: (s) => ({ ...s, reconciliationState: 'UPGRADING', lastReconciledSpec: deployment.spec, lastReconciledGeneration: 1, firstDeployment: true, jobIdToSubmit: 'a'.repeat(32) }),
+      fn: (s) => ({ ...s, phase: 'DEPLOYING', lastReconciledSpec: deployment.spec, lastReconciledGeneration: 1, firstDeployment: true, jobIdToSubmit: 'a'.repeat(32) }),
       status: (s) => userStatus(s, { lifecycleState: 'UPGRADING', jobManagerDeploymentStatus: 'DEPLOYING' }),
     },
     {
       fn: (s) => {
         const { jobIdToSubmit: _j, ...rest } = s;
-        return { ...rest, reconciliationState: 'DEPLOYED', firstDeployment: false, deployedJobId: 'a'.repeat(32), lastStableSpec: deployment.spec, lastStableGeneration: 1 };
+        return { ...rest, phase: 'RUNNING', firstDeployment: false, deployedJobId: 'a'.repeat(32), lastStableSpec: deployment.spec, lastStableGeneration: 1 };
       },
       status: (s) => userStatus(s, { lifecycleState: 'STABLE', jobManagerDeploymentStatus: 'READY', jobStatus: { jobId: 'a'.repeat(32), state: 'RUNNING' } }),
     },

@@ -1,46 +1,52 @@
 /**
- * The working context of one reconcile pass, shared by the reconciler's step modules, and the
- * fencing of the pass's Flink REST calls.
+ * What a step of one pass works with: the deployment, what was observed, the fenced Flink REST
+ * API, the settings, and the pass's state cursor (the state as last read or written in this pass;
+ * `save` is its only writer). Steps return their result (reconcile-step.ts StepResult); they share
+ * nothing else.
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
+import type { Observation } from './observation.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
-import type { PassOutcome } from './status-builder.js';
 
-/** Requeue now (`continue`), after the progress-check interval, or after the steady interval. */
-export type StepResult = 'continue' | 'progress' | 'steady';
-
-export interface Pass {
-  deployment: FlinkDeploymentV1;
-  /** The state as last read or written in this pass. */
-  state: InternalState;
-  outcome: PassOutcome;
-  /** The deployment's Flink REST API; its calls that change something are fenced. */
-  api: FlinkJobApi;
-  /** The leadership term this pass acts in; checked before every side effect. */
-  fence: SideEffectFence;
-  settings: DeploymentOperatorSettings;
-  /** Milliseconds until something time-based (a periodic savepoint) is due, if sooner than the steady interval. */
-  wakeUpInMs?: number;
-  /** Why Flink's REST API could not be asked in this pass (it should have answered: the JobManager is available). */
-  restUnreachable?: string;
-}
-
-/** What step modules may use besides the dependencies. */
-export interface PassContext {
+export interface StepContext {
   readonly deps: FlinkDeploymentReconcilerDependencies;
+  readonly deployment: FlinkDeploymentV1;
+  readonly observed: Observation;
+  /** The deployment's Flink REST API; its calls that change something are fenced. */
+  readonly api: FlinkJobApi;
+  /** The leadership term this pass acts in; checked before every side effect. */
+  readonly fence: SideEffectFence;
+  readonly settings: DeploymentOperatorSettings;
+  /** The state as last read or written in this pass. */
+  state(): InternalState;
   /**
    * Writes `fn` through the state store, decided on the pass's current state (its revision is the
    * precondition) and fenced by the pass's term; the result becomes the pass's state.
    */
-  save(pass: Pass, fn: StateUpdateFunction): Promise<void>;
+  save(fn: StateUpdateFunction): Promise<InternalState>;
   /** Emits an event once per (deployment, reason, key) in this process. */
-  announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void;
-  /** Forgets the announcements of a deployment that is gone. */
-  forgetAnnouncements(deployment: FlinkDeploymentV1): void;
+  announceOnce(type: 'Normal' | 'Warning', reason: string, key: string, message: string): void;
+}
+
+/** The pass's state cursor: the state it read, replaced by every write it makes. */
+export class PassState {
+  constructor(
+    private current: InternalState,
+    private readonly write: (state: InternalState, fn: StateUpdateFunction) => Promise<InternalState>,
+  ) {}
+
+  get(): InternalState {
+    return this.current;
+  }
+
+  async save(fn: StateUpdateFunction): Promise<InternalState> {
+    this.current = await this.write(this.current, fn);
+    return this.current;
+  }
 }
 
 /** `api` with every call that changes something in Flink preceded by `fence.check`. */
@@ -51,6 +57,7 @@ export function fencedFlinkApi(api: FlinkJobApi, fence: SideEffectFence): FlinkJ
     getSavepointStatus: (jobId, triggerId) => api.getSavepointStatus(jobId, triggerId),
     getCheckpoints: (jobId) => api.getCheckpoints(jobId),
     getExceptions: (jobId) => api.getExceptions(jobId),
+    getJobMetrics: (jobId, names) => api.getJobMetrics(jobId, names),
     getDisposalStatus: (triggerId) => api.getDisposalStatus(triggerId),
     cancelJob: (jobId) => {
       fence.check(`cancel Flink job ${jobId}`);

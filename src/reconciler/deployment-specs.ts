@@ -1,0 +1,67 @@
+/**
+ * Pure answers about the specs a state holds: which one the cluster runs, where a new job of a spec
+ * restores from, and how a spec is recorded once reconciled (the rewrites the Apache operator makes).
+ */
+import { flattenFlinkConfiguration, isHighAvailabilityEnabled } from '../api/flink-configuration.js';
+import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import type { InternalState } from '../api/internal-state.js';
+
+/** `spec` with `job.state: running` (the state a deployment records its spec with). */
+export function withRunningState(spec: FlinkDeploymentSpec): FlinkDeploymentSpec {
+  const copy = structuredClone(spec);
+  if (copy.job) copy.job.state = 'running';
+  return copy;
+}
+
+/** The spec the cluster runs: the last stable one while rolling back or rolled back, else the reconciled one. */
+export function deployedSpecOf(state: InternalState): FlinkDeploymentSpec | undefined {
+  return state.phase === 'ROLLING_BACK' || state.phase === 'ROLLED_BACK' ? state.lastStableSpec : state.lastReconciledSpec;
+}
+
+/** The generation of the spec the cluster runs. */
+export function deployedGenerationOf(state: InternalState): number | undefined {
+  return state.phase === 'ROLLING_BACK' || state.phase === 'ROLLED_BACK' ? state.lastStableGeneration : state.lastReconciledGeneration;
+}
+
+/** The newest savepoint the state knows: the one a stop just took, else the newest in the history. */
+export function newestSavepointOf(state: InternalState): string | undefined {
+  return state.upgradeSavepointPath ?? state.savepointHistory.at(-1)?.location;
+}
+
+/** Where a new job of `desired` restores from: nothing when stateless, else the newest savepoint. */
+export function restorePathFor(desired: FlinkDeploymentSpec, state: InternalState): string | undefined {
+  return (desired.job?.upgradeMode ?? 'stateless') === 'stateless' ? undefined : newestSavepointOf(state);
+}
+
+/** The spec to record as reconciled in a steady pass: the desired one, but the savepoint nonce only once its savepoint was taken. */
+export function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalState): FlinkDeploymentSpec {
+  const spec = withRunningState(desired);
+  if (spec.job) {
+    const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
+    if (acked === undefined) delete spec.job.savepointTriggerNonce;
+    else spec.job.savepointTriggerNonce = acked;
+  }
+  return spec;
+}
+
+/**
+ * The state with a manual savepoint's nonce acknowledged in lastReconciledSpec — and in
+ * lastStableSpec too while the deployment is RUNNING (a nonce is not a spec change: the running
+ * spec stays the stable one).
+ */
+export function withNonceAcknowledged(state: InternalState, nonce: number | undefined): InternalState {
+  if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
+  const next: InternalState = { ...state, lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, savepointTriggerNonce: nonce } } };
+  if (state.phase === 'RUNNING' && state.lastStableSpec?.job) next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, savepointTriggerNonce: nonce } };
+  return next;
+}
+
+/** Flink HA is on in the spec's configuration. */
+export function haOn(spec: FlinkDeploymentSpec): boolean {
+  return isHighAvailabilityEnabled(flattenFlinkConfiguration(spec.flinkConfiguration));
+}
+
+/** The desired spec keeps the Flink version the cluster runs (last-state needs it). */
+export function sameFlinkVersion(state: InternalState, desired: FlinkDeploymentSpec): boolean {
+  return desired.flinkVersion === deployedSpecOf(state)?.flinkVersion;
+}

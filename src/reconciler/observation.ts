@@ -1,0 +1,173 @@
+/**
+ * Observe: what the world says about one FlinkDeployment at the start of a pass — the JobManager
+ * and TaskManager Deployments (from the informer), the JobManager's pods (listed only while it is
+ * not available), and, once its REST API answers, the job. Facts that cost a request and matter
+ * only to some decisions (Flink's HA metadata, the job's checkpoints, its restart count) are
+ * gathered on demand: the decision function asks for them with a `gather` step (decide.ts).
+ *
+ * Guarantees: observing changes nothing (reads only); a Flink REST error is an observation
+ * (`restUnreachable`), never an exception; the job observed is the one the state names
+ * (`jobIdToSubmit`, else `deployedJobId`), so another job on the same JobManager is never taken
+ * for it (drift is told by the JobManager Deployment's pinned job id instead).
+ */
+import type { V1Deployment } from '@kubernetes/client-node';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { FlinkJobState, JobManagerDeploymentStatus } from '../api/flink-deployment-status.js';
+import type { InternalState } from '../api/internal-state.js';
+import { readDeployedRecord } from '../flink/deployed-record.js';
+import { FlinkRestError } from '../flink/flink-rest-error.js';
+import type { FlinkCheckpointingStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
+import { clusterModeOf, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
+import type { HaMetadataSummary } from './flink-cluster-applier.js';
+import { classifyJobManager } from './job-manager-observer.js';
+import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
+import { deployedSpecOf } from './deployment-specs.js';
+
+export interface ObservedJob {
+  jobId: string;
+  name?: string;
+  state: FlinkJobState;
+  startTime?: number;
+  updateTime?: number;
+  /** When the job reached a terminal state (Flink's `end-time`), epoch ms. */
+  endTime?: number;
+}
+
+/** The newest completed checkpoint and savepoint of a job, from GET /jobs/:id/checkpoints. */
+export interface CheckpointFacts {
+  completedCount: number;
+  /** The newest completed checkpoint with an external path (a savepoint counts if it is newer). */
+  newestRestorePoint?: { path: string; triggeredAt: number; ackAt: number };
+  /** Ack time of the newest completed checkpoint (any kind), epoch ms. */
+  newestCompletedAckAt?: number;
+}
+
+export interface ClusterHealthVerdict {
+  healthy: boolean;
+  /** Why it is unhealthy, in words, e.g. "Restart count hit threshold: 64". */
+  reason?: string;
+}
+
+export interface Observation {
+  jobManager: JobManagerDeploymentStatus;
+  /** For ERROR: what failed, with what to do. */
+  jobManagerError?: string;
+  /** The JobManager Deployment has never been available since it was created (Apache FlinkUtils.jmPodNeverStarted). */
+  jobManagerNeverStarted?: boolean;
+  /** The job id the JobManager Deployment is pinned to (its deployed record), if it tells one. */
+  pinnedJobId?: string;
+  /** Why Flink's REST API could not be asked although the JobManager is available. */
+  restUnreachable?: string;
+  /** The state's job as Flink reports it. */
+  job?: ObservedJob;
+  /** Every job the JobManager lists (only when its REST API answered). */
+  jobs?: FlinkJobOverview[];
+  /** TaskManagers running (status), and the replicas the TaskManager Deployment asks for. */
+  taskManagerReplicas?: number;
+  taskManagerDeploymentReplicas?: number;
+  /** Savepoints the state's size rules dropped and that still wait for disposal. */
+  savepointsAwaitingDisposal: number;
+  /** Gathered on demand: Flink's HA store of the cluster (`null`: none). */
+  ha?: HaMetadataSummary | null;
+  /** Gathered on demand: the job's checkpoints (`null`: Flink could not say). */
+  checkpoints?: CheckpointFacts | null;
+  /** Gathered on demand: the cluster health check's verdict. */
+  health?: ClusterHealthVerdict;
+}
+
+export type GatherableFact = 'ha' | 'checkpoints' | 'health';
+
+/** The observation of the start of a pass (everything but the on-demand facts). */
+export async function observe(deps: FlinkDeploymentReconcilerDependencies, deployment: FlinkDeploymentV1, state: InternalState, api: FlinkJobApi): Promise<Observation> {
+  const { namespace, name } = deployment.metadata as { namespace: string; name: string };
+  const jobManager = deps.clusterDeployments.get(namespace, name);
+  const taskManager = deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
+  const observation: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: deps.countTrimmedSavepoints(deployment) };
+  if (taskManager) {
+    observation.taskManagerReplicas = taskManager.status?.replicas ?? 0;
+    observation.taskManagerDeploymentReplicas = taskManager.spec?.replicas ?? 1;
+  } else if (jobManager && clusterModeOf(deployedSpecOf(state) ?? deployment.spec) === 'native') {
+    // Native mode: the JobManager created its TaskManager pods itself (design/009-native-mode.md).
+    const pods = await deps.cluster.listPods(namespace, `app=${name},component=taskmanager`);
+    observation.taskManagerReplicas = pods.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
+  }
+  if (!jobManager) return observation;
+  const pinned = readDeployedRecord(jobManager).jobId;
+  if (pinned) observation.pinnedJobId = pinned;
+  let classified = classifyJobManager(jobManager, undefined);
+  if (classified.status === 'DEPLOYING') classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
+  observation.jobManager = classified.status;
+  if (classified.error) observation.jobManagerError = classified.error;
+  if (neverAvailable(jobManager)) observation.jobManagerNeverStarted = true;
+  if (classified.status !== 'DEPLOYED_NOT_READY') return observation;
+  try {
+    const jobs = await api.listJobs();
+    observation.jobManager = 'READY';
+    observation.jobs = jobs;
+    const wanted = state.jobIdToSubmit ?? state.deployedJobId;
+    const job = jobs.find((j) => j.jid === wanted);
+    if (job) observation.job = toObservedJob(job);
+  } catch (error) {
+    if (!(error instanceof FlinkRestError)) throw error;
+    observation.restUnreachable = error.message;
+    deps.log.debug({ err: error.message }, 'Flink REST API not answering yet');
+  }
+  return observation;
+}
+
+/** One on-demand fact, added to a copy of the observation. */
+export async function gather(fact: GatherableFact, context: { deps: FlinkDeploymentReconcilerDependencies; deployment: FlinkDeploymentV1; state: InternalState; api: FlinkJobApi; health: (observed: Observation) => Promise<ClusterHealthVerdict> }, observed: Observation): Promise<Observation> {
+  const { deps, deployment, state, api } = context;
+  const { namespace, name } = deployment.metadata as { namespace: string; name: string };
+  switch (fact) {
+    case 'ha':
+      return { ...observed, ha: (await deps.cluster.readHaMetadata(namespace, name)) ?? null };
+    case 'checkpoints': {
+      const jobId = state.deployedJobId;
+      if (!jobId || observed.jobManager !== 'READY') return { ...observed, checkpoints: null };
+      try {
+        return { ...observed, checkpoints: checkpointFacts(await api.getCheckpoints(jobId)) };
+      } catch (error) {
+        if (!(error instanceof FlinkRestError)) throw error;
+        deps.log.debug({ err: error.message }, 'no checkpoint statistics');
+        return { ...observed, checkpoints: null };
+      }
+    }
+    case 'health':
+      return { ...observed, health: await context.health(observed) };
+  }
+}
+
+export function checkpointFacts(statistics: FlinkCheckpointingStatistics): CheckpointFacts {
+  const facts: CheckpointFacts = { completedCount: statistics.counts.completed };
+  const candidates = [statistics.latest.completed, statistics.latest.savepoint].filter((c): c is NonNullable<typeof c> => c !== null && c !== undefined && c.status === 'COMPLETED');
+  const newest = candidates.filter((c) => c.external_path).sort((a, b) => b.trigger_timestamp - a.trigger_timestamp)[0];
+  if (newest?.external_path) facts.newestRestorePoint = { path: newest.external_path, triggeredAt: newest.trigger_timestamp, ackAt: newest.latest_ack_timestamp };
+  if (statistics.latest.completed) facts.newestCompletedAckAt = statistics.latest.completed.latest_ack_timestamp;
+  return facts;
+}
+
+/**
+ * Available=False since the Deployment was created: its pods never became available (Apache's
+ * rule compares the two timestamps for equality; the controller's first status write may fall in
+ * the next second, so here they may be up to 1 s apart).
+ */
+function neverAvailable(deployment: V1Deployment): boolean {
+  const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
+  if (!available || available.status !== 'False') return false;
+  const created = deployment.metadata?.creationTimestamp;
+  const since = available.lastTransitionTime;
+  if (!created || !since) return false;
+  return new Date(since).getTime() - new Date(created).getTime() <= 1000;
+}
+
+export function toObservedJob(job: FlinkJobOverview): ObservedJob {
+  return {
+    jobId: job.jid,
+    name: job.name,
+    state: job.state as FlinkJobState,
+    ...(job['start-time'] > 0 ? { startTime: job['start-time'] } : {}),
+    ...(job['last-modification'] > 0 ? { updateTime: job['last-modification'] } : {}),
+    ...(job['end-time'] > 0 ? { endTime: job['end-time'] } : {}),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The steps the decision function (decide.ts) chooses from, and what executing one returns.
+ *
+ * A step is data: it names one side effect (or none) and carries every value the executor needs,
+ * so a table test of `decide` can say exactly what a pass will do. The executor
+ * (step-executor.ts) performs one step per pass, always intent → side effect → result, each arrow
+ * a write to the state ConfigMap where the step has one (design/005 tabulates them).
+ */
+import type { DeploymentPhase } from '../api/deployment-phase.js';
+import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import type { GatherableFact, Observation } from './observation.js';
+
+/** An event to emit once per (deployment, reason, key) in this process. */
+export interface Announcement {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  key: string;
+  message: string;
+}
+
+/** A new deployment of the cluster: the intent recorded first (job id pinned), then applied. */
+export interface DeployIntent {
+  /** DEPLOYING records `spec` as reconciled; ROLLING_BACK deploys lastStableSpec and keeps the user's spec. */
+  phase: 'DEPLOYING' | 'ROLLING_BACK';
+  /** The spec to record as reconciled (DEPLOYING). */
+  spec?: FlinkDeploymentSpec;
+  generation?: number;
+  /** The savepoint or checkpoint the new job restores from; none: without state (or last-state through HA). */
+  restoreFrom?: string;
+  /** Keep this job id (last-state: the new JobManager recovers it from Flink's HA metadata). */
+  keepJobId?: string;
+  /** Delete the running JobManager and TaskManager Deployments before applying (a restart of an unchanged cluster). */
+  replaceRunningCluster?: boolean;
+  /** The Submit event's words for why, e.g. "upgrade to generation 4". */
+  why: string;
+}
+
+export interface SavepointRequest {
+  triggerType: 'MANUAL' | 'PERIODIC' | 'UPGRADE';
+  /** Stop the job with the savepoint (upgrade, suspend, deletion). */
+  stopJob: boolean;
+  jobId: string;
+  /** The spec whose configuration names the target directory and format. */
+  spec: FlinkDeploymentSpec;
+  nonce?: number;
+}
+
+export type ReconcileStep =
+  /** No side effect: gather a fact the decision needs (decide is asked again with it). */
+  | { kind: 'gather'; fact: GatherableFact }
+  /** Nothing to do now; `error` is what the status says is wrong, with what to do. */
+  | { kind: 'wait'; requeue: 'progress' | 'steady'; error?: string; wakeUpInMs?: number }
+  | { kind: 'deploy'; intent: DeployIntent }
+  /** DEPLOYING / ROLLING_BACK: apply the pinned deployment, then record it deployed. */
+  | { kind: 'apply-pinned' }
+  /** Intent (pending savepoint, STOPPING when it stops the job), then the trigger. */
+  | { kind: 'start-savepoint'; request: SavepointRequest }
+  | { kind: 'follow-savepoint' }
+  /** Record the suspended spec (SUSPENDING), keep the suspend savepoint on the Flink ConfigMap, delete the cluster (SUSPENDED). */
+  | { kind: 'suspend'; spec: FlinkDeploymentSpec; generation: number; savepoint?: string }
+  /** Delete the JobManager and TaskManager Deployments, then enter `then`. */
+  | { kind: 'shut-down'; then: Extract<DeploymentPhase, 'SUSPENDED' | 'FINISHED'> }
+  /** SCALE: record the spec, then set the TaskManager replicas (no restart). */
+  | { kind: 'rescale'; spec: FlinkDeploymentSpec; generation: number }
+  | { kind: 'scale-task-managers'; replicas: number }
+  /** DEPLOYED → RUNNING: the deployed spec ran; it becomes the stable spec. */
+  | { kind: 'mark-running' }
+  /** Record a change that needs no redeploy (or a suspended spec's change). */
+  | { kind: 'acknowledge'; spec: FlinkDeploymentSpec; generation: number }
+  /** Dispose savepoints past the history limits (and those the size rules dropped), then drop them. */
+  | { kind: 'trim-history' }
+  /** The job FAILED and is not restarted: its exception into status.error. */
+  | { kind: 'report-failed-job'; jobId: string };
+
+/** What a decision says besides its step: events to emit and a status error that holds whatever the step does. */
+export interface Decision {
+  step: ReconcileStep;
+  announce?: Announcement;
+  /** An error the status shows for this pass (e.g. drift, a missing JobManager being recovered). */
+  error?: string;
+  /** A metric to bump with this decision. */
+  count?: 'drift';
+}
+
+/** When to look again: now, after the progress-check interval, or after the steady interval. */
+export type Requeue = 'continue' | 'progress' | 'steady';
+
+/** What executing a step returns. */
+export interface StepResult {
+  requeue: Requeue;
+  /** What went wrong, with what to do (into status.error). */
+  error?: string;
+  /** Milliseconds until something time-based is due, if sooner than the steady interval. */
+  wakeUpInMs?: number;
+  /** What the step changed in the world that the status should show now (e.g. the JobManager is DEPLOYING). */
+  observed?: Partial<Observation>;
+}

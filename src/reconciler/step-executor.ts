@@ -1,0 +1,42 @@
+/**
+ * Act: performs the one step a decision named (reconcile-step.ts), through the step modules
+ * (cluster-steps.ts, snapshot-steps.ts). Each step is intent → side effect → result in the state
+ * ConfigMap; `gather` is resolved by the reconciler before it gets here.
+ */
+import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
+import type { ReconcileStep, StepResult } from './reconcile-step.js';
+import { followSavepoint, startSavepoint, trimHistory } from './snapshot-steps.js';
+import type { StepContext } from './step-context.js';
+
+export async function executeStep(ctx: StepContext, step: ReconcileStep): Promise<StepResult> {
+  switch (step.kind) {
+    case 'gather':
+      throw new Error('a gather step is resolved by the reconciler, not executed');
+    case 'wait':
+      return { requeue: step.requeue, ...(step.error ? { error: step.error } : {}), ...(step.wakeUpInMs !== undefined ? { wakeUpInMs: step.wakeUpInMs } : {}) };
+    case 'deploy':
+      return deploy(ctx, step.intent);
+    case 'apply-pinned':
+      return applyPinned(ctx);
+    case 'start-savepoint':
+      return startSavepoint(ctx, step.request);
+    case 'follow-savepoint':
+      return followSavepoint(ctx);
+    case 'suspend':
+      return suspend(ctx, step.spec, step.generation, step.savepoint);
+    case 'shut-down':
+      return shutDown(ctx, step.then);
+    case 'rescale':
+      return rescale(ctx, step.spec, step.generation);
+    case 'scale-task-managers':
+      return scaleTaskManagers(ctx, step.replicas);
+    case 'mark-running':
+      return markRunning(ctx);
+    case 'acknowledge':
+      return acknowledge(ctx, step.spec, step.generation);
+    case 'trim-history':
+      return trimHistory(ctx);
+    case 'report-failed-job':
+      return reportFailedJob(ctx, step.jobId);
+  }
+}
