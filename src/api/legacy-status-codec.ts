@@ -35,8 +35,10 @@
  * - Status keys neither layout declares (e.g. CMF's `cfkInternalState`, `cmfSync`) are dropped: a
  *   real API server prunes them anyway.
  * - On encode, state with no legacy counterpart is dropped: `formatVersion`, `lastWriter`,
- *   `jobIdToSubmit`, `deployedJobId` (only used when the user status has no jobId), and a pending
- *   snapshot that has no triggerId yet (an intent: the Apache layout cannot express one).
+ *   `jobIdToSubmit`, `replaceJobManagerUid`, `deployedFrom`, `deployedJobId` (only used when the
+ *   user status has no jobId), and a pending snapshot that has no triggerId yet (an intent: the
+ *   Apache layout cannot express one). The phase is written as the Apache reconciliation state
+ *   (deployment-phase.ts) and read back from it and the fields that tell UPGRADING's cases apart.
  */
 import { sameValue } from './canonical-json.js';
 import { phaseFromReconciliationState, reconciliationStateOfPhase } from './deployment-phase.js';
