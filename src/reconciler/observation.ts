@@ -98,7 +98,7 @@ export async function observe(deps: FlinkDeploymentReconcilerDependencies, deplo
   if (classified.status === 'DEPLOYING') classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
   observation.jobManager = classified.status;
   if (classified.error) observation.jobManagerError = classified.error;
-  if (neverAvailable(jobManager)) observation.jobManagerNeverStarted = true;
+  if (neverAvailable(jobManager, state.reconciliationTimestamp)) observation.jobManagerNeverStarted = true;
   if (classified.status !== 'DEPLOYED_NOT_READY') return observation;
   try {
     const jobs = await api.listJobs();
@@ -148,18 +148,23 @@ export function checkpointFacts(statistics: FlinkCheckpointingStatistics): Check
 }
 
 /**
- * Available=False since the Deployment was created: its pods never became available (Apache's
- * rule compares the two timestamps for equality; the controller's first status write may fall in
- * the next second, so here they may be up to 1 s apart).
+ * The JobManager Deployment has not been available since its current deployment was written: its
+ * Available condition is False and turned False within NEVER_STARTED_TOLERANCE_MS of the later of
+ * its creation and the state's last deployment (`deployedAt`). Apache's `jmPodNeverStarted`
+ * compares with the creation time only, because it recreates the Deployment on every upgrade; this
+ * operator updates it in place, so the Recreate strategy makes it unavailable at each deployment.
  */
-function neverAvailable(deployment: V1Deployment): boolean {
+function neverAvailable(deployment: V1Deployment, deployedAt: string | undefined): boolean {
   const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
-  if (!available || available.status !== 'False') return false;
-  const created = deployment.metadata?.creationTimestamp;
-  const since = available.lastTransitionTime;
-  if (!created || !since) return false;
-  return new Date(since).getTime() - new Date(created).getTime() <= 1000;
+  if (!available || available.status !== 'False' || !available.lastTransitionTime) return false;
+  if ((deployment.status?.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) return false;
+  const created = deployment.metadata?.creationTimestamp ? new Date(deployment.metadata.creationTimestamp).getTime() : 0;
+  const reference = Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
+  return reference > 0 && new Date(available.lastTransitionTime).getTime() - reference <= NEVER_STARTED_TOLERANCE_MS;
 }
+
+/** How soon after a deployment its JobManager Deployment turns unavailable (old pods go at once with Recreate). */
+const NEVER_STARTED_TOLERANCE_MS = 5_000;
 
 export function toObservedJob(job: FlinkJobOverview): ObservedJob {
   return {
