@@ -249,7 +249,7 @@ function decideRecovery(input: DecisionInput): Decision | undefined {
   if (state.phase !== 'RUNNING' && withinAppearanceGrace(input)) return undefined;
   if (!settings.jobManagerRecovery || !state.deployedJobId) return undefined;
   const deployedSpec = deployedSpecOf(state)!;
-  const announce = { type: 'Warning' as const, reason: 'RecoverDeployment', key: `recover-${state.deployedJobId}`, message: `Recovering the deleted JobManager Deployment ${input.resource}` };
+  const announce = { type: 'Warning' as const, reason: 'RecoverDeployment', key: `recover-${state.deployedJobId}-${state.reconciliationTimestamp ?? ''}`, message: `Recovering the deleted JobManager Deployment ${input.resource}` };
   if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless' || !deployedSpec.job) {
     return { ...deploy(redeployOf(state, { why: 'recovery of the deleted JobManager Deployment' })), announce };
   }
