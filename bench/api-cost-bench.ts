@@ -42,7 +42,12 @@ export interface ApiCostOptions {
   settleMs: number;
 }
 
-export const API_COST_OPERATOR_FLAGS = (reconcileIntervalMs: number) => ({ progressCheckIntervalMs: 100, reconcileIntervalMs, requeueJitter: 0, parallelism: 8 });
+export const API_COST_OPERATOR_FLAGS = (reconcileIntervalMs: number) => ({
+  progressCheckIntervalMs: 100,
+  reconcileIntervalMs,
+  requeueJitter: 0,
+  parallelism: 8,
+});
 
 async function stateRevision(core: CoreV1Api, name: string): Promise<number> {
   try {
@@ -94,7 +99,10 @@ export async function runApiCost(layout: StateLayout, options: ApiCostOptions, t
     return {
       layout,
       deploy: { ...operatorCost(deployRows.rows, deployRows.stateCreates), transitions: transitionsFrom?.deploy.transitions ?? revisionAfterDeploy },
-      upgrade: { ...operatorCost(upgradeRows.rows, upgradeRows.stateCreates), transitions: transitionsFrom?.upgrade.transitions ?? revisionAfterUpgrade - revisionAfterDeploy },
+      upgrade: {
+        ...operatorCost(upgradeRows.rows, upgradeRows.stateCreates),
+        transitions: transitionsFrom?.upgrade.transitions ?? revisionAfterUpgrade - revisionAfterDeploy,
+      },
       periodic: { ...operatorCost(periodicRows.rows, periodicRows.stateCreates), transitions: reconciles },
     };
   } finally {

@@ -58,7 +58,12 @@ measure('status update (PUT /status)', (k) => {
   const name = `d${k % N}`;
   const body = structuredClone(ops.getStored(scope, name));
   const now = new Date().toISOString();
-  body.status = { observedGeneration: 1, replicas: 1, readyReplicas: k % 2, conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', lastUpdateTime: now, lastTransitionTime: now }] };
+  body.status = {
+    observedGeneration: 1,
+    replicas: 1,
+    readyReplicas: k % 2,
+    conditions: [{ type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', lastUpdateTime: now, lastTransitionTime: now }],
+  };
   ops.update(scope, name, body, {}, 'status');
 });
 measure('merge patch of an annotation', (k) => {

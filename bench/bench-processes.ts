@@ -82,7 +82,10 @@ function profilingArgv(which: 'cluster' | 'simulation' | 'operator'): string[] {
 }
 
 function forkTs(script: string, args: string[], extraExecArgv: string[] = []): ChildProcess {
-  return fork(fileURLToPath(new URL(script, import.meta.url)), args, { execArgv: ['--import', 'tsx', ...extraExecArgv], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  return fork(fileURLToPath(new URL(script, import.meta.url)), args, {
+    execArgv: ['--import', 'tsx', ...extraExecArgv],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 export interface OperatorMetricsSample {
@@ -134,12 +137,22 @@ export class BenchWorld {
         await cluster.request('proxyTo', proxyUrl);
       }
       const operatorOptions: OperatorProcessOptions = { kubeconfigPath, stateLayout: options.stateLayout, flags: options.operatorFlags };
-      const operator = new IpcChild('operator process', forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]));
+      const operator = new IpcChild(
+        'operator process',
+        forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]),
+      );
       started.unshift(operator);
       const ready = await operator.ready;
       const base = new KubeConfig();
       base.loadFromFile(kubeconfigPath);
-      return new BenchWorld(dir, cluster, simulation, operator, `http://127.0.0.1:${ready.httpPort as number}/metrics`, simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT));
+      return new BenchWorld(
+        dir,
+        cluster,
+        simulation,
+        operator,
+        `http://127.0.0.1:${ready.httpPort as number}/metrics`,
+        simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT),
+      );
     } catch (error) {
       for (const child of started) await child.stop();
       rmSync(dir, { recursive: true, force: true });

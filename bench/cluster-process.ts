@@ -43,7 +43,12 @@ async function main(): Promise<void> {
     options.simulation === 'in-process'
       ? await startSimulatedCluster({
           ...clusterOptions,
-          simulation: { random: seededRandom(options.seed), podReadyDelayMs: options.podReadyDelayMs, jobStartDelayMs: options.jobStartDelayMs, savepointDurationMs: options.savepointDurationMs },
+          simulation: {
+            random: seededRandom(options.seed),
+            podReadyDelayMs: options.podReadyDelayMs,
+            jobStartDelayMs: options.jobStartDelayMs,
+            savepointDurationMs: options.savepointDurationMs,
+          },
         })
       : await startDevCluster(clusterOptions).then((cluster) => ({ cluster, stop: () => cluster.stop() }));
   await installCrd(world.cluster.kubeConfig());

@@ -53,7 +53,11 @@ export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary 
     files.set(file, (files.get(file) ?? 0) + us);
   }
   const busy = total - idle || 1;
-  const rank = (m: Map<string, number>) => [...m].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top);
+  const rank = (m: Map<string, number>) =>
+    [...m]
+      .filter(([k]) => !k.startsWith('(idle)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top);
   return {
     totalMs: total / 1000,
     idleMs: idle / 1000,

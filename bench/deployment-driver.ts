@@ -43,7 +43,10 @@ export class DeploymentDriver {
   }
 
   async start(): Promise<void> {
-    const list = (await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL })) as { items: FlinkDeploymentV1[]; metadata: { resourceVersion: string } };
+    const list = (await this.custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL })) as {
+      items: FlinkDeploymentV1[];
+      metadata: { resourceVersion: string };
+    };
     for (const item of list.items) this.update(item);
     this.watchFrom(list.metadata.resourceVersion);
   }
@@ -129,7 +132,13 @@ export class DeploymentDriver {
       Array.from({ length: Math.min(concurrency, names.length) }, async () => {
         while (next < names.length) {
           const name = names[next++]!;
-          await this.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, body: flinkDeployment(name).inNamespace(this.namespace).build() });
+          await this.custom.createNamespacedCustomObject({
+            group: GROUP,
+            version: VERSION,
+            namespace: this.namespace,
+            plural: PLURAL,
+            body: flinkDeployment(name).inNamespace(this.namespace).build(),
+          });
         }
       }),
     );

@@ -73,14 +73,33 @@ async function main(): Promise<void> {
         group: 'example.com',
         scope: 'Namespaced',
         names: { plural: 'benches', singular: 'bench', kind: 'Bench' },
-        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
       },
     }),
   });
-  for (let i = 0; i < 100; i++) await co.createNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'benches', namespace: ns, body: { apiVersion: 'example.com/v1', kind: 'Bench', metadata: { name: `b-${i}` }, spec: { i } } });
+  for (let i = 0; i < 100; i++)
+    await co.createNamespacedCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      plural: 'benches',
+      namespace: ns,
+      body: { apiVersion: 'example.com/v1', kind: 'Bench', metadata: { name: `b-${i}` }, spec: { i } },
+    });
 
   const results = [];
-  results.push(await phase('write: create ConfigMap', (i) => core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `c-${i}`, labels: { bench: 'x' } }, data: { k: String(i) } } })));
+  results.push(
+    await phase('write: create ConfigMap', (i) =>
+      core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: `c-${i}`, labels: { bench: 'x' } }, data: { k: String(i) } } }),
+    ),
+  );
   const created = results[0].count;
   results.push(
     await phase('write: update ConfigMap (PUT with RV)', async (i) => {
@@ -102,8 +121,14 @@ async function main(): Promise<void> {
     ),
   );
   results.push(await phase('read: get ConfigMap', (i) => core.readNamespacedConfigMap({ namespace: ns, name: `c-${i % created}` })));
-  results.push(await phase('read: get CR (schema-coerced)', (i) => co.getNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'benches', namespace: ns, name: `b-${i % 100}` })));
-  results.push(await phase('read: list 100 CRs', () => co.listNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'benches', namespace: ns })));
+  results.push(
+    await phase('read: get CR (schema-coerced)', (i) =>
+      co.getNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'benches', namespace: ns, name: `b-${i % 100}` }),
+    ),
+  );
+  results.push(
+    await phase('read: list 100 CRs', () => co.listNamespacedCustomObject({ group: 'example.com', version: 'v1', plural: 'benches', namespace: ns })),
+  );
 
   console.log(`dev cluster throughput over loopback via client-node (concurrency ${CONCURRENCY}, ${DURATION_MS} ms per phase, node ${process.version})`);
   for (const r of results) console.log(`  ${r.name.padEnd(42)} ${String(r.perSecond).padStart(7)} /s   (${r.count} requests)`);

@@ -37,10 +37,19 @@ function kubeConfigFrom(path: string): KubeConfig {
   return kc;
 }
 
-
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2]!) as OperatorProcessOptions;
-  const config = resolveOperatorConfig({ flags: { httpPort: 0, httpHost: '127.0.0.1', logLevel: process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'error', flinkRestAccess: 'apiserver-proxy', ...options.flags, kubeconfig: options.kubeconfigPath }, env: {} });
+  const config = resolveOperatorConfig({
+    flags: {
+      httpPort: 0,
+      httpHost: '127.0.0.1',
+      logLevel: process.env.BENCH_OPERATOR_LOG_LEVEL ?? 'error',
+      flinkRestAccess: 'apiserver-proxy',
+      ...options.flags,
+      kubeconfig: options.kubeconfigPath,
+    },
+    env: {},
+  });
   const handle = await startOperator(config, makeFlinkDeploymentReconcilerWith({ stateLayout: options.stateLayout }), kubeConfigFrom(options.kubeconfigPath));
   const readers = handle.manager.dependencies.readers;
 
@@ -53,7 +62,9 @@ async function main(): Promise<void> {
   const informerHeap = (): number => {
     gc();
     const before = process.memoryUsage().heapUsed;
-    const copies = [readers.flinkDeployments.list(), readers.stateConfigMaps.list(), readers.deployments.list(), readers.services.list()].map((l) => structuredClone(l));
+    const copies = [readers.flinkDeployments.list(), readers.stateConfigMaps.list(), readers.deployments.list(), readers.services.list()].map((l) =>
+      structuredClone(l),
+    );
     gc();
     const after = process.memoryUsage().heapUsed;
     copies.length = 0;

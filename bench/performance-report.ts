@@ -54,7 +54,8 @@ export function medianDeep<T>(runs: readonly T[]): T {
   const keys = new Set(runs.flatMap((r) => Object.keys(r as object)));
   for (const key of keys) {
     const values = runs.map((r) => (r as Record<string, unknown>)[key]);
-    if (values.every((v) => typeof v === 'number' || v === undefined) && values.some((v) => typeof v === 'number')) out[key] = median(values.map((v) => (v as number | undefined) ?? 0));
+    if (values.every((v) => typeof v === 'number' || v === undefined) && values.some((v) => typeof v === 'number'))
+      out[key] = median(values.map((v) => (v as number | undefined) ?? 0));
     else out[key] = medianDeep(values.filter((v) => v !== undefined));
   }
   return out as T;
@@ -87,7 +88,8 @@ function apiCostTable(cm: ApiCostRun, legacy: ApiCostRun): string[] {
     const b = legacy[key];
     const per = key === 'periodic' ? a.transitions || 1 : 1;
     const perB = key === 'periodic' ? b.transitions || 1 : 1;
-    const line = (figure: string, x: number, y: number, digits = 1) => rows.push(`| ${title} | ${figure} | ${fmt(x, digits)} | ${fmt(y, digits)} | ${ratio(x, y)} |`);
+    const line = (figure: string, x: number, y: number, digits = 1) =>
+      rows.push(`| ${title} | ${figure} | ${fmt(x, digits)} | ${fmt(y, digits)} | ${ratio(x, y)} |`);
     line('API requests', (writes(a) + a.reads) / per, (writes(b) + b.reads) / perB, 2);
     line('writes', writes(a) / per, writes(b) / perB, 2);
     line('GETs + LISTs', a.reads / per, b.reads / perB, 2);
@@ -98,7 +100,12 @@ function apiCostTable(cm: ApiCostRun, legacy: ApiCostRun): string[] {
       const t = a.transitions || 1;
       line('state transitions (design/005 steps)', a.transitions, b.transitions, 0);
       line('state writes per transition (ConfigMap; legacy: status PUTs)', a.stateWrites / t, (b.byRequest['update flinkdeployments/status'] ?? 0) / t, 2);
-      line('status patches per transition', (a.byRequest['patch flinkdeployments/status'] ?? 0) / t, (b.byRequest['patch flinkdeployments/status'] ?? 0) / t, 2);
+      line(
+        'status patches per transition',
+        (a.byRequest['patch flinkdeployments/status'] ?? 0) / t,
+        (b.byRequest['patch flinkdeployments/status'] ?? 0) / t,
+        2,
+      );
       line('bytes sent per transition', a.bytesSent / t, b.bytesSent / t, 0);
     }
   }
@@ -125,12 +132,19 @@ function apiCostTable(cm: ApiCostRun, legacy: ApiCostRun): string[] {
 }
 
 function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): string[] {
-  const sizes = Object.keys(runs).map(Number).sort((a, b) => a - b);
+  const sizes = Object.keys(runs)
+    .map(Number)
+    .sort((a, b) => a - b);
   const rows: string[] = [];
   const header = `| figure | ${sizes.map((n) => `${n.toLocaleString('en-US')} deployments`).join(' | ')} | target |`;
   rows.push(header, `|---|${sizes.map(() => '---').join('|')}|---|`);
-  const line = (figure: string, f: (r: ScaleRun) => string, target = '') => rows.push(`| ${figure} | ${sizes.map((n) => f(runs[n]!)).join(' | ')} | ${target} |`);
-  line('time until all STABLE', (r) => (r.stableInTime ? `${fmt(r.timeToStableMs / 1000, 1)} s` : `not within ${fmt(r.timeToStableMs / 1000, 0)} s: ${fmt(r.stableCount, 0)} of ${r.deployments} STABLE`));
+  const line = (figure: string, f: (r: ScaleRun) => string, target = '') =>
+    rows.push(`| ${figure} | ${sizes.map((n) => f(runs[n]!)).join(' | ')} | ${target} |`);
+  line('time until all STABLE', (r) =>
+    r.stableInTime
+      ? `${fmt(r.timeToStableMs / 1000, 1)} s`
+      : `not within ${fmt(r.timeToStableMs / 1000, 0)} s: ${fmt(r.stableCount, 0)} of ${r.deployments} STABLE`,
+  );
   line('operator heap after settling, beyond the informer objects, per deployment', (r) => formatBytes(r.memory.heapPerDeploymentBytes), '≤ 20 KB');
   line('informer objects, per deployment (heap of a structured clone)', (r) => formatBytes(r.memory.informerHeapPerDeploymentBytes));
   line('operator heap used after settling (after full GC)', (r) => formatBytes(r.memory.heapSettledBytes));
@@ -148,18 +162,37 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
   line('creation burst: operator writes per transition', (r) => fmt(r.burst.writesPerTransition, 2));
   line('creation burst: sustained transitions/s', (r) => fmt(r.burst.transitionsPerSecond, 1));
   line('creation burst: fraction of raw writes/s ÷ writes per transition', (r) => pct(r.burst.fractionOfLimit), '≥ 40%');
-  line('creation burst: API requests per transition, all actors / operator (Flink REST through the proxy included)', (r) => `${fmt(r.burst.requestsPerTransition, 1)} / ${fmt(r.burst.operatorRequestsPerTransition, 1)}`);
-  line('creation burst: ceiling of the fraction from that mix (writes per transition ÷ requests per transition), all actors / operator alone', (r) => `${pct(r.burst.fractionCeiling)} / ${pct(r.burst.operatorFractionCeiling)}`);
+  line(
+    'creation burst: API requests per transition, all actors / operator (Flink REST through the proxy included)',
+    (r) => `${fmt(r.burst.requestsPerTransition, 1)} / ${fmt(r.burst.operatorRequestsPerTransition, 1)}`,
+  );
+  line(
+    'creation burst: ceiling of the fraction from that mix (writes per transition ÷ requests per transition), all actors / operator alone',
+    (r) => `${pct(r.burst.fractionCeiling)} / ${pct(r.burst.operatorFractionCeiling)}`,
+  );
   line('creation burst: reconcile errors', (r) => fmt(r.burst.reconcileErrors, 0));
-  line('creation burst: API requests per deployment, operator / simulation (watches excluded)', (r) => `${fmt(r.burst.operatorRequestsPerDeployment, 1)} / ${fmt(r.burst.simulationRequestsPerDeployment, 1)}`);
+  line(
+    'creation burst: API requests per deployment, operator / simulation (watches excluded)',
+    (r) => `${fmt(r.burst.operatorRequestsPerDeployment, 1)} / ${fmt(r.burst.simulationRequestsPerDeployment, 1)}`,
+  );
   for (const [phase, key] of [
     ['creation burst', 'burst'],
     ['steady state', 'steady'],
     ['churn', 'churn'],
   ] as const) {
-    line(`${phase}: CPU (cores), operator / API server / simulation process`, (r) => `${fmt(r[key].load.operatorCpuFraction, 2)} / ${fmt(r[key].load.clusterCpuFraction, 2)} / ${fmt(r[key].load.simulationCpuFraction, 2)}`);
-    line(`${phase}: event-loop utilization, operator / API server / simulation process`, (r) => `${pct(r[key].load.operatorEventLoopUtilization)} / ${pct(r[key].load.clusterEventLoopUtilization)} / ${pct(r[key].load.simulationEventLoopUtilization)}`);
-    line(`${phase}: share of API requests, simulation / operator`, (r) => `${pct(r[key].load.simulationRequestShare)} / ${pct(r[key].load.operatorRequestShare)}`);
+    line(
+      `${phase}: CPU (cores), operator / API server / simulation process`,
+      (r) => `${fmt(r[key].load.operatorCpuFraction, 2)} / ${fmt(r[key].load.clusterCpuFraction, 2)} / ${fmt(r[key].load.simulationCpuFraction, 2)}`,
+    );
+    line(
+      `${phase}: event-loop utilization, operator / API server / simulation process`,
+      (r) =>
+        `${pct(r[key].load.operatorEventLoopUtilization)} / ${pct(r[key].load.clusterEventLoopUtilization)} / ${pct(r[key].load.simulationEventLoopUtilization)}`,
+    );
+    line(
+      `${phase}: share of API requests, simulation / operator`,
+      (r) => `${pct(r[key].load.simulationRequestShare)} / ${pct(r[key].load.operatorRequestShare)}`,
+    );
   }
   return rows;
 }
@@ -188,7 +221,7 @@ export function renderResults(results: BenchResults): string {
     `- command: \`${s.command}\` (${fmt(results.durationMs / 60_000, 1)} min)`,
     `- machine: ${results.machine}; load average at start ${results.loadAverageAtStart.join(' / ')}`,
     `- medians of ${s.runs} run(s), each in fresh processes (API server, ${s.simulationPlacement === 'separate' ? 'simulation, ' : ''}operator); seed ${s.seed}; warm-up before measuring (scale: raw-write phase + 20 deployments created and deleted)`,
-    `- operator: \`parallelism\` ${s.parallelism}, \`progressCheckIntervalMs\` ${s.progressCheckIntervalMs}, \`flinkRestAccess\` apiserver-proxy; simulation: pod ready 30 ms, job start 30 ms, savepoint 50 ms, ${s.simulationPlacement === 'separate' ? 'in its own process (its Flink REST answers reach the API server\'s service proxy over loopback HTTP)' : 'inside the API server\'s process'}`,
+    `- operator: \`parallelism\` ${s.parallelism}, \`progressCheckIntervalMs\` ${s.progressCheckIntervalMs}, \`flinkRestAccess\` apiserver-proxy; simulation: pod ready 30 ms, job start 30 ms, savepoint 50 ms, ${s.simulationPlacement === 'separate' ? "in its own process (its Flink REST answers reach the API server's service proxy over loopback HTTP)" : "inside the API server's process"}`,
     '',
     `#### API cost (reconcile interval ${s.apiCostReconcileIntervalMs / 1000} s for the periodic window)`,
     '',

@@ -34,7 +34,15 @@ export async function measureRawWriteThroughput(kc: KubeConfig, options: { durat
         group: 'bench.example.com',
         scope: 'Namespaced',
         names: { plural: 'rawwrites', singular: 'rawwrite', kind: 'RawWrite' },
-        versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } } }],
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            subresources: { status: {} },
+            schema: { openAPIV3Schema: { type: 'object', x_kubernetes_preserve_unknown_fields: true } },
+          },
+        ],
       },
     },
   });
@@ -45,7 +53,13 @@ export async function measureRawWriteThroughput(kc: KubeConfig, options: { durat
   // the CRD's REST endpoint is served once it is Established; retry the first create briefly
   for (let attempt = 0; ; attempt++) {
     try {
-      await custom.createNamespacedCustomObject({ group: 'bench.example.com', version: 'v1', plural: 'rawwrites', namespace: NAMESPACE, body: { apiVersion: 'bench.example.com/v1', kind: 'RawWrite', metadata: { name: 'raw-0' } } });
+      await custom.createNamespacedCustomObject({
+        group: 'bench.example.com',
+        version: 'v1',
+        plural: 'rawwrites',
+        namespace: NAMESPACE,
+        body: { apiVersion: 'bench.example.com/v1', kind: 'RawWrite', metadata: { name: 'raw-0' } },
+      });
       break;
     } catch (error) {
       if (attempt > 50) throw error;
@@ -53,7 +67,13 @@ export async function measureRawWriteThroughput(kc: KubeConfig, options: { durat
     }
   }
   for (let w = 1; w < options.concurrency; w++) {
-    await custom.createNamespacedCustomObject({ group: 'bench.example.com', version: 'v1', plural: 'rawwrites', namespace: NAMESPACE, body: { apiVersion: 'bench.example.com/v1', kind: 'RawWrite', metadata: { name: `raw-${w}` } } });
+    await custom.createNamespacedCustomObject({
+      group: 'bench.example.com',
+      version: 'v1',
+      plural: 'rawwrites',
+      namespace: NAMESPACE,
+      body: { apiVersion: 'bench.example.com/v1', kind: 'RawWrite', metadata: { name: `raw-${w}` } },
+    });
   }
 
   // each write takes an idle ConfigMap/object from the pool: never two writes on one object at once

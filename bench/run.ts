@@ -86,7 +86,13 @@ async function main(): Promise<void> {
   log(`machine: ${results.machine}; load average ${results.loadAverageAtStart.join(' / ')}`);
 
   if (!o.skipApiCost) {
-    const costOptions = { seed: settings.seed, periodicDeployments: quick ? 3 : 10, periodicWindowMs: quick ? 1_500 : 5_000, reconcileIntervalMs: settings.apiCostReconcileIntervalMs, settleMs: 300 };
+    const costOptions = {
+      seed: settings.seed,
+      periodicDeployments: quick ? 3 : 10,
+      periodicWindowMs: quick ? 1_500 : 5_000,
+      reconcileIntervalMs: settings.apiCostReconcileIntervalMs,
+      settleMs: 300,
+    };
     // warm-up (discarded): the first processes of a run pay for module loading and JIT
     if (!quick) await runApiCost('configmap', costOptions);
     for (let run = 1; run <= settings.runs; run++) {
@@ -114,7 +120,9 @@ async function main(): Promise<void> {
           rawWriteMs: quick ? 700 : 3_000,
           simulationPlacement: settings.simulationPlacement,
         });
-        log(`  STABLE after ${(r.timeToStableMs / 1000).toFixed(1)} s; churn p99 ${r.churn.p99Ms.toFixed(0)} ms; ${(r.memory.heapPerDeploymentBytes / 1024).toFixed(1)} KiB heap/deployment`);
+        log(
+          `  STABLE after ${(r.timeToStableMs / 1000).toFixed(1)} s; churn p99 ${r.churn.p99Ms.toFixed(0)} ms; ${(r.memory.heapPerDeploymentBytes / 1024).toFixed(1)} KiB heap/deployment`,
+        );
         runs.push(r);
       }
       results.scale[size] = runs;

@@ -182,14 +182,23 @@ function latencyHistogram(latencies: readonly number[], bucketMs: number): Recor
 function requestMix(rows: readonly TallyRow[], transitions: number, writesPerTransition: number) {
   const all = sumRows(rows, (r) => r.verb !== 'watch').n / transitions;
   const operator = sumRows(rows, (r) => r.verb !== 'watch' && r.actor === 'operator').n / transitions;
-  return { requestsPerTransition: all, operatorRequestsPerTransition: operator, fractionCeiling: writesPerTransition / all, operatorFractionCeiling: writesPerTransition / operator };
+  return {
+    requestsPerTransition: all,
+    operatorRequestsPerTransition: operator,
+    fractionCeiling: writesPerTransition / all,
+    operatorFractionCeiling: writesPerTransition / operator,
+  };
 }
 
 export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
   const world = await BenchWorld.start({
     seed: options.seed,
     stateLayout: 'configmap',
-    operatorFlags: { progressCheckIntervalMs: options.progressCheckIntervalMs, reconcileIntervalMs: options.reconcileIntervalMs, parallelism: options.parallelism },
+    operatorFlags: {
+      progressCheckIntervalMs: options.progressCheckIntervalMs,
+      reconcileIntervalMs: options.reconcileIntervalMs,
+      parallelism: options.parallelism,
+    },
     simulationPlacement: options.simulationPlacement,
   });
   const driver = new DeploymentDriver(world.driverKubeConfig);
@@ -279,7 +288,16 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       };
       return {
         ...outcome,
-        memory: { heapBaselineBytes: baseline.heapUsedBytes, heapSettledBytes: NaN, informerHeapBaselineBytes: informerBaseline, informerHeapSettledBytes: NaN, heapPerDeploymentBytes: NaN, informerHeapPerDeploymentBytes: NaN, rssSettledBytes: NaN, rssPerDeploymentBytes: NaN },
+        memory: {
+          heapBaselineBytes: baseline.heapUsedBytes,
+          heapSettledBytes: NaN,
+          informerHeapBaselineBytes: informerBaseline,
+          informerHeapSettledBytes: NaN,
+          heapPerDeploymentBytes: NaN,
+          informerHeapPerDeploymentBytes: NaN,
+          rssSettledBytes: NaN,
+          rssPerDeploymentBytes: NaN,
+        },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
         churn: { changes: 0, completed: 0, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, maxMs: NaN, histogram: {}, load: none },
       };
@@ -321,9 +339,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
           busy.add(name);
           changes++;
           inFlight.push(
-            driver.changeSpec(name).then(() =>
-              driver.waitUntil(() => !driver.isPending(name), `${name} observedGeneration`, 120_000).finally(() => busy.delete(name)),
-            ),
+            driver
+              .changeSpec(name)
+              .then(() => driver.waitUntil(() => !driver.isPending(name), `${name} observedGeneration`, 120_000).finally(() => busy.delete(name))),
           );
         }
         await sleep(Math.max(0, 1000 - (performance.now() - tick)));
@@ -351,7 +369,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         reconciles: steadyReconciles,
         cpuFraction: steadyCpu / (steadyWindowMs / 1000),
         cpuMsPerReconcile: steadyReconciles ? (steadyCpu * 1000) / steadyReconciles : NaN,
-        apiRequests: operatorCost(steadyRows).reads + operatorCost(steadyRows).stateWrites + operatorCost(steadyRows).statusWrites + operatorCost(steadyRows).otherWrites,
+        apiRequests:
+          operatorCost(steadyRows).reads + operatorCost(steadyRows).stateWrites + operatorCost(steadyRows).statusWrites + operatorCost(steadyRows).otherWrites,
         load: load(steadyRows, steadyPhase, steadyEnd),
       },
       churn: {

@@ -26,7 +26,12 @@ async function main(): Promise<void> {
   const server = await serveServiceProxy();
   const simulation = await startSimulation(
     { kubeConfig: () => base, setServiceProxy: (handler) => server.setHandler(handler) },
-    { random: seededRandom(options.seed), podReadyDelayMs: options.podReadyDelayMs, jobStartDelayMs: options.jobStartDelayMs, savepointDurationMs: options.savepointDurationMs },
+    {
+      random: seededRandom(options.seed),
+      podReadyDelayMs: options.podReadyDelayMs,
+      jobStartDelayMs: options.jobStartDelayMs,
+      savepointDurationMs: options.savepointDurationMs,
+    },
   );
 
   answerParentRequests('simulation', {}, async () => {

@@ -8,8 +8,21 @@ import { emptyInternalState } from '../src/api/internal-state.js';
 import { flinkDeployment } from '../src/api/flink-deployment-builder.js';
 const d = flinkDeployment('x').build();
 d.metadata.uid = '1234';
-const state = { ...emptyInternalState(), revision: 7, phase: 'RUNNING' as const, lastReconciledSpec: d.spec, lastStableSpec: d.spec, lastReconciledGeneration: 3, deployedJobId: 'a'.repeat(32),
-  savepointHistory: Array.from({ length: 5 }, (_, i) => ({ location: `file:///flink-data/savepoints/savepoint-${i}-abcdef`, timeStamp: 1700000000000 + i, triggerType: 'UPGRADE', jobId: 'b'.repeat(32) })) } as any;
+const state = {
+  ...emptyInternalState(),
+  revision: 7,
+  phase: 'RUNNING' as const,
+  lastReconciledSpec: d.spec,
+  lastStableSpec: d.spec,
+  lastReconciledGeneration: 3,
+  deployedJobId: 'a'.repeat(32),
+  savepointHistory: Array.from({ length: 5 }, (_, i) => ({
+    location: `file:///flink-data/savepoints/savepoint-${i}-abcdef`,
+    timeStamp: 1700000000000 + i,
+    triggerType: 'UPGRADE',
+    jobId: 'b'.repeat(32),
+  })),
+} as any;
 const { configMap } = encodeStateConfigMap(state, { deployment: d as any, existing: undefined });
 configMap.metadata!.resourceVersion = '5';
 const N = 3000;

@@ -19,7 +19,6 @@ function flag(name: string, fallback: string): string {
 const sizes = flag('--sizes', '800,5000,20000,50000').split(',').map(Number);
 const runs = Number(flag('--runs', '3'));
 
-
 /** Oldest first, as the operator keeps it: one job id per ~50 savepoints, mostly periodic. */
 function history(count: number): SavepointRecord[] {
   const next = seededRandom(42);

@@ -24,7 +24,9 @@ function walk(dir) {
   return out;
 }
 
-let files = walk(join(root, 'test')).map((f) => relative(root, f)).sort();
+let files = walk(join(root, 'test'))
+  .map((f) => relative(root, f))
+  .sort();
 if (unitOnly) files = files.filter((f) => !/test\/(integration|e2e)\//.test(f));
 if (filters.length) files = files.filter((f) => filters.some((s) => f.includes(s)));
 if (files.length === 0) {
@@ -32,9 +34,9 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
-  { cwd: root, stdio: 'inherit', env: { ...process.env, FORCE_COLOR: '0' } },
-);
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, FORCE_COLOR: '0' },
+});
 process.exit(result.status ?? 1);

@@ -22,7 +22,8 @@ function withoutNullMembers(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(withoutNullMembers);
   const out: Record<string, unknown> = {};
-  for (const [key, member] of Object.entries(value as Record<string, unknown>)) if (member !== null && member !== undefined) out[key] = withoutNullMembers(member);
+  for (const [key, member] of Object.entries(value as Record<string, unknown>))
+    if (member !== null && member !== undefined) out[key] = withoutNullMembers(member);
   return out;
 }
 

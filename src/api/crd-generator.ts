@@ -72,7 +72,12 @@ export const SCALE_SUBRESOURCE = {
 
 export const PRINTER_COLUMNS = [
   { name: 'Job Status', type: 'string', jsonPath: '.status.jobStatus.state', description: 'Last observed state of the Flink job.' },
-  { name: 'Lifecycle State', type: 'string', jsonPath: '.status.lifecycleState', description: 'Lifecycle state of the deployment (deployed, stable, rolled back, failed, ...).' },
+  {
+    name: 'Lifecycle State',
+    type: 'string',
+    jsonPath: '.status.lifecycleState',
+    description: 'Lifecycle state of the deployment (deployed, stable, rolled back, failed, ...).',
+  },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
 ] as const;
 

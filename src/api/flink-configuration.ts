@@ -50,7 +50,10 @@ function flattenInto(out: Record<string, string>, prefix: string, value: unknown
   // A key set again later in the document wins; delete first so the key moves to its latest position.
   delete out[prefix];
   if (Array.isArray(value)) {
-    out[prefix] = value.filter((item) => item !== null && item !== undefined).map(scalarToString).join(';');
+    out[prefix] = value
+      .filter((item) => item !== null && item !== undefined)
+      .map(scalarToString)
+      .join(';');
     return;
   }
   out[prefix] = scalarToString(value);

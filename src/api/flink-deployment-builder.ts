@@ -61,19 +61,53 @@ export class FlinkDeploymentBuilder {
 
   constructor(private readonly name: string) {}
 
-  inNamespace(namespace: string): this { this.namespace = namespace; return this; }
+  inNamespace(namespace: string): this {
+    this.namespace = namespace;
+    return this;
+  }
   /** Deep-merges `spec` over the current spec (arrays replace). */
-  withSpec(spec: DeepPartial<FlinkDeploymentSpec>): this { this.spec = mergeDeep(this.spec, spec); return this; }
+  withSpec(spec: DeepPartial<FlinkDeploymentSpec>): this {
+    this.spec = mergeDeep(this.spec, spec);
+    return this;
+  }
   /** Replaces the whole spec. */
-  withExactSpec(spec: FlinkDeploymentSpec): this { this.spec = structuredClone(spec); return this; }
-  withFlinkConfiguration(config: Record<string, unknown>): this { this.spec = mergeDeep(this.spec, { flinkConfiguration: config }); return this; }
-  withoutJob(): this { const { job: _job, ...rest } = this.spec; this.spec = rest; return this; }
-  withGeneration(generation: number): this { this.generation = generation; return this; }
-  withUid(uid: string): this { this.uid = uid; return this; }
-  withLabels(labels: Record<string, string>): this { this.labels = { ...this.labels, ...labels }; return this; }
-  withFinalizers(...finalizers: string[]): this { this.finalizers = finalizers; return this; }
-  withStatus(status: FlinkDeploymentStatusV1): this { this.statusV1 = structuredClone(status); return this; }
-  withLegacyStatus(status: FlinkDeploymentStatusV1beta1): this { this.statusV1beta1 = structuredClone(status); return this; }
+  withExactSpec(spec: FlinkDeploymentSpec): this {
+    this.spec = structuredClone(spec);
+    return this;
+  }
+  withFlinkConfiguration(config: Record<string, unknown>): this {
+    this.spec = mergeDeep(this.spec, { flinkConfiguration: config });
+    return this;
+  }
+  withoutJob(): this {
+    const { job: _job, ...rest } = this.spec;
+    this.spec = rest;
+    return this;
+  }
+  withGeneration(generation: number): this {
+    this.generation = generation;
+    return this;
+  }
+  withUid(uid: string): this {
+    this.uid = uid;
+    return this;
+  }
+  withLabels(labels: Record<string, string>): this {
+    this.labels = { ...this.labels, ...labels };
+    return this;
+  }
+  withFinalizers(...finalizers: string[]): this {
+    this.finalizers = finalizers;
+    return this;
+  }
+  withStatus(status: FlinkDeploymentStatusV1): this {
+    this.statusV1 = structuredClone(status);
+    return this;
+  }
+  withLegacyStatus(status: FlinkDeploymentStatusV1beta1): this {
+    this.statusV1beta1 = structuredClone(status);
+    return this;
+  }
 
   private metadata() {
     return {

@@ -15,10 +15,7 @@ export const UPGRADE_MODES = ['stateless', 'savepoint', 'last-state'] as const;
 export type UpgradeMode = (typeof UPGRADE_MODES)[number];
 
 /** Every version name the Apache CRD accepts; validation.ts rejects the unsupported ones. */
-export const FLINK_VERSIONS = [
-  'v1_13', 'v1_14', 'v1_15', 'v1_16', 'v1_17', 'v1_18', 'v1_19', 'v1_20',
-  'v2_0', 'v2_1', 'v2_2', 'v2_3', 'v2_4',
-] as const;
+export const FLINK_VERSIONS = ['v1_13', 'v1_14', 'v1_15', 'v1_16', 'v1_17', 'v1_18', 'v1_19', 'v1_20', 'v2_0', 'v2_1', 'v2_2', 'v2_3', 'v2_4'] as const;
 export type FlinkVersion = (typeof FLINK_VERSIONS)[number];
 /** The oldest version this operator supports (as the Apache operator: v1_15 and newer). */
 export const OLDEST_SUPPORTED_FLINK_VERSION: FlinkVersion = 'v1_15';
@@ -30,15 +27,23 @@ export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
 export const JobSpecSchema = Type.Object(
   {
-    jarURI: Type.Optional(Type.String({ description: 'URI of the job jar, e.g. local:///opt/flink/usrlib/job.jar. Absent for Python or SQL runners that ship their own entry class.' })),
+    jarURI: Type.Optional(
+      Type.String({
+        description: 'URI of the job jar, e.g. local:///opt/flink/usrlib/job.jar. Absent for Python or SQL runners that ship their own entry class.',
+      }),
+    ),
     parallelism: Type.Optional(Int32({ description: 'Parallelism of the job (parallelism.default). At least 1.' })),
     entryClass: Type.Optional(Type.String({ description: 'Fully qualified main class of the job.' })),
     args: Type.Optional(Type.Array(Type.String(), { description: 'Arguments passed to the job main method.' })),
     state: Type.Optional(StringEnum(JOB_STATES, { description: 'Desired state of the job: running or suspended (default running).' })),
-    upgradeMode: Type.Optional(StringEnum(UPGRADE_MODES, { description: 'How state is carried across upgrades and suspends: stateless (default), savepoint or last-state.' })),
+    upgradeMode: Type.Optional(
+      StringEnum(UPGRADE_MODES, { description: 'How state is carried across upgrades and suspends: stateless (default), savepoint or last-state.' }),
+    ),
     savepointTriggerNonce: Type.Optional(Int64({ description: 'Change to any new value to take one manual savepoint.' })),
     checkpointTriggerNonce: Type.Optional(Int64({ description: 'Change to any new value to take one manual checkpoint.' })),
-    initialSavepointPath: Type.Optional(Type.String({ description: 'Savepoint the job starts from on its first deployment (and on savepointRedeployNonce changes).' })),
+    initialSavepointPath: Type.Optional(
+      Type.String({ description: 'Savepoint the job starts from on its first deployment (and on savepointRedeployNonce changes).' }),
+    ),
     allowNonRestoredState: Type.Optional(Type.Boolean({ description: 'Allow skipping savepoint state that cannot be mapped to the new job graph.' })),
     savepointRedeployNonce: Type.Optional(Int64({ description: 'Change to redeploy the job from initialSavepointPath, discarding its current state.' })),
     autoscalerResetNonce: Type.Optional(Int64({ description: 'Change to reset the autoscaler state.' })),
@@ -121,7 +126,9 @@ export const FlinkDeploymentSpecSchema = Type.Object(
   {
     job: Type.Optional(JobSpecSchema),
     restartNonce: Type.Optional(Int64({ description: 'Change to restart the job with the current spec.' })),
-    flinkConfiguration: Type.Optional(FreeFormObject({ description: 'Flink configuration: a flat map (key: value) or nested YAML; nested keys are joined with dots.' })),
+    flinkConfiguration: Type.Optional(
+      FreeFormObject({ description: 'Flink configuration: a flat map (key: value) or nested YAML; nested keys are joined with dots.' }),
+    ),
     image: Type.Optional(Type.String({ description: 'Flink container image.' })),
     imagePullPolicy: Type.Optional(Type.String({ description: 'Image pull policy: Always, IfNotPresent or Never.' })),
     serviceAccount: Type.Optional(Type.String({ description: 'Kubernetes service account of the Flink pods.' })),

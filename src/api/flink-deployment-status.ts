@@ -15,7 +15,16 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Int64, LenientStringEnum, StringEnum, StringMap } from './schema-builders.js';
 
 export const LIFECYCLE_STATES = [
-  'CREATED', 'SUSPENDED', 'UPGRADING', 'DEPLOYED', 'STABLE', 'ROLLING_BACK', 'ROLLED_BACK', 'FAILED', 'DELETING', 'DELETED',
+  'CREATED',
+  'SUSPENDED',
+  'UPGRADING',
+  'DEPLOYED',
+  'STABLE',
+  'ROLLING_BACK',
+  'ROLLED_BACK',
+  'FAILED',
+  'DELETING',
+  'DELETED',
 ] as const;
 export type LifecycleState = (typeof LIFECYCLE_STATES)[number];
 
@@ -24,7 +33,17 @@ export type JobManagerDeploymentStatus = (typeof JOB_MANAGER_DEPLOYMENT_STATUSES
 
 /** Flink's job states, plus the operator's RECONCILING ("unknown or deploying"). */
 export const FLINK_JOB_STATES = [
-  'INITIALIZING', 'CREATED', 'RUNNING', 'FAILING', 'FAILED', 'CANCELLING', 'CANCELED', 'FINISHED', 'RESTARTING', 'SUSPENDED', 'RECONCILING',
+  'INITIALIZING',
+  'CREATED',
+  'RUNNING',
+  'FAILING',
+  'FAILED',
+  'CANCELLING',
+  'CANCELED',
+  'FINISHED',
+  'RESTARTING',
+  'SUSPENDED',
+  'RECONCILING',
 ] as const;
 export type FlinkJobState = (typeof FLINK_JOB_STATES)[number];
 
@@ -62,7 +81,9 @@ export const LastSavepointSchema = Type.Object(
   {
     location: Type.String({ description: 'Where the savepoint was written.' }),
     timeStamp: Int64({ description: 'When it completed, epoch milliseconds.' }),
-    triggerType: Type.Optional(StringEnum(SNAPSHOT_TRIGGER_TYPES, { description: 'What triggered it: MANUAL (savepointTriggerNonce), PERIODIC, UPGRADE or UNKNOWN.' })),
+    triggerType: Type.Optional(
+      StringEnum(SNAPSHOT_TRIGGER_TYPES, { description: 'What triggered it: MANUAL (savepointTriggerNonce), PERIODIC, UPGRADE or UNKNOWN.' }),
+    ),
     formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES, { description: 'Savepoint format: CANONICAL or NATIVE.' })),
   },
   { description: 'The newest completed savepoint of the job.' },

@@ -71,7 +71,10 @@ export const MIGRATED_STATE_REVISION = 1;
 /** A legacy status that cannot be decoded. `field` is the status path, e.g. `status.reconciliationStatus.lastReconciledSpec`. */
 export class LegacyStatusError extends Error {
   override readonly name = 'LegacyStatusError';
-  constructor(message: string, readonly field: string) {
+  constructor(
+    message: string,
+    readonly field: string,
+  ) {
     super(message);
   }
 }
@@ -112,7 +115,10 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
     throw new LegacyStatusError(`${resource}: ${field} is not valid JSON (${(error as Error).message})`, field);
   }
   if (!isPlainObject(parsed)) {
-    throw new LegacyStatusError(`${resource}: ${field} must be a JSON object holding a FlinkDeployment spec, got ${Array.isArray(parsed) ? 'an array' : String(parsed)}`, field);
+    throw new LegacyStatusError(
+      `${resource}: ${field} must be a JSON object holding a FlinkDeployment spec, got ${Array.isArray(parsed) ? 'an array' : String(parsed)}`,
+      field,
+    );
   }
   const metadata = parsed['resource_metadata'];
   if (metadata !== undefined && metadata !== null) {
@@ -126,7 +132,10 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
     if (isPlainObject(innerMeta) && innerMeta['generation'] !== undefined && innerMeta['generation'] !== null) {
       const generation = innerMeta['generation'];
       if (typeof generation !== 'number' || !Number.isInteger(generation)) {
-        throw new LegacyStatusError(`${resource}: ${field}: resource_metadata.metadata.generation must be an integer, got ${JSON.stringify(generation)}`, field);
+        throw new LegacyStatusError(
+          `${resource}: ${field}: resource_metadata.metadata.generation must be an integer, got ${JSON.stringify(generation)}`,
+          field,
+        );
       }
       envelope.generation = generation;
       envelope.variant = 'resource_metadata-with-generation';
@@ -144,8 +153,35 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
 }
 
 /** Apache's (Jackson's) field order, so encoded specs read like the ones the Apache operator writes. */
-const SPEC_ORDER = ['job', 'restartNonce', 'flinkConfiguration', 'image', 'imagePullPolicy', 'serviceAccount', 'flinkVersion', 'ingress', 'podTemplate', 'jobManager', 'taskManager', 'logConfiguration', 'mode'];
-const JOB_ORDER = ['jarURI', 'parallelism', 'entryClass', 'args', 'state', 'savepointTriggerNonce', 'initialSavepointPath', 'checkpointTriggerNonce', 'upgradeMode', 'allowNonRestoredState', 'savepointRedeployNonce', 'autoscalerResetNonce'];
+const SPEC_ORDER = [
+  'job',
+  'restartNonce',
+  'flinkConfiguration',
+  'image',
+  'imagePullPolicy',
+  'serviceAccount',
+  'flinkVersion',
+  'ingress',
+  'podTemplate',
+  'jobManager',
+  'taskManager',
+  'logConfiguration',
+  'mode',
+];
+const JOB_ORDER = [
+  'jarURI',
+  'parallelism',
+  'entryClass',
+  'args',
+  'state',
+  'savepointTriggerNonce',
+  'initialSavepointPath',
+  'checkpointTriggerNonce',
+  'upgradeMode',
+  'allowNonRestoredState',
+  'savepointRedeployNonce',
+  'autoscalerResetNonce',
+];
 const COMPONENT_ORDER = ['resource', 'resources', 'replicas', 'podTemplate'];
 const RESOURCE_ORDER = ['cpu', 'memory', 'ephemeralStorage'];
 
@@ -213,7 +249,11 @@ function known<const T extends readonly string[]>(values: T, value: string | und
 }
 
 function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
-  const record: SavepointRecord = { location: sp.location ?? '', timeStamp: sp.timeStamp ?? 0, triggerType: known(SNAPSHOT_TRIGGER_TYPES, sp.triggerType) ?? 'UNKNOWN' };
+  const record: SavepointRecord = {
+    location: sp.location ?? '',
+    timeStamp: sp.timeStamp ?? 0,
+    triggerType: known(SNAPSHOT_TRIGGER_TYPES, sp.triggerType) ?? 'UNKNOWN',
+  };
   const formatType = known(SAVEPOINT_FORMAT_TYPES, sp.formatType);
   if (formatType !== undefined) record.formatType = formatType;
   if (sp.triggerNonce !== undefined && sp.triggerNonce !== null) record.triggerNonce = sp.triggerNonce;
@@ -328,13 +368,15 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
   const sp = job.savepointInfo;
   if (sp) {
     state.savepointHistory = (sp.savepointHistory ?? []).map(savepointRecordFromLegacy);
-    if (sp.lastPeriodicSavepointTimestamp !== undefined && sp.lastPeriodicSavepointTimestamp !== null) state.lastPeriodicSavepointTimestamp = sp.lastPeriodicSavepointTimestamp;
+    if (sp.lastPeriodicSavepointTimestamp !== undefined && sp.lastPeriodicSavepointTimestamp !== null)
+      state.lastPeriodicSavepointTimestamp = sp.lastPeriodicSavepointTimestamp;
     const pending = pendingFrom('savepoint', sp, job.jobId, 'status.jobStatus.savepointInfo', resource);
     if (pending) state.pendingSavepoint = pending;
   }
   const cp = job.checkpointInfo;
   if (cp) {
-    if (cp.lastPeriodicCheckpointTimestamp !== undefined && cp.lastPeriodicCheckpointTimestamp !== null) state.lastPeriodicCheckpointTimestamp = cp.lastPeriodicCheckpointTimestamp;
+    if (cp.lastPeriodicCheckpointTimestamp !== undefined && cp.lastPeriodicCheckpointTimestamp !== null)
+      state.lastPeriodicCheckpointTimestamp = cp.lastPeriodicCheckpointTimestamp;
     const pending = pendingFrom('checkpoint', cp, job.jobId, 'status.jobStatus.checkpointInfo', resource);
     if (pending) state.pendingCheckpoint = pending;
   }
@@ -348,7 +390,10 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     finishedAndShutDown: job.state === 'FINISHED' && status.jobManagerDeploymentStatus === 'MISSING',
   });
 
-  const userStatus: FlinkDeploymentStatusV1 = copyKeys(status, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[]) as FlinkDeploymentStatusV1;
+  const userStatus: FlinkDeploymentStatusV1 = copyKeys(
+    status,
+    USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[],
+  ) as FlinkDeploymentStatusV1;
   if (status.jobStatus !== undefined) {
     const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1beta1)[]) as JobStatusV1;
     const lastSavepoint = job.lastSavepoint ? structuredClone(job.lastSavepoint) : lastSavepointFromLegacy(sp?.lastSavepoint);
@@ -373,7 +418,10 @@ function legacySavepointFromRecord(record: SavepointRecord): LegacySavepoint {
  * has no ConfigMap); see the module comment for what else has no legacy counterpart.
  */
 export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploymentStatusV1): FlinkDeploymentStatusV1beta1 {
-  const out: FlinkDeploymentStatusV1beta1 = copyKeys(userStatus, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[]) as FlinkDeploymentStatusV1beta1;
+  const out: FlinkDeploymentStatusV1beta1 = copyKeys(
+    userStatus,
+    USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[],
+  ) as FlinkDeploymentStatusV1beta1;
   const user = userStatus.jobStatus;
   const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1)[]) as JobStatusV1beta1;
   if (job.jobId === undefined && state.deployedJobId !== undefined) job.jobId = state.deployedJobId;

@@ -30,14 +30,23 @@ const addFormats = ((addFormatsPlugin as unknown as { default?: unknown }).defau
 function makeAjv(): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, strictTuples: false });
   addFormats(ajv);
-  ajv.addVocabulary(['x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type', 'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-embedded-resource']);
+  ajv.addVocabulary([
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-kubernetes-embedded-resource',
+  ]);
   ajv.addKeyword({
     keyword: 'x-kubernetes-int-or-string',
     schemaType: 'boolean',
     errors: true,
     validate: function intOrString(schema: boolean, data: unknown): boolean {
       const ok = !schema || typeof data === 'string' || (typeof data === 'number' && Number.isInteger(data));
-      if (!ok) (intOrString as unknown as { errors: Partial<ErrorObject>[] }).errors = [{ keyword: 'x-kubernetes-int-or-string', message: 'must be an integer or a string', params: {} }];
+      if (!ok)
+        (intOrString as unknown as { errors: Partial<ErrorObject>[] }).errors = [
+          { keyword: 'x-kubernetes-int-or-string', message: 'must be an integer or a string', params: {} },
+        ];
       return ok;
     },
   });
@@ -60,7 +69,13 @@ const SIMPLE_KEY = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
 
 /** `/job/args/2` under `spec` → `spec.job.args[2]`; keys with dots are bracketed and quoted. */
 export function fieldPath(prefix: string, instancePath: string, extraKey?: string): string {
-  const segments = instancePath === '' ? [] : instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments =
+    instancePath === ''
+      ? []
+      : instancePath
+          .slice(1)
+          .split('/')
+          .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (extraKey !== undefined) segments.push(extraKey);
   let out = prefix;
   for (const segment of segments) {
@@ -109,7 +124,8 @@ function toFieldError(error: ErrorObject, prefix: string, root: unknown): FieldE
       const wanted = String(p['type']);
       let hint = `; write it as ${TYPE_WORDS[wanted] ?? wanted}`;
       if (wanted === 'string' && (typeof value === 'number' || typeof value === 'boolean')) hint = `; quote it ("${String(value)}")`;
-      else if ((wanted === 'integer' || wanted === 'number') && typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) hint = `; remove the quotes (${value.trim()})`;
+      else if ((wanted === 'integer' || wanted === 'number') && typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value)))
+        hint = `; remove the quotes (${value.trim()})`;
       else if (wanted === 'boolean' && (value === 'true' || value === 'false')) hint = `; remove the quotes (${value})`;
       return { field: fieldPath(prefix, error.instancePath), message: `must be ${TYPE_WORDS[wanted] ?? wanted}, ${got}${hint}` };
     }
@@ -119,7 +135,10 @@ function toFieldError(error: ErrorObject, prefix: string, root: unknown): FieldE
     }
     case 'format':
       if (p['format'] === 'int32' || p['format'] === 'int64') {
-        return { field: fieldPath(prefix, error.instancePath), message: `must be a ${String(p['format']).replace('int', '')}-bit whole number, ${got}; use a smaller value` };
+        return {
+          field: fieldPath(prefix, error.instancePath),
+          message: `must be a ${String(p['format']).replace('int', '')}-bit whole number, ${got}; use a smaller value`,
+        };
       }
       return { field: fieldPath(prefix, error.instancePath), message: `must be a valid ${String(p['format'])}, ${got}; fix its format` };
     case 'x-kubernetes-int-or-string':

@@ -73,20 +73,31 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function validateName(name: string | undefined): FieldError[] {
   if (!name) return [{ field: 'metadata.name', message: 'is required; give the FlinkDeployment a name' }];
   if (!DNS_1035_LABEL.test(name)) {
-    return [{ field: 'metadata.name', message: `must start with a lower-case letter and contain only lower-case letters, digits and '-' (not ending with '-'), got "${name}"; rename it, e.g. "${suggestName(name)}"` }];
+    return [
+      {
+        field: 'metadata.name',
+        message: `must start with a lower-case letter and contain only lower-case letters, digits and '-' (not ending with '-'), got "${name}"; rename it, e.g. "${suggestName(name)}"`,
+      },
+    ];
   }
   if (name.length > MAX_DEPLOYMENT_NAME_LENGTH) {
     const longest = DERIVED_NAME_PATTERNS.map((p) => p.replace('%s', name)).sort((a, b) => b.length - a.length)[0]!;
-    return [{
-      field: 'metadata.name',
-      message: `is ${name.length} characters; at most ${MAX_DEPLOYMENT_NAME_LENGTH} fit, because derived names such as "${longest}" (${longest.length}) must fit ${MAX_DERIVED_NAME_LENGTH}; use a shorter name`,
-    }];
+    return [
+      {
+        field: 'metadata.name',
+        message: `is ${name.length} characters; at most ${MAX_DEPLOYMENT_NAME_LENGTH} fit, because derived names such as "${longest}" (${longest.length}) must fit ${MAX_DERIVED_NAME_LENGTH}; use a shorter name`,
+      },
+    ];
   }
   return [];
 }
 
 function suggestName(name: string): string {
-  const cleaned = name.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
+  const cleaned = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .replace(/-+$/, '');
   return (cleaned || 'flink-job').slice(0, MAX_DEPLOYMENT_NAME_LENGTH).replace(/-+$/, '');
 }
 
@@ -97,7 +108,12 @@ function validateFlinkVersion(spec: FlinkDeploymentSpec): FieldError[] {
   }
   if (!FLINK_VERSIONS.includes(version)) return []; // reported by the schema
   if (versionIndex(version) < versionIndex(OLDEST_SUPPORTED_FLINK_VERSION)) {
-    return [{ field: 'spec.flinkVersion', message: `${version} is not supported (the oldest supported is ${OLDEST_SUPPORTED_FLINK_VERSION}); move the job to a Flink ${OLDEST_SUPPORTED_FLINK_VERSION.slice(1).replace('_', '.')} or newer image and set flinkVersion accordingly` }];
+    return [
+      {
+        field: 'spec.flinkVersion',
+        message: `${version} is not supported (the oldest supported is ${OLDEST_SUPPORTED_FLINK_VERSION}); move the job to a Flink ${OLDEST_SUPPORTED_FLINK_VERSION.slice(1).replace('_', '.')} or newer image and set flinkVersion accordingly`,
+      },
+    ];
   }
   return [];
 }
@@ -110,18 +126,27 @@ function validateCounts(spec: FlinkDeploymentSpec, flat: Record<string, string>)
     if (typeof p === 'number') {
       if (p < 1) errors.push({ field: 'spec.job.parallelism', message: `must be at least 1, got ${p}; set it to 1 or more` });
     } else if (p === undefined && !(Number(flat['parallelism.default']) >= 1)) {
-      errors.push({ field: 'spec.job.parallelism', message: 'is required for an application cluster; set it to 1 or more (or set parallelism.default in flinkConfiguration)' });
+      errors.push({
+        field: 'spec.job.parallelism',
+        message: 'is required for an application cluster; set it to 1 or more (or set parallelism.default in flinkConfiguration)',
+      });
     }
   }
   for (const component of ['jobManager', 'taskManager'] as const) {
     const replicas = spec[component]?.replicas;
     if (typeof replicas === 'number' && replicas < 1) {
-      errors.push({ field: `spec.${component}.replicas`, message: `must be at least 1, got ${replicas}; set it to 1 or more${component === 'jobManager' ? '' : ', or suspend the job with job.state: suspended'}` });
+      errors.push({
+        field: `spec.${component}.replicas`,
+        message: `must be at least 1, got ${replicas}; set it to 1 or more${component === 'jobManager' ? '' : ', or suspend the job with job.state: suspended'}`,
+      });
     }
   }
   const slots = flat['taskmanager.numberOfTaskSlots'];
   if (slots !== undefined && !(/^\d+$/.test(slots.trim()) && Number(slots) >= 1)) {
-    errors.push({ field: 'spec.flinkConfiguration["taskmanager.numberOfTaskSlots"]', message: `must be a whole number of at least 1, got "${slots}"; set it to 1 or more` });
+    errors.push({
+      field: 'spec.flinkConfiguration["taskmanager.numberOfTaskSlots"]',
+      message: `must be a whole number of at least 1, got "${slots}"; set it to 1 or more`,
+    });
   }
   return errors;
 }
@@ -136,14 +161,26 @@ function validateJarUri(spec: FlinkDeploymentSpec): FieldError[] {
   }
   const scheme = match[1]!.toLowerCase();
   if (scheme === 'local') {
-    return match[2]!.startsWith('/') ? [] : [{ field: 'spec.job.jarURI', message: `local:// needs an absolute path, got "${uri}"; write local:///${match[2]}` }];
+    return match[2]!.startsWith('/')
+      ? []
+      : [{ field: 'spec.job.jarURI', message: `local:// needs an absolute path, got "${uri}"; write local:///${match[2]}` }];
   }
   if (!(REMOTE_JAR_SCHEMES as readonly string[]).includes(scheme)) {
-    return [{ field: 'spec.job.jarURI', message: `scheme "${scheme}" is not supported, got "${uri}"; use local:// for a jar in the image, or one of ${REMOTE_JAR_SCHEMES.join(', ')}` }];
+    return [
+      {
+        field: 'spec.job.jarURI',
+        message: `scheme "${scheme}" is not supported, got "${uri}"; use local:// for a jar in the image, or one of ${REMOTE_JAR_SCHEMES.join(', ')}`,
+      },
+    ];
   }
   const version = spec.flinkVersion;
   if (version !== undefined && FLINK_VERSIONS.includes(version) && versionIndex(version) < versionIndex(OLDEST_REMOTE_JAR_VERSION)) {
-    return [{ field: 'spec.job.jarURI', message: `fetching a jar from ${scheme}:// needs Flink 1.19 or newer (flinkVersion is ${version}); put the jar in the image and use local://, or upgrade Flink` }];
+    return [
+      {
+        field: 'spec.job.jarURI',
+        message: `fetching a jar from ${scheme}:// needs Flink 1.19 or newer (flinkVersion is ${version}); put the jar in the image and use local://, or upgrade Flink`,
+      },
+    ];
   }
   return [];
 }
@@ -153,22 +190,40 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
   const ha = isHighAvailabilityEnabled(flat);
   const mode = spec.job?.upgradeMode;
   if (mode === 'last-state' && !ha) {
-    errors.push({ field: 'spec.job.upgradeMode', message: 'last-state needs Flink high availability; set flinkConfiguration high-availability.type: kubernetes and high-availability.storageDir, or use upgradeMode savepoint' });
+    errors.push({
+      field: 'spec.job.upgradeMode',
+      message:
+        'last-state needs Flink high availability; set flinkConfiguration high-availability.type: kubernetes and high-availability.storageDir, or use upgradeMode savepoint',
+    });
   }
   if ((mode === 'last-state' || mode === 'savepoint') && !checkpointDirectory(flat)) {
-    errors.push({ field: 'spec.job.upgradeMode', message: `${mode} needs a checkpoint directory; set flinkConfiguration execution.checkpointing.dir (or state.checkpoints.dir), or use upgradeMode stateless` });
+    errors.push({
+      field: 'spec.job.upgradeMode',
+      message: `${mode} needs a checkpoint directory; set flinkConfiguration execution.checkpointing.dir (or state.checkpoints.dir), or use upgradeMode stateless`,
+    });
   }
   if (!savepointDirectory(flat)) {
     if (mode === 'savepoint') {
-      errors.push({ field: 'spec.job.upgradeMode', message: 'savepoint needs a savepoint directory; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir), or use upgradeMode stateless' });
+      errors.push({
+        field: 'spec.job.upgradeMode',
+        message:
+          'savepoint needs a savepoint directory; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir), or use upgradeMode stateless',
+      });
     }
     // A nonce present at the first deployment is recorded, not acted on (as in the Apache operator).
     if (previous && changed(spec.job?.savepointTriggerNonce, previous.job?.savepointTriggerNonce)) {
-      errors.push({ field: 'spec.job.savepointTriggerNonce', message: 'asks for a manual savepoint, but no savepoint directory is configured; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir)' });
+      errors.push({
+        field: 'spec.job.savepointTriggerNonce',
+        message:
+          'asks for a manual savepoint, but no savepoint directory is configured; set flinkConfiguration execution.checkpointing.savepoint-dir (or state.savepoints.dir)',
+      });
     }
     const periodic = flat['kubernetes.operator.periodic.savepoint.interval'];
     if (periodic !== undefined && periodic.trim() !== '' && periodic.trim() !== '0') {
-      errors.push({ field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]', message: 'periodic savepoints need a savepoint directory; set execution.checkpointing.savepoint-dir (or state.savepoints.dir), or remove the interval' });
+      errors.push({
+        field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]',
+        message: 'periodic savepoints need a savepoint directory; set execution.checkpointing.savepoint-dir (or state.savepoints.dir), or remove the interval',
+      });
     }
   }
   const interval = flat['kubernetes.operator.periodic.savepoint.interval']?.trim();
@@ -177,15 +232,24 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
     try {
       parseFlinkDuration(interval);
     } catch (error) {
-      errors.push({ field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]', message: `${(error as Error).message}, or a Quartz cron expression` });
+      errors.push({
+        field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]',
+        message: `${(error as Error).message}, or a Quartz cron expression`,
+      });
     }
   }
   if (ha && !flat['high-availability.storageDir']?.trim()) {
-    errors.push({ field: 'spec.flinkConfiguration["high-availability.storageDir"]', message: 'is required when high availability is enabled; set it to a durable directory, e.g. s3://bucket/flink-ha' });
+    errors.push({
+      field: 'spec.flinkConfiguration["high-availability.storageDir"]',
+      message: 'is required when high availability is enabled; set it to a durable directory, e.g. s3://bucket/flink-ha',
+    });
   }
   const jmReplicas = spec.jobManager?.replicas;
   if (typeof jmReplicas === 'number' && jmReplicas > 1 && !ha) {
-    errors.push({ field: 'spec.jobManager.replicas', message: `${jmReplicas} JobManagers need high availability; set flinkConfiguration high-availability.type: kubernetes, or set replicas to 1` });
+    errors.push({
+      field: 'spec.jobManager.replicas',
+      message: `${jmReplicas} JobManagers need high availability; set flinkConfiguration high-availability.type: kubernetes, or set replicas to 1`,
+    });
   }
   return errors;
 }
@@ -212,7 +276,12 @@ function validateLegacyConfigurationFile(spec: FlinkDeploymentSpec, flat: Record
   const rendered: Array<[string, unknown]> = [
     ['spec.job.jarURI', job?.jarURI],
     ['spec.job.initialSavepointPath', job?.initialSavepointPath],
-    ...(native ? ([['spec.job.entryClass', job?.entryClass], ['spec.job.args', Array.isArray(job?.args) && job.args.length > 0 ? job.args.join(';') : undefined]] as Array<[string, unknown]>) : []),
+    ...(native
+      ? ([
+          ['spec.job.entryClass', job?.entryClass],
+          ['spec.job.args', Array.isArray(job?.args) && job.args.length > 0 ? job.args.join(';') : undefined],
+        ] as Array<[string, unknown]>)
+      : []),
   ];
   for (const [field, value] of rendered) {
     // An empty field is not rendered as a value (or is another rule's error).
@@ -230,18 +299,32 @@ function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec
   const errors: FieldError[] = [];
   const job = spec.job;
   if (job?.savepointRedeployNonce !== undefined && job.savepointRedeployNonce !== previous?.job?.savepointRedeployNonce && !job.initialSavepointPath) {
-    errors.push({ field: 'spec.job.savepointRedeployNonce', message: 'redeploys from job.initialSavepointPath, which is not set; set initialSavepointPath to the savepoint to start from' });
+    errors.push({
+      field: 'spec.job.savepointRedeployNonce',
+      message: 'redeploys from job.initialSavepointPath, which is not set; set initialSavepointPath to the savepoint to start from',
+    });
   }
   if (!previous) return errors;
   if ((previous.job === undefined) !== (job === undefined)) {
     errors.push(
       job === undefined
-        ? { field: 'spec.job', message: 'was removed, which would turn an application cluster into a session cluster; that is not supported: restore spec.job, or delete and recreate the FlinkDeployment' }
-        : { field: 'spec.job', message: 'was added, which would turn a session cluster into an application cluster; that is not supported: create a new FlinkDeployment for the job' },
+        ? {
+            field: 'spec.job',
+            message:
+              'was removed, which would turn an application cluster into a session cluster; that is not supported: restore spec.job, or delete and recreate the FlinkDeployment',
+          }
+        : {
+            field: 'spec.job',
+            message:
+              'was added, which would turn a session cluster into an application cluster; that is not supported: create a new FlinkDeployment for the job',
+          },
     );
   }
   if ((previous.mode ?? 'native') !== (spec.mode ?? 'native')) {
-    errors.push({ field: 'spec.mode', message: `cannot change from ${previous.mode ?? 'native'} to ${spec.mode ?? 'native'} on an existing deployment; set it back to ${previous.mode ?? 'native'}, or delete and recreate the FlinkDeployment` });
+    errors.push({
+      field: 'spec.mode',
+      message: `cannot change from ${previous.mode ?? 'native'} to ${spec.mode ?? 'native'} on an existing deployment; set it back to ${previous.mode ?? 'native'}, or delete and recreate the FlinkDeployment`,
+    });
   }
   if (job?.state === 'suspended') {
     const suspending = (previous.job?.state ?? 'running') !== 'suspended';

@@ -14,7 +14,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, loadYaml, PatchStrategy, setHeaderOptions, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  loadYaml,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { stringify as toYaml } from 'yaml';
 import { flinkDeployment } from '../api/flink-deployment-builder.js';
@@ -64,7 +73,10 @@ function kubectlAvailable(): boolean {
 
 export async function runDemo(options: DemoOptions): Promise<void> {
   const say = (line = '') => process.stdout.write(`${line}\n`);
-  const world = await startSimulatedCluster({ port: Number(options.port ?? 0), simulation: { podReadyDelayMs: 400, jobStartDelayMs: 400, savepointDurationMs: 800 } });
+  const world = await startSimulatedCluster({
+    port: Number(options.port ?? 0),
+    simulation: { podReadyDelayMs: 400, jobStartDelayMs: 400, savepointDurationMs: 800 },
+  });
   const kubeconfigPath = options.kubeconfig ?? join(mkdtempSync(join(tmpdir(), 'flink-operator-demo-')), 'kubeconfig');
   writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
   const kubeConfig = world.cluster.kubeConfig();
@@ -77,7 +89,15 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   say('Installed the FlinkDeployment CRD (crds/flinkdeployments.flink.apache.org.yaml)');
 
   const config = resolveOperatorConfig({
-    flags: { httpPort: Number(options.httpPort ?? 0), httpHost: '127.0.0.1', flinkRestAccess: 'apiserver-proxy', progressCheckIntervalMs: 300, reconcileIntervalMs: 10_000, logLevel: 'warn', identity: 'demo-operator' },
+    flags: {
+      httpPort: Number(options.httpPort ?? 0),
+      httpHost: '127.0.0.1',
+      flinkRestAccess: 'apiserver-proxy',
+      progressCheckIntervalMs: 300,
+      reconcileIntervalMs: 10_000,
+      logLevel: 'warn',
+      identity: 'demo-operator',
+    },
     env: {},
   });
   const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'pretty', level: 'warn' }) });
@@ -86,9 +106,13 @@ export async function runDemo(options: DemoOptions): Promise<void> {
 
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
-  const get = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: PLURAL, name: NAME })) as FlinkDeploymentV1;
+  const get = async () =>
+    (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: PLURAL, name: NAME })) as FlinkDeploymentV1;
   const patch = (body: Record<string, unknown>) =>
-    custom.patchNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: PLURAL, name: NAME, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    custom.patchNamespacedCustomObject(
+      { group: GROUP, version: 'v1', namespace: 'default', plural: PLURAL, name: NAME, body },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
 
   /** Prints each lifecycle change until `done` holds. */
   const follow = async (done: (d: FlinkDeploymentV1) => boolean, timeoutMs = 60_000) => {
@@ -108,7 +132,11 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     say(`\n$ kubectl get configmap ${NAME}-operator-state -o yaml`);
     if (useKubectl) {
       // Asynchronous: the API server runs in this process and must keep answering kubectl.
-      const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'configmap', `${NAME}-operator-state`, '-o', 'yaml'], { encoding: 'utf8' });
+      const { stdout } = await promisify(execFile)(
+        'kubectl',
+        ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'configmap', `${NAME}-operator-state`, '-o', 'yaml'],
+        { encoding: 'utf8' },
+      );
       say(stdout.trimEnd());
     } else {
       const cm = await core.readNamespacedConfigMap({ namespace: 'default', name: `${NAME}-operator-state` });
@@ -116,10 +144,19 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     }
     say();
   };
-  const stableAt = (generation: number) => (d: FlinkDeploymentV1) => d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
+  const stableAt = (generation: number) => (d: FlinkDeploymentV1) =>
+    d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
 
   say('\n== 1. Create FlinkDeployment "demo" (upgradeMode: savepoint)');
-  await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: PLURAL, body: flinkDeployment(NAME).withSpec({ job: { upgradeMode: 'savepoint' } }).build() });
+  await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: 'v1',
+    namespace: 'default',
+    plural: PLURAL,
+    body: flinkDeployment(NAME)
+      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .build(),
+  });
   await follow(stableAt(1));
   await showState();
 

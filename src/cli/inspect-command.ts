@@ -95,7 +95,9 @@ export async function inspectDeployment(clients: InspectClients, namespace: stri
       ? {
           name: configMapName,
           ...(configMap.metadata?.resourceVersion ? { resourceVersion: configMap.metadata.resourceVersion } : {}),
-          ...(configMap.metadata?.annotations?.['flink-operator.io/written-by'] ? { writtenBy: configMap.metadata.annotations['flink-operator.io/written-by'] } : {}),
+          ...(configMap.metadata?.annotations?.['flink-operator.io/written-by']
+            ? { writtenBy: configMap.metadata.annotations['flink-operator.io/written-by'] }
+            : {}),
           ...(configMap.metadata?.annotations?.['flink-operator.io/leader'] ? { leader: configMap.metadata.annotations['flink-operator.io/leader'] } : {}),
         }
       : null,
@@ -127,7 +129,10 @@ export function formatInspection(i: Inspection): string {
   if (s.jobStatus) {
     const j = s.jobStatus;
     lines.push(`  job:                        ${j.state ?? '-'}${j.jobId ? `  id ${j.jobId}` : ''}${j.jobName ? `  name ${j.jobName}` : ''}`);
-    if (j.lastSavepoint) lines.push(`  lastSavepoint:              ${j.lastSavepoint.location} at ${time(j.lastSavepoint.timeStamp)}${j.lastSavepoint.triggerType ? ` ${j.lastSavepoint.triggerType}` : ''}`);
+    if (j.lastSavepoint)
+      lines.push(
+        `  lastSavepoint:              ${j.lastSavepoint.location} at ${time(j.lastSavepoint.timeStamp)}${j.lastSavepoint.triggerType ? ` ${j.lastSavepoint.triggerType}` : ''}`,
+      );
   }
   if (s.error) lines.push(`  error:                      ${s.error}`);
   for (const c of s.conditions ?? []) lines.push(`  condition ${c.type}=${c.status}: ${c.reason}${c.message ? ` (${c.message})` : ''}`);
@@ -137,7 +142,9 @@ export function formatInspection(i: Inspection): string {
   if (i.stateError) lines.push(`  ! ${i.stateError}`);
   const st = i.state;
   if (st) {
-    lines.push(`  revision:                   ${st.revision}${i.configMap?.writtenBy ? `  written by ${i.configMap.writtenBy}` : ''}${i.configMap?.leader ? `, leader ${i.configMap.leader}` : ''}`);
+    lines.push(
+      `  revision:                   ${st.revision}${i.configMap?.writtenBy ? `  written by ${i.configMap.writtenBy}` : ''}${i.configMap?.leader ? `, leader ${i.configMap.leader}` : ''}`,
+    );
     lines.push(`  phase:                      ${st.phase}${st.reconciliationTimestamp ? ` since ${st.reconciliationTimestamp}` : ''}`);
     lines.push(`  lastReconciledGeneration:   ${st.lastReconciledGeneration ?? '-'}`);
     lines.push(`  lastStableGeneration:       ${st.lastStableGeneration ?? '-'}`);
@@ -148,18 +155,25 @@ export function formatInspection(i: Inspection): string {
     if (st.jobIdToSubmit) pending.push(`submit job id ${st.jobIdToSubmit}`);
     for (const p of [st.pendingSavepoint, st.pendingCheckpoint]) {
       if (!p) continue;
-      pending.push(`${p.kind} ${p.triggerType}${p.stopJob ? ' (stop job)' : ''} of job ${p.jobId}, requested ${time(p.requestedAt)}, ${p.triggerId ? `Flink trigger ${p.triggerId}` : 'not yet accepted by Flink'}`);
+      pending.push(
+        `${p.kind} ${p.triggerType}${p.stopJob ? ' (stop job)' : ''} of job ${p.jobId}, requested ${time(p.requestedAt)}, ${p.triggerId ? `Flink trigger ${p.triggerId}` : 'not yet accepted by Flink'}`,
+      );
     }
     lines.push(`  pending operation:          ${pending.length ? pending.join('; ') : 'none'}`);
     lines.push(`  savepoints:                 ${st.savepointHistory.length}${st.savepointHistory.length ? '' : ' (none)'}`);
-    for (const sp of st.savepointHistory.slice(-5)) lines.push(`    ${sp.location}  ${time(sp.timeStamp)}  ${sp.triggerType}${sp.formatType ? ` ${sp.formatType}` : ''}`);
+    for (const sp of st.savepointHistory.slice(-5))
+      lines.push(`    ${sp.location}  ${time(sp.timeStamp)}  ${sp.triggerType}${sp.formatType ? ` ${sp.formatType}` : ''}`);
     if (st.savepointHistory.length > 5) lines.push(`    … ${st.savepointHistory.length - 5} older`);
-    if (i.legacyStatusArchived) lines.push(`  legacy status archive:      the original Apache operator status, verbatim (annotation ${LEGACY_STATUS_ANNOTATION})`);
+    if (i.legacyStatusArchived)
+      lines.push(`  legacy status archive:      the original Apache operator status, verbatim (annotation ${LEGACY_STATUS_ANNOTATION})`);
   }
 
   lines.push('');
   if (i.statusLagsState === null) lines.push('Status lags state:            unknown (no stateRef or no readable state)');
-  else if (i.statusLagsState) lines.push(`Status lags state:            yes: the status reflects revision ${i.statusRevision}, the state is at revision ${i.stateRevision} (an update is in flight)`);
+  else if (i.statusLagsState)
+    lines.push(
+      `Status lags state:            yes: the status reflects revision ${i.statusRevision}, the state is at revision ${i.stateRevision} (an update is in flight)`,
+    );
   else lines.push(`Status lags state:            no (both at revision ${i.stateRevision})`);
 
   lines.push('', 'Pending spec change (lastReconciledSpec → spec):');
@@ -178,7 +192,8 @@ export function registerInspectCommand(program: Command): void {
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('-o, --output <format>', 'text or json', 'text')
     .action(async (name: string, opts: { namespace?: string; kubeconfig?: string; output: string }, command: Command) => {
-      if (opts.output !== 'text' && opts.output !== 'json') command.error(`flink-operator inspect: -o must be text or json, got ${opts.output}`, { exitCode: 2 });
+      if (opts.output !== 'text' && opts.output !== 'json')
+        command.error(`flink-operator inspect: -o must be text or json, got ${opts.output}`, { exitCode: 2 });
       const kc = loadKubeConfig(opts.kubeconfig);
       const clients = { configMaps: new KubeConfigMapClient(kc), deployments: new KubeFlinkDeploymentClient(kc) };
       try {

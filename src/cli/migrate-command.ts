@@ -66,7 +66,9 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
     async listV1beta1(namespace, selector) {
       const base = { group: FLINK_GROUP, version: API_VERSION_V1BETA1, plural: FLINK_DEPLOYMENT_PLURAL, ...(selector ? { labelSelector: selector } : {}) };
       try {
-        const list = (namespace ? await custom.listNamespacedCustomObject({ ...base, namespace }) : await custom.listClusterCustomObject(base)) as { items?: FlinkDeploymentV1beta1[] };
+        const list = (namespace ? await custom.listNamespacedCustomObject({ ...base, namespace }) : await custom.listClusterCustomObject(base)) as {
+          items?: FlinkDeploymentV1beta1[];
+        };
         return list.items ?? [];
       } catch (error) {
         throw toKubeApiError(error);
@@ -79,7 +81,9 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
       } catch (error) {
         const e = toKubeApiError(error);
         if (e.code === 404) return { error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not exist` };
-        return { warning: `cannot read the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (${e.message}); not checking that it declares status.stateRef` };
+        return {
+          warning: `cannot read the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (${e.message}); not checking that it declares status.stateRef`,
+        };
       }
       return crdProblem(crd);
     },
@@ -94,11 +98,16 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
 export function crdProblem(crd: V1CustomResourceDefinition): { error?: string } {
   const versions = crd.spec.versions ?? [];
   const v1beta1 = versions.find((v) => v.name === API_VERSION_V1BETA1);
-  if (!v1beta1?.served) return { error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not serve ${API_VERSION_V1BETA1}, through which the legacy status is read` };
+  if (!v1beta1?.served)
+    return {
+      error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not serve ${API_VERSION_V1BETA1}, through which the legacy status is read`,
+    };
   const storage = versions.find((v) => v.storage);
   const statusProps = storage?.schema?.openAPIV3Schema?.properties?.['status']?.properties;
   if (!statusProps?.['stateRef']) {
-    return { error: `the installed CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (storage version ${storage?.name ?? '?'}) does not declare status.stateRef: it is still the Apache operator's` };
+    return {
+      error: `the installed CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (storage version ${storage?.name ?? '?'}) does not declare status.stateRef: it is still the Apache operator's`,
+    };
   }
   return {};
 }
@@ -107,8 +116,13 @@ export function crdProblem(crd: V1CustomResourceDefinition): { error?: string } 
  * Runs the migration over the selected deployments, writing result lines to `out`. Never throws for
  * a per-resource problem; a failed list is reported on `out` with exit code 1.
  */
-export async function runMigrate(clients: MigrateClients, options: MigrateOptions, out: (line: string) => void, deps: { retryDelayMs?: number } = {}): Promise<MigrateReport> {
-  const namespace = options.allNamespaces ? undefined : options.namespace ?? 'default';
+export async function runMigrate(
+  clients: MigrateClients,
+  options: MigrateOptions,
+  out: (line: string) => void,
+  deps: { retryDelayMs?: number } = {},
+): Promise<MigrateReport> {
+  const namespace = options.allNamespaces ? undefined : (options.namespace ?? 'default');
   const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
   let items: FlinkDeploymentV1beta1[];
   try {

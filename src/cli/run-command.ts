@@ -20,7 +20,8 @@ export function registerRunCommand(program: Command, makeReconciler: ReconcilerF
   for (const knob of OPERATOR_KNOBS) {
     const help = `${knob.description} (env ${knob.env}; default ${knob.defaultText})`;
     if (knob.type === 'bool') command.option(`--${knob.flag}`, help).option(`--no-${knob.flag}`, `turn --${knob.flag} off`);
-    else if (knob.type === 'list') command.option(`--${knob.flag} <value>`, help, (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',')]);
+    else if (knob.type === 'list')
+      command.option(`--${knob.flag} <value>`, help, (value: string, previous: string[] | undefined) => [...(previous ?? []), ...value.split(',')]);
     else command.option(`--${knob.flag} <value>`, help);
   }
   command.action(async (opts: Record<string, unknown>) => {
@@ -86,7 +87,10 @@ export async function startOperator(config: OperatorConfig, makeReconciler: Reco
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   await manager.start();
-  logger.info({ namespaces: config.namespaces.length ? config.namespaces : 'all', leaderElect: config.leaderElect, identity: config.identity }, 'operator started');
+  logger.info(
+    { namespaces: config.namespaces.length ? config.namespaces : 'all', leaderElect: config.leaderElect, identity: config.identity },
+    'operator started',
+  );
   return { manager, stopped, shutdown };
 }
 

@@ -96,10 +96,30 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
   const { core, apps } = simulationApis(kc, SIMULATION_USER_AGENT);
   const informerError = (what: string) => (error: unknown) => onError?.(error, `${what} informer`);
 
-  const deployments = new SimulationInformer<V1Deployment>({ kubeConfig: kc, path: '/apis/apps/v1/deployments', list: () => apps.listDeploymentForAllNamespaces(), onError: informerError('deployments') });
-  const replicaSets = new SimulationInformer<V1ReplicaSet>({ kubeConfig: kc, path: '/apis/apps/v1/replicasets', list: () => apps.listReplicaSetForAllNamespaces(), onError: informerError('replicasets') });
-  const pods = new SimulationInformer<V1Pod>({ kubeConfig: kc, path: '/api/v1/pods', list: () => core.listPodForAllNamespaces(), onError: informerError('pods') });
-  const services = new SimulationInformer<V1Service>({ kubeConfig: kc, path: '/api/v1/services', list: () => core.listServiceForAllNamespaces(), onError: informerError('services') });
+  const deployments = new SimulationInformer<V1Deployment>({
+    kubeConfig: kc,
+    path: '/apis/apps/v1/deployments',
+    list: () => apps.listDeploymentForAllNamespaces(),
+    onError: informerError('deployments'),
+  });
+  const replicaSets = new SimulationInformer<V1ReplicaSet>({
+    kubeConfig: kc,
+    path: '/apis/apps/v1/replicasets',
+    list: () => apps.listReplicaSetForAllNamespaces(),
+    onError: informerError('replicasets'),
+  });
+  const pods = new SimulationInformer<V1Pod>({
+    kubeConfig: kc,
+    path: '/api/v1/pods',
+    list: () => core.listPodForAllNamespaces(),
+    onError: informerError('pods'),
+  });
+  const services = new SimulationInformer<V1Service>({
+    kubeConfig: kc,
+    path: '/api/v1/services',
+    list: () => core.listServiceForAllNamespaces(),
+    onError: informerError('services'),
+  });
 
   const lineage = new LineageRecorder();
   const storage = new SnapshotStorage();

@@ -24,7 +24,12 @@ import { buildJobManagerDeployment } from './jobmanager-deployment.js';
 import { buildTaskManagerDeployment } from './taskmanager-deployment.js';
 import { clusterModeOf, deploymentKey, type ClusterMode } from './flink-resource-naming.js';
 import { configMapRecordAnnotations, JOB_ID_ANNOTATION } from './deployed-record.js';
-import { buildNativeJobManagerDeployment, nativeFlinkConfiguration, TASK_MANAGER_POD_TEMPLATE_FILE, taskManagerPodTemplateYaml } from './native-application-cluster.js';
+import {
+  buildNativeJobManagerDeployment,
+  nativeFlinkConfiguration,
+  TASK_MANAGER_POD_TEMPLATE_FILE,
+  taskManagerPodTemplateYaml,
+} from './native-application-cluster.js';
 
 export interface FlinkClusterInputs {
   /** The spec being deployed (may differ from deployment.spec, e.g. on rollback). */
@@ -79,7 +84,12 @@ function renderFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: Flin
     return {
       mode,
       configMap: buildFlinkConfigMap(deployment, inputs.spec, config, mode, template !== undefined ? { [TASK_MANAGER_POD_TEMPLATE_FILE]: template } : {}),
-      jobManagerDeployment: buildNativeJobManagerDeployment(deployment, { spec: inputs.spec, generation: inputs.generation, specHash: inputs.specHash, restPort }),
+      jobManagerDeployment: buildNativeJobManagerDeployment(deployment, {
+        spec: inputs.spec,
+        generation: inputs.generation,
+        specHash: inputs.specHash,
+        restPort,
+      }),
       restService: buildRestService(deployment, restPort, mode),
       internalService: buildInternalService(deployment, mode),
     };

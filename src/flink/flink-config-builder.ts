@@ -161,7 +161,10 @@ export function renderLegacyFlinkConf(config: Readonly<Record<string, string>>):
 }
 
 /** The configuration file for `version` (flinkConfigFileOf): its data key and its text. */
-export function renderFlinkConfigFile(config: Readonly<Record<string, string>>, version: FlinkVersion | undefined): { file: FlinkConfigFileName; text: string } {
+export function renderFlinkConfigFile(
+  config: Readonly<Record<string, string>>,
+  version: FlinkVersion | undefined,
+): { file: FlinkConfigFileName; text: string } {
   const file = flinkConfigFileOf(version);
   return { file, text: file === LEGACY_FLINK_CONFIG_FILE ? renderLegacyFlinkConf(config) : renderFlinkConfigYaml(config) };
 }

@@ -73,7 +73,10 @@ export interface ComponentResources {
 /** Resources of one component. `field` (`spec.jobManager` / `spec.taskManager`) names it in errors. */
 export function componentResources(component: JobManagerSpec | TaskManagerSpec | undefined, field: string): ComponentResources {
   if (!component) return {};
-  if (component.resource && (component.resource.cpu !== undefined || component.resource.memory !== undefined || component.resource.ephemeralStorage !== undefined)) {
+  if (
+    component.resource &&
+    (component.resource.cpu !== undefined || component.resource.memory !== undefined || component.resource.ephemeralStorage !== undefined)
+  ) {
     const { cpu, memory, ephemeralStorage } = component.resource;
     const quantities: Record<string, string> = {};
     let processSize: string | undefined;

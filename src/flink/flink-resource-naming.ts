@@ -114,7 +114,9 @@ export function ownerReferenceTo(deployment: FlinkDeploymentV1): V1OwnerReferenc
   const { name, uid } = deployment.metadata;
   if (!name) throw new Error('cannot render Flink resources: the FlinkDeployment has no metadata.name');
   if (!uid) {
-    throw new Error(`cannot render Flink resources for ${deployment.metadata.namespace ?? '?'}/${name}: metadata.uid is missing (read the object from the API server first)`);
+    throw new Error(
+      `cannot render Flink resources for ${deployment.metadata.namespace ?? '?'}/${name}: metadata.uid is missing (read the object from the API server first)`,
+    );
   }
   return {
     apiVersion: deployment.apiVersion,

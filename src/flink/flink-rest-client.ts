@@ -248,12 +248,15 @@ export class FlinkRestClient {
     }
     const answer = await this.getJson<FlinkMetricCollection>(`/jobs/${jobId}/metrics?get=${names.map(encodeURIComponent).join(',')}`);
     if (!Array.isArray(answer)) {
-      throw new FlinkRestError(`Flink REST API of ${this.resource}: GET /jobs/${jobId}/metrics answered ${JSON.stringify(answer).slice(0, 200)}, not a list of metrics`, {
-        path: `/jobs/${jobId}/metrics`,
-        method: 'GET',
-        url: `${this.transport.baseUrl}/jobs/${jobId}/metrics`,
-        source: 'flink',
-      });
+      throw new FlinkRestError(
+        `Flink REST API of ${this.resource}: GET /jobs/${jobId}/metrics answered ${JSON.stringify(answer).slice(0, 200)}, not a list of metrics`,
+        {
+          path: `/jobs/${jobId}/metrics`,
+          method: 'GET',
+          url: `${this.transport.baseUrl}/jobs/${jobId}/metrics`,
+          source: 'flink',
+        },
+      );
     }
     const values: Record<string, string> = {};
     for (const metric of answer) {
@@ -334,14 +337,19 @@ export class FlinkRestClient {
           retriable: false,
         };
       }
-      const detail = failure.code === 'ETIMEDOUT' ? `ETIMEDOUT (${failure.message})` : failure.code === failure.message ? failure.code : `${failure.code} (${failure.message})`;
-      const sideEffect =
-        request.method === 'GET' ? '' : ` The ${request.method} was not retried: if it reached the JobManager its effect may have happened.`;
+      const detail =
+        failure.code === 'ETIMEDOUT'
+          ? `ETIMEDOUT (${failure.message})`
+          : failure.code === failure.message
+            ? failure.code
+            : `${failure.code} (${failure.message})`;
+      const sideEffect = request.method === 'GET' ? '' : ` The ${request.method} was not retried: if it reached the JobManager its effect may have happened.`;
       return {
-        error: new FlinkRestError(
-          `Flink REST API of ${this.resource} unreachable via ${url}: ${detail}; is the JobManager running?${sideEffect}`,
-          { ...details, source: 'transport', code: failure.code },
-        ),
+        error: new FlinkRestError(`Flink REST API of ${this.resource} unreachable via ${url}: ${detail}; is the JobManager running?${sideEffect}`, {
+          ...details,
+          source: 'transport',
+          code: failure.code,
+        }),
       };
     }
     if (response.status >= 200 && response.status < 300) return { body: response.body };
@@ -377,12 +385,15 @@ function parseJson(text: string, method: string, path: string, client: FlinkRest
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new FlinkRestError(`Flink REST API of ${client.resource}: ${method} ${path} answered invalid JSON (${(error as Error).message}): ${text.slice(0, 200)}`, {
-      path,
-      method,
-      url: client.baseUrl + path,
-      source: 'flink',
-    });
+    throw new FlinkRestError(
+      `Flink REST API of ${client.resource}: ${method} ${path} answered invalid JSON (${(error as Error).message}): ${text.slice(0, 200)}`,
+      {
+        path,
+        method,
+        url: client.baseUrl + path,
+        source: 'flink',
+      },
+    );
   }
 }
 

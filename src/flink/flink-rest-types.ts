@@ -6,17 +6,7 @@
 
 /** Job states of `JobStatus` (plus the REST-only INITIALIZING). */
 export type FlinkJobState =
-  | 'INITIALIZING'
-  | 'CREATED'
-  | 'RUNNING'
-  | 'FAILING'
-  | 'FAILED'
-  | 'CANCELLING'
-  | 'CANCELED'
-  | 'FINISHED'
-  | 'RESTARTING'
-  | 'SUSPENDED'
-  | 'RECONCILING';
+  'INITIALIZING' | 'CREATED' | 'RUNNING' | 'FAILING' | 'FAILED' | 'CANCELLING' | 'CANCELED' | 'FINISHED' | 'RESTARTING' | 'SUSPENDED' | 'RECONCILING';
 
 export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['FAILED', 'CANCELED', 'FINISHED', 'SUSPENDED']);
 
@@ -172,23 +162,12 @@ export type CheckpointType = 'CONFIGURED' | 'FULL' | 'INCREMENTAL';
 // ---- What the client returns (operator-facing, not Flink's shapes) ----
 
 /** Outcome of PATCH /jobs/:id?mode=cancel. Job missing/terminal are answers, not errors. */
-export type CancelJobResult =
-  | { outcome: 'cancelling' }
-  | { outcome: 'job-not-found' }
-  | { outcome: 'already-terminal'; message: string };
+export type CancelJobResult = { outcome: 'cancelling' } | { outcome: 'job-not-found' } | { outcome: 'already-terminal'; message: string };
 
 /** A savepoint (or stop-with-savepoint) operation as polled. */
-export type SavepointStatus =
-  | { status: 'IN_PROGRESS' }
-  | { status: 'COMPLETED'; location: string }
-  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
+export type SavepointStatus = { status: 'IN_PROGRESS' } | { status: 'COMPLETED'; location: string } | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
 
 export type CheckpointStatus =
-  | { status: 'IN_PROGRESS' }
-  | { status: 'COMPLETED'; checkpointId: number }
-  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
+  { status: 'IN_PROGRESS' } | { status: 'COMPLETED'; checkpointId: number } | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
 
-export type DisposalStatus =
-  | { status: 'IN_PROGRESS' }
-  | { status: 'COMPLETED' }
-  | { status: 'COMPLETED'; failureCause: FlinkFailureCause };
+export type DisposalStatus = { status: 'IN_PROGRESS' } | { status: 'COMPLETED' } | { status: 'COMPLETED'; failureCause: FlinkFailureCause };

@@ -74,7 +74,11 @@ export interface JobManagerDeploymentShape {
 }
 
 /** The JobManager Deployment of either mode: the pod template, labels, annotations and owner shared by both. */
-export function jobManagerDeploymentWith(deployment: FlinkDeploymentV1, inputs: Omit<JobManagerDeploymentInputs, 'restoreFrom' | 'allowNonRestoredState' | 'highAvailability'>, shape: JobManagerDeploymentShape): V1Deployment {
+export function jobManagerDeploymentWith(
+  deployment: FlinkDeploymentV1,
+  inputs: Omit<JobManagerDeploymentInputs, 'restoreFrom' | 'allowNonRestoredState' | 'highAvailability'>,
+  shape: JobManagerDeploymentShape,
+): V1Deployment {
   const { namespace, name } = deploymentKey(deployment);
   const { requirements } = componentResources(inputs.spec.jobManager, 'spec.jobManager');
   const native = shape.mode === 'native';
@@ -84,11 +88,7 @@ export function jobManagerDeploymentWith(deployment: FlinkDeploymentV1, inputs: 
     component: 'jobmanager',
     ...(native ? { mode: 'native' as const } : {}),
     args: shape.args,
-    ports: [
-      { name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port },
-      FLINK_PORTS.jobManagerRpc,
-      FLINK_PORTS.blobServer,
-    ],
+    ports: [{ name: FLINK_PORTS.rest.name, port: inputs.restPort ?? FLINK_PORTS.rest.port }, FLINK_PORTS.jobManagerRpc, FLINK_PORTS.blobServer],
     ...(requirements !== undefined ? { resources: requirements } : {}),
     startupProbe: jobManagerStartupProbe(),
   });

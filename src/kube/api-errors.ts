@@ -59,7 +59,8 @@ export function toKubeApiError(error: unknown): KubeApiError {
     const message = typeof status?.message === 'string' ? status.message : `HTTP ${error.code}: ${String(error.body ?? '').slice(0, 200)}`;
     const details = status?.details as { retryAfterSeconds?: unknown } | undefined;
     const headerRetry = Number(headerValue(error.headers, 'retry-after'));
-    const retryAfterSeconds = typeof details?.retryAfterSeconds === 'number' ? details.retryAfterSeconds : Number.isFinite(headerRetry) && headerRetry > 0 ? headerRetry : undefined;
+    const retryAfterSeconds =
+      typeof details?.retryAfterSeconds === 'number' ? details.retryAfterSeconds : Number.isFinite(headerRetry) && headerRetry > 0 ? headerRetry : undefined;
     return new KubeApiError(error.code, reason, message, { retryAfterSeconds, status, cause: error });
   }
   const code = (error as { code?: unknown } | null)?.code;

@@ -26,7 +26,11 @@ export class KubeConfigMapClient implements ConfigMapClient {
   private readonly api: CoreV1Api;
 
   /** `api` defaults to a client of `kubeConfig`; the operator passes one whose requests are counted in its metrics. */
-  constructor(kubeConfig: KubeConfig, private readonly fieldManager = 'flink-operator', api?: CoreV1Api) {
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly fieldManager = 'flink-operator',
+    api?: CoreV1Api,
+  ) {
     this.api = api ?? kubeConfig.makeApiClient(CoreV1Api);
   }
 

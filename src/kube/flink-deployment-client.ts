@@ -37,7 +37,11 @@ export class KubeFlinkDeploymentClient implements FlinkDeploymentClient {
   private readonly api: CustomObjectsApi;
 
   /** `api` defaults to a client of `kubeConfig`; the operator passes one whose requests are counted in its metrics. */
-  constructor(kubeConfig: KubeConfig, private readonly fieldManager = 'flink-operator', api?: CustomObjectsApi) {
+  constructor(
+    kubeConfig: KubeConfig,
+    private readonly fieldManager = 'flink-operator',
+    api?: CustomObjectsApi,
+  ) {
     this.api = api ?? kubeConfig.makeApiClient(CustomObjectsApi);
   }
 
@@ -56,9 +60,11 @@ export class KubeFlinkDeploymentClient implements FlinkDeploymentClient {
 
   async list(namespace?: string): Promise<FlinkDeploymentV1[]> {
     try {
-      const list = (namespace
-        ? await this.api.listNamespacedCustomObject({ group: FLINK_GROUP, version: API_VERSION_V1, namespace, plural: FLINK_DEPLOYMENT_PLURAL })
-        : await this.api.listClusterCustomObject({ group: FLINK_GROUP, version: API_VERSION_V1, plural: FLINK_DEPLOYMENT_PLURAL })) as { items?: FlinkDeploymentV1[] };
+      const list = (
+        namespace
+          ? await this.api.listNamespacedCustomObject({ group: FLINK_GROUP, version: API_VERSION_V1, namespace, plural: FLINK_DEPLOYMENT_PLURAL })
+          : await this.api.listClusterCustomObject({ group: FLINK_GROUP, version: API_VERSION_V1, plural: FLINK_DEPLOYMENT_PLURAL })
+      ) as { items?: FlinkDeploymentV1[] };
       return list.items ?? [];
     } catch (error) {
       throw toKubeApiError(error);

@@ -45,7 +45,13 @@ export class ClusterHealthEvaluator {
     const now = this.now();
     let last = this.lastValid.get(key);
     if (!last || last.jobId !== sample.jobId) {
-      last = { jobId: sample.jobId, restarts: sample.restarts, restartsAt: now, completedCheckpoints: sample.completedCheckpoints ?? 0, checkpointsGrewAt: Math.max(sample.jobStartTime ?? now, now - 1) };
+      last = {
+        jobId: sample.jobId,
+        restarts: sample.restarts,
+        restartsAt: now,
+        completedCheckpoints: sample.completedCheckpoints ?? 0,
+        checkpointsGrewAt: Math.max(sample.jobStartTime ?? now, now - 1),
+      };
       this.lastValid.set(key, last);
       return { healthy: true };
     }
@@ -68,7 +74,10 @@ export class ClusterHealthEvaluator {
     const elapsed = Math.max(1, now - last.restartsAt);
     const multiplier = Math.min(1, settings.restartsWindowMs / elapsed);
     const inWindow = Math.floor((sample.restarts - last.restarts) * multiplier);
-    const verdict: ClusterHealthVerdict = inWindow > settings.restartsThreshold ? { healthy: false, reason: `Restart count hit threshold: ${settings.restartsThreshold} restarts within ${settings.restartsWindowMs / 1000} s` } : { healthy: true };
+    const verdict: ClusterHealthVerdict =
+      inWindow > settings.restartsThreshold
+        ? { healthy: false, reason: `Restart count hit threshold: ${settings.restartsThreshold} restarts within ${settings.restartsWindowMs / 1000} s` }
+        : { healthy: true };
     if (last.restartsAt < now - settings.restartsWindowMs) {
       last.restarts = sample.restarts;
       last.restartsAt = now;
@@ -85,7 +94,11 @@ export class ClusterHealthEvaluator {
       last.checkpointsGrewAt = now;
       return { healthy: true };
     }
-    if (last.checkpointsGrewAt + window < now) return { healthy: false, reason: `No checkpoint completed within ${window / 1000} s (kubernetes.operator.cluster.health-check.checkpoint-progress.window)` };
+    if (last.checkpointsGrewAt + window < now)
+      return {
+        healthy: false,
+        reason: `No checkpoint completed within ${window / 1000} s (kubernetes.operator.cluster.health-check.checkpoint-progress.window)`,
+      };
     return { healthy: true };
   }
 }

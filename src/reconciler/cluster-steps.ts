@@ -86,12 +86,25 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
     return { requeue: 'progress', observed: DEPLOYING_NOW };
   }
   if (applied.written.length > 0) {
-    deps.events.emit(ctx.deployment, 'Normal', 'Submit', `Deploying job ${jobId}` + (restoreFrom ? ` from ${restoreFrom}` : jobId === state.deployedJobId ? ' (recovered from Flink HA)' : ' without state'));
+    deps.events.emit(
+      ctx.deployment,
+      'Normal',
+      'Submit',
+      `Deploying job ${jobId}` + (restoreFrom ? ` from ${restoreFrom}` : jobId === state.deployedJobId ? ' (recovered from Flink HA)' : ' without state'),
+    );
   }
   // The restore path is spent once the deployment carries it (its args say --fromSavepoint); it is kept as deployedFrom.
   await ctx.save((s) =>
     s.jobIdToSubmit === jobId
-      ? { ...s, phase: s.phase === 'ROLLING_BACK' ? 'ROLLED_BACK' : 'DEPLOYED', deployedJobId: jobId, deployedFrom: restoreFrom, jobIdToSubmit: undefined, upgradeSavepointPath: undefined, replaceJobManagerUid: undefined }
+      ? {
+          ...s,
+          phase: s.phase === 'ROLLING_BACK' ? 'ROLLED_BACK' : 'DEPLOYED',
+          deployedJobId: jobId,
+          deployedFrom: restoreFrom,
+          jobIdToSubmit: undefined,
+          upgradeSavepointPath: undefined,
+          replaceJobManagerUid: undefined,
+        }
       : s,
   );
   return { requeue: 'progress', observed: DEPLOYING_NOW };
@@ -105,7 +118,15 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
 export async function suspend(ctx: StepContext, spec: FlinkDeploymentSpec, generation: number, savepoint: string | undefined): Promise<StepResult> {
   const timestamp = new Date(ctx.deps.now()).toISOString();
   const suspended = structuredClone(spec);
-  await ctx.save((s) => ({ ...s, phase: 'SUSPENDING', lastReconciledSpec: suspended, lastReconciledGeneration: generation, upgradeSavepointPath: savepoint ?? s.upgradeSavepointPath, reconciliationTimestamp: timestamp, failedUpgrade: undefined }));
+  await ctx.save((s) => ({
+    ...s,
+    phase: 'SUSPENDING',
+    lastReconciledSpec: suspended,
+    lastReconciledGeneration: generation,
+    upgradeSavepointPath: savepoint ?? s.upgradeSavepointPath,
+    reconciliationTimestamp: timestamp,
+    failedUpgrade: undefined,
+  }));
   const { namespace, name } = keyOf(ctx);
   if (savepoint && ctx.deps.clusterDeployments.get(namespace, name)) await ctx.deps.cluster.recordLastSavepoint(namespace, name, savepoint, ctx.fence);
   return shutDown(ctx, 'SUSPENDED');
@@ -120,7 +141,12 @@ export async function shutDown(ctx: StepContext, then: 'SUSPENDED' | 'FINISHED')
   const { namespace, name } = keyOf(ctx);
   if (then === 'FINISHED' && ctx.state().phase !== 'FINISHED') {
     await ctx.save((s) => ({ ...s, phase: 'FINISHED' }));
-    ctx.deps.events.emit(ctx.deployment, 'Normal', 'Cleanup', `Job ${ctx.state().deployedJobId ?? ''} finished; its JobManager is shut down (kubernetes.operator.jm-deployment.shutdown-ttl)`);
+    ctx.deps.events.emit(
+      ctx.deployment,
+      'Normal',
+      'Cleanup',
+      `Job ${ctx.state().deployedJobId ?? ''} finished; its JobManager is shut down (kubernetes.operator.jm-deployment.shutdown-ttl)`,
+    );
   }
   const remaining = await ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], ctx.fence);
   if (remaining.length > 0) return { requeue: 'progress' };
@@ -131,7 +157,12 @@ export async function shutDown(ctx: StepContext, then: 'SUSPENDED' | 'FINISHED')
 /** SCALE (standalone, reactive scheduler): record the new spec, then set the TaskManager replicas; no restart. */
 export async function rescale(ctx: StepContext, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
   const spec = withRunningState(desired);
-  await ctx.save((s) => ({ ...s, lastReconciledSpec: spec, lastReconciledGeneration: generation, ...(s.phase === 'RUNNING' ? { lastStableSpec: spec, lastStableGeneration: generation } : {}) }));
+  await ctx.save((s) => ({
+    ...s,
+    lastReconciledSpec: spec,
+    lastReconciledGeneration: generation,
+    ...(s.phase === 'RUNNING' ? { lastStableSpec: spec, lastStableGeneration: generation } : {}),
+  }));
   await scaleTaskManagers(ctx, taskManagerReplicas(spec));
   ctx.deps.events.emit(ctx.deployment, 'Normal', 'Scaling', `Rescaling to ${taskManagerReplicas(spec)} TaskManagers without a restart (reactive mode)`);
   return { requeue: 'progress' };
@@ -147,14 +178,21 @@ export async function scaleTaskManagers(ctx: StepContext, replicas: number): Pro
 /** DEPLOYED → RUNNING: the deployed spec ran; it becomes the stable spec (the rollback target). */
 export async function markRunning(ctx: StepContext): Promise<StepResult> {
   await ctx.save((s) =>
-    s.phase !== 'DEPLOYED' ? s : { ...s, phase: 'RUNNING', lastStableSpec: s.lastReconciledSpec, lastStableGeneration: s.lastReconciledGeneration, firstDeployment: false },
+    s.phase !== 'DEPLOYED'
+      ? s
+      : { ...s, phase: 'RUNNING', lastStableSpec: s.lastReconciledSpec, lastStableGeneration: s.lastReconciledGeneration, firstDeployment: false },
   );
   return { requeue: 'continue' };
 }
 
 /** Records a change that needs no redeploy (in RUNNING the stable spec follows: the running spec stays the stable one). */
 export async function acknowledge(ctx: StepContext, spec: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
-  await ctx.save((s) => ({ ...s, lastReconciledSpec: spec, lastReconciledGeneration: generation, ...(s.phase === 'RUNNING' ? { lastStableSpec: spec, lastStableGeneration: generation } : {}) }));
+  await ctx.save((s) => ({
+    ...s,
+    lastReconciledSpec: spec,
+    lastReconciledGeneration: generation,
+    ...(s.phase === 'RUNNING' ? { lastStableSpec: spec, lastStableGeneration: generation } : {}),
+  }));
   return { requeue: 'continue' };
 }
 

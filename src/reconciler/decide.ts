@@ -84,21 +84,39 @@ function decideStopped(input: DecisionInput): Decision {
   const { state, desired, desiredGeneration, specInvalid } = input;
   if (specInvalid && !state.lastReconciledSpec) return { step: { kind: 'wait', requeue: 'steady' } };
   const from = restorePathFor(desired, state);
-  if (desired.job?.state === 'suspended') return { step: { kind: 'suspend', spec: desired, generation: desiredGeneration, ...(from ? { savepoint: from } : {}) } };
-  return deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, ...(from ? { restoreFrom: from } : {}), why: `upgrade to generation ${desiredGeneration}` });
+  if (desired.job?.state === 'suspended')
+    return { step: { kind: 'suspend', spec: desired, generation: desiredGeneration, ...(from ? { savepoint: from } : {}) } };
+  return deploy({
+    phase: 'DEPLOYING',
+    spec: desired,
+    generation: desiredGeneration,
+    ...(from ? { restoreFrom: from } : {}),
+    why: `upgrade to generation ${desiredGeneration}`,
+  });
 }
 
 function decideSuspended(input: DecisionInput): Decision {
   const { state, desired, desiredGeneration } = input;
   if (desired.job?.state === 'suspended') {
-    if (state.lastReconciledGeneration !== desiredGeneration || !sameValue(state.lastReconciledSpec, desired)) return { step: { kind: 'acknowledge', spec: desired, generation: desiredGeneration } };
+    if (state.lastReconciledGeneration !== desiredGeneration || !sameValue(state.lastReconciledSpec, desired))
+      return { step: { kind: 'acknowledge', spec: desired, generation: desiredGeneration } };
     return { step: { kind: 'wait', requeue: 'steady' } };
   }
   const announce = { type: 'Normal' as const, reason: 'SpecChanged', key: `resume-${desiredGeneration}`, message: 'Job resumed (job.state: running)' };
   if ((desired.job?.upgradeMode ?? 'stateless') === 'last-state' && state.deployedJobId && sameFlinkVersion(state, desired) && haOn(desired)) {
     const holds = haHoldsJob(input.observed, state.deployedJobId);
     if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
-    if (holds) return { ...deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, keepJobId: state.deployedJobId, why: 'resume from the latest checkpoint in Flink HA' }), announce };
+    if (holds)
+      return {
+        ...deploy({
+          phase: 'DEPLOYING',
+          spec: desired,
+          generation: desiredGeneration,
+          keepJobId: state.deployedJobId,
+          why: 'resume from the latest checkpoint in Flink HA',
+        }),
+        announce,
+      };
   }
   const from = restorePathFor(desired, state);
   return { ...deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, ...(from ? { restoreFrom: from } : {}), why: 'resume' }), announce };
@@ -111,7 +129,13 @@ function decideFinished(input: DecisionInput): Decision {
   if (observed.jobManager !== 'MISSING') return { step: { kind: 'shut-down', then: 'FINISHED' } };
   if (state.lastReconciledSpec && diffSpecs(state.lastReconciledSpec, desired).type !== 'IGNORE') {
     const from = restorePathFor(desired, state);
-    return deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, ...(from ? { restoreFrom: from } : {}), why: `new spec (generation ${desiredGeneration}) after the job finished` });
+    return deploy({
+      phase: 'DEPLOYING',
+      spec: desired,
+      generation: desiredGeneration,
+      ...(from ? { restoreFrom: from } : {}),
+      why: `new spec (generation ${desiredGeneration}) after the job finished`,
+    });
   }
   if (state.lastReconciledGeneration !== desiredGeneration) return { step: { kind: 'acknowledge', spec: desired, generation: desiredGeneration } };
   return { step: { kind: 'wait', requeue: 'steady' } };
@@ -123,7 +147,15 @@ function decideDeployed(input: DecisionInput): Decision {
     if (!state.deployedJobId) return decideNew(input);
     // Rebuilt without the deployed spec: a job runs a spec the operator cannot confirm; upgrade it the normal way.
     const decision = decideStop(input, 'upgrade');
-    return { ...decision, announce: decision.announce ?? { type: 'Normal', reason: 'SpecChanged', key: `unconfirmed-${state.deployedJobId}`, message: `Job ${state.deployedJobId} runs a spec the operator cannot confirm; upgrading it to generation ${generation} through the normal path` } };
+    return {
+      ...decision,
+      announce: decision.announce ?? {
+        type: 'Normal',
+        reason: 'SpecChanged',
+        key: `unconfirmed-${state.deployedJobId}`,
+        message: `Job ${state.deployedJobId} runs a spec the operator cannot confirm; upgrading it to generation ${generation} through the normal path`,
+      },
+    };
   }
   const wantSuspended = desired.job?.state === 'suspended';
   const diff = diffSpecs(state.lastReconciledSpec, desired);
@@ -136,14 +168,36 @@ function decideDeployed(input: DecisionInput): Decision {
   }
   if (wantSuspended) {
     const decision = decideStop(input, 'suspend');
-    return { ...decision, announce: decision.announce ?? { type: 'Normal', reason: 'Suspended', key: `suspend-${generation}`, message: 'Suspending the job (job.state: suspended)' } };
+    return {
+      ...decision,
+      announce: decision.announce ?? {
+        type: 'Normal',
+        reason: 'Suspended',
+        key: `suspend-${generation}`,
+        message: 'Suspending the job (job.state: suspended)',
+      },
+    };
   }
   if (diff.type !== 'IGNORE') {
-    const announce = { type: 'Normal' as const, reason: 'SpecChanged', key: `changed-${generation}`, message: `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}` };
+    const announce = {
+      type: 'Normal' as const,
+      reason: 'SpecChanged',
+      key: `changed-${generation}`,
+      message: `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}`,
+    };
     if (diff.type === 'SCALE') return { step: { kind: 'rescale', spec: desired, generation }, announce };
     if (diff.type === 'SAVEPOINT_REDEPLOY') {
       const from = desired.job?.initialSavepointPath ?? undefined;
-      return { ...deploy({ phase: 'DEPLOYING', spec: desired, generation, ...(from ? { restoreFrom: from } : {}), why: 'savepoint redeploy (job.savepointRedeployNonce)' }), announce };
+      return {
+        ...deploy({
+          phase: 'DEPLOYING',
+          spec: desired,
+          generation,
+          ...(from ? { restoreFrom: from } : {}),
+          why: 'savepoint redeploy (job.savepointRedeployNonce)',
+        }),
+        announce,
+      };
     }
     const decision = decideStop(input, 'upgrade');
     return { ...decision, announce: decision.announce ?? announce };
@@ -170,7 +224,12 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
     const from = restorePathFor(state.lastStableSpec!, state);
     return {
       ...deploy({ phase: 'ROLLING_BACK', ...(from ? { restoreFrom: from } : {}), why: 'rollback to the last stable spec' }),
-      announce: { type: 'Warning', reason: 'Rollback', key: `rollback-${state.deployedJobId}`, message: `Rolling back to the last stable spec (generation ${state.lastStableGeneration}): ${reason}` },
+      announce: {
+        type: 'Warning',
+        reason: 'Rollback',
+        key: `rollback-${state.deployedJobId}`,
+        message: `Rolling back to the last stable spec (generation ${state.lastStableGeneration}): ${reason}`,
+      },
     };
   }
   if (job?.state === 'FAILED' && job.jobId === state.deployedJobId) {
@@ -180,7 +239,12 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
     const from = mode === 'stateless' ? undefined : newestRestorePath(state, observed);
     return {
       ...deploy(redeployOf(state, { ...(from ? { restoreFrom: from } : {}), why: `restart of failed job ${job.jobId}` })),
-      announce: { type: 'Normal', reason: 'RestartFailedJob', key: `restart-${job.jobId}`, message: `Job ${job.jobId} FAILED; restarting it` + (from ? ` from ${from}` : ' without state') },
+      announce: {
+        type: 'Normal',
+        reason: 'RestartFailedJob',
+        key: `restart-${job.jobId}`,
+        message: `Job ${job.jobId} FAILED; restarting it` + (from ? ` from ${from}` : ' without state'),
+      },
     };
   }
   if (settings.healthCheck.enabled && observed.jobManager === 'READY' && job && !TERMINAL_JOB_STATES.has(job.state)) {
@@ -199,16 +263,30 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
   if (running && hasJob && state.deployedJobId) {
     const due = dueSavepoint(state, desired, settings, now);
     if (due) {
-      return { step: { kind: 'start-savepoint', request: { triggerType: due.triggerType, stopJob: false, jobId: state.deployedJobId, spec: desired, ...(due.triggerType === 'MANUAL' ? { nonce: due.nonce } : {}) } } };
+      return {
+        step: {
+          kind: 'start-savepoint',
+          request: {
+            triggerType: due.triggerType,
+            stopJob: false,
+            jobId: state.deployedJobId,
+            spec: desired,
+            ...(due.triggerType === 'MANUAL' ? { nonce: due.nonce } : {}),
+          },
+        },
+      };
     }
   }
   if (state.phase !== 'ROLLED_BACK') {
     const acknowledged = acknowledgedSpec(desired, state);
-    if (state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, acknowledged)) return { step: { kind: 'acknowledge', spec: acknowledged, generation } };
+    if (state.lastReconciledGeneration !== generation || !sameValue(state.lastReconciledSpec, acknowledged))
+      return { step: { kind: 'acknowledge', spec: acknowledged, generation } };
   }
   const wantedReplicas = taskManagerReplicas(deployedSpec);
-  if (observed.taskManagerDeploymentReplicas !== undefined && observed.taskManagerDeploymentReplicas !== wantedReplicas) return { step: { kind: 'scale-task-managers', replicas: wantedReplicas } };
-  if (running && hasJob && (observed.savepointsAwaitingDisposal > 0 || expiredSavepoints(state.savepointHistory, settings, now).length > 0)) return { step: { kind: 'trim-history' } };
+  if (observed.taskManagerDeploymentReplicas !== undefined && observed.taskManagerDeploymentReplicas !== wantedReplicas)
+    return { step: { kind: 'scale-task-managers', replicas: wantedReplicas } };
+  if (running && hasJob && (observed.savepointsAwaitingDisposal > 0 || expiredSavepoints(state.savepointHistory, settings, now).length > 0))
+    return { step: { kind: 'trim-history' } };
   const steady = running && (state.phase === 'RUNNING' || state.phase === 'ROLLED_BACK');
   const next = running ? untilNextPeriodicSavepoint(state, settings, now) : undefined;
   const error = carriedError ?? missingJobManagerError(input);
@@ -229,13 +307,20 @@ function driftOf(input: DecisionInput): Decision | undefined {
   const message =
     `The running Flink cluster is not the one the operator deployed: the JobManager Deployment ${input.resource} runs job id ${observed.pinnedJobId}, ` +
     `but the operator deployed job ${state.deployedJobId}. It is redeployed from the spec through a savepoint upgrade`;
-  const base = { error: message, count: 'drift' as const, announce: { type: 'Warning' as const, reason: 'ClusterDrift', key: `drift-${state.deployedJobId}`, message } };
+  const base = {
+    error: message,
+    count: 'drift' as const,
+    announce: { type: 'Warning' as const, reason: 'ClusterDrift', key: `drift-${state.deployedJobId}`, message },
+  };
   const runningThere = observed.jobs?.find((j) => j.state === 'RUNNING');
   if (runningThere && (desired.job?.upgradeMode ?? 'stateless') !== 'stateless') {
     return { ...base, step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: runningThere.jid, spec: desired } } };
   }
   const from = restorePathFor(desired, state);
-  return { ...base, ...deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, ...(from ? { restoreFrom: from } : {}), why: 'repair of a drifted cluster' }) };
+  return {
+    ...base,
+    ...deploy({ phase: 'DEPLOYING', spec: desired, generation: desiredGeneration, ...(from ? { restoreFrom: from } : {}), why: 'repair of a drifted cluster' }),
+  };
 }
 
 /**
@@ -249,7 +334,12 @@ function decideRecovery(input: DecisionInput): Decision | undefined {
   if (state.phase !== 'RUNNING' && withinAppearanceGrace(input)) return undefined;
   if (!settings.jobManagerRecovery || !state.deployedJobId) return undefined;
   const deployedSpec = deployedSpecOf(state)!;
-  const announce = { type: 'Warning' as const, reason: 'RecoverDeployment', key: `recover-${state.deployedJobId}-${state.reconciliationTimestamp ?? ''}`, message: `Recovering the deleted JobManager Deployment ${input.resource}` };
+  const announce = {
+    type: 'Warning' as const,
+    reason: 'RecoverDeployment',
+    key: `recover-${state.deployedJobId}-${state.reconciliationTimestamp ?? ''}`,
+    message: `Recovering the deleted JobManager Deployment ${input.resource}`,
+  };
   if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless' || !deployedSpec.job) {
     return { ...deploy(redeployOf(state, { why: 'recovery of the deleted JobManager Deployment' })), announce };
   }
@@ -271,8 +361,10 @@ function missingJobManagerError(input: DecisionInput): string | undefined {
     : 'change job.savepointRedeployNonce (with job.initialSavepointPath) or delete and recreate the FlinkDeployment to redeploy';
   let why: string;
   if (!settings.jobManagerRecovery) why = 'kubernetes.operator.jm-deployment-recovery.enabled is false';
-  else if (!haOn(deployedSpec)) why = 'Flink HA is off, so the job cannot be recovered with its state (the Apache operator recovers only with HA or in stateless mode)';
-  else if (observed.ha !== undefined && !haHoldsJob(observed, state.deployedJobId ?? '', { requireCheckpoint: false })) why = `Flink's HA metadata of job ${state.deployedJobId} is gone`;
+  else if (!haOn(deployedSpec))
+    why = 'Flink HA is off, so the job cannot be recovered with its state (the Apache operator recovers only with HA or in stateless mode)';
+  else if (observed.ha !== undefined && !haHoldsJob(observed, state.deployedJobId ?? '', { requireCheckpoint: false }))
+    why = `Flink's HA metadata of job ${state.deployedJobId} is gone`;
   else return `JobManager Deployment ${input.resource} is missing; it is being recreated`;
   return `JobManager Deployment ${input.resource} is missing and the job is not running; it is not recreated: ${why}. To redeploy, ${how}`;
 }
@@ -281,13 +373,38 @@ function missingJobManagerError(input: DecisionInput): string | undefined {
 function decideUnhealthyRestart(input: DecisionInput, reason: string): Decision | undefined {
   const { state, observed } = input;
   const deployedSpec = deployedSpecOf(state)!;
-  const announce = { type: 'Warning' as const, reason: 'RestartUnhealthyJob', key: `unhealthy-${state.deployedJobId}-${state.reconciliationTimestamp ?? ''}`, message: `Restarting the unhealthy job ${state.deployedJobId}: ${reason}` };
-  if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless') return { ...deploy(redeployOf(state, { replaceRunningCluster: true, why: `restart of the unhealthy job (${reason})` })), announce };
-  if (!haOn(deployedSpec) || !state.deployedJobId) return { step: { kind: 'wait', requeue: 'progress', error: `The job is unhealthy (${reason}) but is not restarted: Flink HA is off, so its state could not be recovered` } };
+  const announce = {
+    type: 'Warning' as const,
+    reason: 'RestartUnhealthyJob',
+    key: `unhealthy-${state.deployedJobId}-${state.reconciliationTimestamp ?? ''}`,
+    message: `Restarting the unhealthy job ${state.deployedJobId}: ${reason}`,
+  };
+  if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless')
+    return { ...deploy(redeployOf(state, { replaceRunningCluster: true, why: `restart of the unhealthy job (${reason})` })), announce };
+  if (!haOn(deployedSpec) || !state.deployedJobId)
+    return {
+      step: {
+        kind: 'wait',
+        requeue: 'progress',
+        error: `The job is unhealthy (${reason}) but is not restarted: Flink HA is off, so its state could not be recovered`,
+      },
+    };
   const holds = haHoldsJob(observed, state.deployedJobId, { requireCheckpoint: false });
   if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
-  if (!holds) return { step: { kind: 'wait', requeue: 'progress', error: `The job is unhealthy (${reason}) but is not restarted: Flink's HA metadata does not hold job ${state.deployedJobId}` } };
-  return { ...deploy(redeployOf(state, { keepJobId: state.deployedJobId, replaceRunningCluster: true, why: `restart of the unhealthy job through Flink HA (${reason})` })), announce };
+  if (!holds)
+    return {
+      step: {
+        kind: 'wait',
+        requeue: 'progress',
+        error: `The job is unhealthy (${reason}) but is not restarted: Flink's HA metadata does not hold job ${state.deployedJobId}`,
+      },
+    };
+  return {
+    ...deploy(
+      redeployOf(state, { keepJobId: state.deployedJobId, replaceRunningCluster: true, why: `restart of the unhealthy job through Flink HA (${reason})` }),
+    ),
+    announce,
+  };
 }
 
 /** Less than JOB_MANAGER_APPEARANCE_GRACE_MS since the phase last changed to a deployment (the informer may lag the write). */

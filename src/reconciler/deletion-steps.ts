@@ -96,21 +96,37 @@ export class DeletionSteps {
       state = passState.get();
     }
     const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], fence);
-    if (remaining.length > 0) return state && observed ? this.deleting(deployment, state, observed, undefined, fence) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
+    if (remaining.length > 0)
+      return state && observed ? this.deleting(deployment, state, observed, undefined, fence) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
     // The job is gone with its JobManager: Flink's HA metadata of it would only mislead a new cluster of the same name.
     await d.cluster.deleteHaMetadata(namespace, name, fence);
     await d.cluster.deleteServicesAndConfig(namespace, [restServiceName(name), internalServiceName(name)], flinkConfigMapName(name), fence);
     const last = state?.savepointHistory.at(-1);
-    d.events.emit(deployment, 'Normal', 'Cleanup', `Flink cluster deleted` + (settings.savepointOnDeletion && last ? `; last savepoint: ${last.location}` : ''));
+    d.events.emit(
+      deployment,
+      'Normal',
+      'Cleanup',
+      `Flink cluster deleted` + (settings.savepointOnDeletion && last ? `; last savepoint: ${last.location}` : ''),
+    );
     await d.finalizers.remove(deployment, fence);
     d.forgetDeployment(deployment);
     this.hooks.forget(deployment);
     return {};
   }
 
-  private async deleting(deployment: FlinkDeploymentV1, state: InternalState, observed: Observation, error: string | undefined, fence: SideEffectFence): Promise<ReconcileResult> {
+  private async deleting(
+    deployment: FlinkDeploymentV1,
+    state: InternalState,
+    observed: Observation,
+    error: string | undefined,
+    fence: SideEffectFence,
+  ): Promise<ReconcileResult> {
     const d = this.deps;
-    await d.status.record(deployment, buildStatus(deployment, state ?? emptyInternalState(), { observed, deleting: true, ...(error ? { error } : {}) }, new Date(d.now())), fence);
+    await d.status.record(
+      deployment,
+      buildStatus(deployment, state ?? emptyInternalState(), { observed, deleting: true, ...(error ? { error } : {}) }, new Date(d.now())),
+      fence,
+    );
     return { requeueAfterMs: d.timings.progressCheckIntervalMs };
   }
 }

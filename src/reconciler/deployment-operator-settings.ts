@@ -93,7 +93,9 @@ export function deploymentOperatorSettings(spec: FlinkDeploymentSpec): Deploymen
       enabled: bool('cluster.health-check.enabled', false),
       restartsWindowMs: duration('cluster.health-check.restarts.window', 2 * 60_000)!,
       restartsThreshold: Number(get('cluster.health-check.restarts.threshold') ?? 64),
-      checkpointProgressWindowMs: bool('cluster.health-check.checkpoint-progress.enabled', true) ? checkpointProgressWindow(flat, duration('cluster.health-check.checkpoint-progress.window', undefined)) : undefined,
+      checkpointProgressWindowMs: bool('cluster.health-check.checkpoint-progress.enabled', true)
+        ? checkpointProgressWindow(flat, duration('cluster.health-check.checkpoint-progress.window', undefined))
+        : undefined,
     },
   };
 }

@@ -51,8 +51,12 @@ export function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalSt
  */
 export function withNonceAcknowledged(state: InternalState, nonce: number | undefined): InternalState {
   if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
-  const next: InternalState = { ...state, lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, savepointTriggerNonce: nonce } } };
-  if (state.phase === 'RUNNING' && state.lastStableSpec?.job) next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, savepointTriggerNonce: nonce } };
+  const next: InternalState = {
+    ...state,
+    lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, savepointTriggerNonce: nonce } },
+  };
+  if (state.phase === 'RUNNING' && state.lastStableSpec?.job)
+    next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, savepointTriggerNonce: nonce } };
   return next;
 }
 

@@ -32,7 +32,16 @@
  * paused leader that wakes up cannot overwrite what its successor deployed.
  */
 import { createHash } from 'node:crypto';
-import { PatchStrategy, setHeaderOptions, type AppsV1Api, type CoreV1Api, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
+import {
+  PatchStrategy,
+  setHeaderOptions,
+  type AppsV1Api,
+  type CoreV1Api,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1Deployment,
+  type V1Service,
+} from '@kubernetes/client-node';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-errors.js';
 import { assertNotStale, formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
@@ -95,7 +104,10 @@ function hashOf(value: unknown): string {
 
 function annotate<T extends KubernetesObject>(object: T, hash: string, fence: SideEffectFence): T {
   const copy = structuredClone(object);
-  copy.metadata = { ...copy.metadata, annotations: { ...copy.metadata?.annotations, [RENDERED_HASH_ANNOTATION]: hash, [LEADER_ANNOTATION]: formatFencingToken(fence.token) } };
+  copy.metadata = {
+    ...copy.metadata,
+    annotations: { ...copy.metadata?.annotations, [RENDERED_HASH_ANNOTATION]: hash, [LEADER_ANNOTATION]: formatFencingToken(fence.token) },
+  };
   return copy;
 }
 
@@ -140,7 +152,9 @@ export class FlinkClusterApplier {
       written.push(`Deployment/${objects.taskManagerDeployment.metadata?.name}`);
     }
     const jobManager = withConfigHash(objects.jobManagerDeployment, configHash);
-    const beforeWrite = options.resetHaMetadata ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!, fence) : undefined;
+    const beforeWrite = options.resetHaMetadata
+      ? () => this.deleteHaMetadata(jobManager.metadata!.namespace!, objects.configMap.metadata!.labels?.app ?? jobManager.metadata!.name!, fence)
+      : undefined;
     if (await this.applyDeployment(jobManager, fence, beforeWrite)) written.push(`Deployment/${jobManager.metadata?.name}`);
     return { written };
   }
@@ -167,7 +181,11 @@ export class FlinkClusterApplier {
       return `the previous JobManager Deployment ${namespace}/${name} to be deleted`;
     }
     const pods = await this.core.listNamespacedPod({ namespace, labelSelector: nativeClusterPodSelector(name) });
-    if (pods.items.length > 0) return `${pods.items.length} pod(s) of the previous JobManager to terminate (${pods.items.map((p) => p.metadata?.name).sort().join(', ')})`;
+    if (pods.items.length > 0)
+      return `${pods.items.length} pod(s) of the previous JobManager to terminate (${pods.items
+        .map((p) => p.metadata?.name)
+        .sort()
+        .join(', ')})`;
     return undefined;
   }
 
@@ -232,7 +250,10 @@ export class FlinkClusterApplier {
     if (!live || live.metadata?.annotations?.[LAST_SAVEPOINT_ANNOTATION] === location) return;
     guard(fence, `annotate ConfigMap ${namespace}/${configMapName} with the suspend savepoint`, live);
     const body = structuredClone(live);
-    body.metadata = { ...body.metadata, annotations: { ...body.metadata?.annotations, [LAST_SAVEPOINT_ANNOTATION]: location, [LEADER_ANNOTATION]: formatFencingToken(fence.token) } };
+    body.metadata = {
+      ...body.metadata,
+      annotations: { ...body.metadata?.annotations, [LAST_SAVEPOINT_ANNOTATION]: location, [LEADER_ANNOTATION]: formatFencingToken(fence.token) },
+    };
     await this.core.replaceNamespacedConfigMap({ namespace, name: configMapName, body });
   }
 

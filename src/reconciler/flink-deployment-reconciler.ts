@@ -30,7 +30,14 @@ import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
 import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
-import { CorruptStateError, ForeignStateError, MisplacedStateError, NotLeaderError, RegressedStateError, StatePreconditionError } from '../state/state-errors.js';
+import {
+  CorruptStateError,
+  ForeignStateError,
+  MisplacedStateError,
+  NotLeaderError,
+  RegressedStateError,
+  StatePreconditionError,
+} from '../state/state-errors.js';
 import { ClusterHealthEvaluator } from './cluster-health.js';
 import { decide } from './decide.js';
 import { DeletionSteps } from './deletion-steps.js';
@@ -104,13 +111,23 @@ export class FlinkDeploymentReconciler implements Reconciler {
           d.events.emit(deployment, 'Normal', 'Migrated', migration.message);
         } else if (migration.kind !== 'already-migrated') {
           // Nothing may be written through v1 now (it would drop the legacy fields): an event only.
-          d.events.emit(deployment, 'Warning', 'MigrationFailed', `${migration.message}; run \`flink-operator migrate -n ${request.namespace}\` after fixing it`);
+          d.events.emit(
+            deployment,
+            'Warning',
+            'MigrationFailed',
+            `${migration.message}; run \`flink-operator migrate -n ${request.namespace}\` after fixing it`,
+          );
           return { requeueAfterMs: d.timings.reconcileIntervalMs };
         }
       }
       state = await loadOrRebuildState(d, deployment, fence);
     } catch (error) {
-      if (error instanceof ForeignStateError || error instanceof CorruptStateError || error instanceof RegressedStateError || error instanceof MisplacedStateError) {
+      if (
+        error instanceof ForeignStateError ||
+        error instanceof CorruptStateError ||
+        error instanceof RegressedStateError ||
+        error instanceof MisplacedStateError
+      ) {
         return this.refuseState(deployment, error, fence);
       }
       if (error instanceof RebuildWaitingError) return this.refuseState(deployment, error, fence, d.timings.progressCheckIntervalMs);
@@ -149,9 +166,14 @@ export class FlinkDeploymentReconciler implements Reconciler {
     for (let asked = 0; ; asked++) {
       decision = decide({ state, desired, desiredGeneration, specInvalid, observed, settings, now: d.now(), resource });
       if (decision.step.kind !== 'gather' || asked >= GATHERABLE_FACTS) break;
-      observed = await gather(decision.step.fact, { deps: d, deployment: current, state, api, health: (o) => this.evaluateHealth(current, state, api, settings, o) }, observed);
+      observed = await gather(
+        decision.step.fact,
+        { deps: d, deployment: current, state, api, health: (o) => this.evaluateHealth(current, state, api, settings, o) },
+        observed,
+      );
     }
-    if (decision.step.kind === 'gather') decision = { step: { kind: 'wait', requeue: 'progress', error: `Could not gather ${decision.step.fact} for the decision` } };
+    if (decision.step.kind === 'gather')
+      decision = { step: { kind: 'wait', requeue: 'progress', error: `Could not gather ${decision.step.fact} for the decision` } };
     if (decision.announce) this.announceOnce(current, decision.announce.key, decision.announce.type, decision.announce.reason, decision.announce.message);
     if (decision.count === 'drift') d.counters.driftDetected();
 
@@ -189,7 +211,13 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return { requeueAfterMs: this.requeueFor(result) };
   }
 
-  private async recordStatus(deployment: FlinkDeploymentV1, state: InternalState, observed: Observation, error: string | undefined, fence: SideEffectFence): Promise<void> {
+  private async recordStatus(
+    deployment: FlinkDeploymentV1,
+    state: InternalState,
+    observed: Observation,
+    error: string | undefined,
+    fence: SideEffectFence,
+  ): Promise<void> {
     const d = this.deps;
     await d.status.record(deployment, buildStatus(deployment, state, { observed, ...(error ? { error } : {}) }, new Date(d.now())), fence);
   }
@@ -202,13 +230,28 @@ export class FlinkDeploymentReconciler implements Reconciler {
   }
 
   /** Samples the job's restarts and checkpoints for the cluster health check (cluster-health.ts). */
-  private async evaluateHealth(deployment: FlinkDeploymentV1, state: InternalState, api: FlinkJobApi, settings: DeploymentOperatorSettings, observed: Observation): Promise<ClusterHealthVerdict> {
+  private async evaluateHealth(
+    deployment: FlinkDeploymentV1,
+    state: InternalState,
+    api: FlinkJobApi,
+    settings: DeploymentOperatorSettings,
+    observed: Observation,
+  ): Promise<ClusterHealthVerdict> {
     const jobId = state.deployedJobId;
     if (!jobId) return { healthy: true };
     try {
       const metrics = await api.getJobMetrics(jobId, ['numRestarts']);
       const checkpoints = settings.healthCheck.checkpointProgressWindowMs !== undefined ? (await api.getCheckpoints(jobId)).counts.completed : undefined;
-      return this.health.evaluate(deployment.metadata.uid ?? '', { jobId, restarts: Number(metrics.numRestarts ?? 0), ...(checkpoints !== undefined ? { completedCheckpoints: checkpoints } : {}), ...(observed.job?.startTime ? { jobStartTime: observed.job.startTime } : {}) }, settings.healthCheck);
+      return this.health.evaluate(
+        deployment.metadata.uid ?? '',
+        {
+          jobId,
+          restarts: Number(metrics.numRestarts ?? 0),
+          ...(checkpoints !== undefined ? { completedCheckpoints: checkpoints } : {}),
+          ...(observed.job?.startTime ? { jobStartTime: observed.job.startTime } : {}),
+        },
+        settings.healthCheck,
+      );
     } catch (error) {
       if (!(error instanceof FlinkRestError)) throw error;
       return { healthy: true };
@@ -217,7 +260,12 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
   // ---- state ----
 
-  private async refuseState(deployment: FlinkDeploymentV1, error: Error, fence: SideEffectFence, requeueAfterMs = this.deps.timings.reconcileIntervalMs): Promise<ReconcileResult> {
+  private async refuseState(
+    deployment: FlinkDeploymentV1,
+    error: Error,
+    fence: SideEffectFence,
+    requeueAfterMs = this.deps.timings.reconcileIntervalMs,
+  ): Promise<ReconcileResult> {
     const d = this.deps;
     d.events.emit(deployment, 'Warning', 'StateError', error.message);
     const previous = deployment.status ?? {};
@@ -228,7 +276,15 @@ export class FlinkDeploymentReconciler implements Reconciler {
       {
         ...previous,
         error: error.message,
-        conditions: [{ type: 'Ready', status: 'False', reason: 'StateError', message: error.message, lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : nowText }],
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'StateError',
+            message: error.message,
+            lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : nowText,
+          },
+        ],
       },
       fence,
     );

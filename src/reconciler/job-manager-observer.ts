@@ -10,7 +10,13 @@ import type { JobManagerDeploymentStatus } from '../api/flink-deployment-status.
 
 /** Container waiting reasons that mean the pod will not come up by itself. */
 const FAILURE_REASONS = new Set([
-  'CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError',
+  'CrashLoopBackOff',
+  'ImagePullBackOff',
+  'ErrImagePull',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
 ]);
 
 export interface JobManagerObservation {
@@ -34,7 +40,9 @@ export function podFailure(pods: readonly V1Pod[]): string | undefined {
     for (const container of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
       const waiting = container.state?.waiting;
       if (waiting?.reason && FAILURE_REASONS.has(waiting.reason)) {
-        const hint = waiting.reason.includes('Image') ? 'check spec.image and the image pull secrets' : 'check the JobManager logs (kubectl logs) and the Flink configuration';
+        const hint = waiting.reason.includes('Image')
+          ? 'check spec.image and the image pull secrets'
+          : 'check the JobManager logs (kubectl logs) and the Flink configuration';
         return `pod ${pod.metadata?.name}: container ${container.name} is in ${waiting.reason}${waiting.message ? ` (${waiting.message})` : ''}${container.restartCount ? `, ${container.restartCount} restarts` : ''}; ${hint}`;
       }
     }
@@ -47,7 +55,11 @@ export function classifyJobManager(deployment: V1Deployment | undefined, pods: r
   const failure = pods ? podFailure(pods) : undefined;
   if (failure) return { status: 'ERROR', error: `JobManager Deployment ${deployment.metadata?.name} failed: ${failure}` };
   const replicaFailure = deployment.status?.conditions?.find((c) => c.type === 'ReplicaFailure' && c.status === 'True');
-  if (replicaFailure) return { status: 'ERROR', error: `JobManager Deployment ${deployment.metadata?.name} cannot create pods: ${replicaFailure.message ?? replicaFailure.reason}` };
+  if (replicaFailure)
+    return {
+      status: 'ERROR',
+      error: `JobManager Deployment ${deployment.metadata?.name} cannot create pods: ${replicaFailure.message ?? replicaFailure.reason}`,
+    };
   if (isDeploymentAvailable(deployment)) return { status: 'DEPLOYED_NOT_READY' };
   return { status: 'DEPLOYING' };
 }

@@ -78,7 +78,12 @@ export interface Observation {
 export type GatherableFact = 'ha' | 'checkpoints' | 'health';
 
 /** The observation of the start of a pass (everything but the on-demand facts). */
-export async function observe(deps: FlinkDeploymentReconcilerDependencies, deployment: FlinkDeploymentV1, state: InternalState, api: FlinkJobApi): Promise<Observation> {
+export async function observe(
+  deps: FlinkDeploymentReconcilerDependencies,
+  deployment: FlinkDeploymentV1,
+  state: InternalState,
+  api: FlinkJobApi,
+): Promise<Observation> {
   const { namespace, name } = deployment.metadata as { namespace: string; name: string };
   const jobManager = deps.clusterDeployments.get(namespace, name);
   const taskManager = deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
@@ -89,13 +94,16 @@ export async function observe(deps: FlinkDeploymentReconcilerDependencies, deplo
   } else if (jobManager && clusterModeOf(deployedSpecOf(state) ?? deployment.spec) === 'native') {
     // Native mode: the JobManager created its TaskManager pods itself (design/009-native-mode.md).
     const pods = await deps.cluster.listPods(namespace, `app=${name},component=taskmanager`);
-    observation.taskManagerReplicas = pods.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
+    observation.taskManagerReplicas = pods.filter(
+      (p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded',
+    ).length;
   }
   if (!jobManager) return observation;
   const pinned = readDeployedRecord(jobManager).jobId;
   if (pinned) observation.pinnedJobId = pinned;
   let classified = classifyJobManager(jobManager, undefined);
-  if (classified.status === 'DEPLOYING') classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
+  if (classified.status === 'DEPLOYING')
+    classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
   observation.jobManager = classified.status;
   if (classified.error) observation.jobManagerError = classified.error;
   if (neverAvailable(jobManager, state.reconciliationTimestamp)) observation.jobManagerNeverStarted = true;
@@ -116,7 +124,17 @@ export async function observe(deps: FlinkDeploymentReconcilerDependencies, deplo
 }
 
 /** One on-demand fact, added to a copy of the observation. */
-export async function gather(fact: GatherableFact, context: { deps: FlinkDeploymentReconcilerDependencies; deployment: FlinkDeploymentV1; state: InternalState; api: FlinkJobApi; health: (observed: Observation) => Promise<ClusterHealthVerdict> }, observed: Observation): Promise<Observation> {
+export async function gather(
+  fact: GatherableFact,
+  context: {
+    deps: FlinkDeploymentReconcilerDependencies;
+    deployment: FlinkDeploymentV1;
+    state: InternalState;
+    api: FlinkJobApi;
+    health: (observed: Observation) => Promise<ClusterHealthVerdict>;
+  },
+  observed: Observation,
+): Promise<Observation> {
   const { deps, deployment, state, api } = context;
   const { namespace, name } = deployment.metadata as { namespace: string; name: string };
   switch (fact) {
@@ -140,9 +158,12 @@ export async function gather(fact: GatherableFact, context: { deps: FlinkDeploym
 
 export function checkpointFacts(statistics: FlinkCheckpointingStatistics): CheckpointFacts {
   const facts: CheckpointFacts = { completedCount: statistics.counts.completed };
-  const candidates = [statistics.latest.completed, statistics.latest.savepoint].filter((c): c is NonNullable<typeof c> => c !== null && c !== undefined && c.status === 'COMPLETED');
+  const candidates = [statistics.latest.completed, statistics.latest.savepoint].filter(
+    (c): c is NonNullable<typeof c> => c !== null && c !== undefined && c.status === 'COMPLETED',
+  );
   const newest = candidates.filter((c) => c.external_path).sort((a, b) => b.trigger_timestamp - a.trigger_timestamp)[0];
-  if (newest?.external_path) facts.newestRestorePoint = { path: newest.external_path, triggeredAt: newest.trigger_timestamp, ackAt: newest.latest_ack_timestamp };
+  if (newest?.external_path)
+    facts.newestRestorePoint = { path: newest.external_path, triggeredAt: newest.trigger_timestamp, ackAt: newest.latest_ack_timestamp };
   if (statistics.latest.completed) facts.newestCompletedAckAt = statistics.latest.completed.latest_ack_timestamp;
   return facts;
 }

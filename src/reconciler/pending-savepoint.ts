@@ -32,7 +32,6 @@ export type SavepointProgress =
   /** The job is gone or ended without the savepoint. */
   | { kind: 'lost'; reason: string };
 
-
 function failureText(cause: { class?: string; 'stack-trace'?: string } | undefined): string {
   if (!cause) return 'unknown cause';
   const firstLine = cause['stack-trace']?.split('\n')[0];

@@ -28,7 +28,10 @@ export interface FlinkJobApi {
   listJobs(): Promise<FlinkJobOverview[]>;
   cancelJob(jobId: string): Promise<CancelJobResult>;
   /** `triggerId` (32 hex) makes the trigger idempotent: Flink (1.15+) answers a repeated trigger id with the same operation. */
-  stopWithSavepoint(jobId: string, options: { targetDirectory?: string; drain?: boolean; formatType?: SavepointFormatType; triggerId?: string }): Promise<string>;
+  stopWithSavepoint(
+    jobId: string,
+    options: { targetDirectory?: string; drain?: boolean; formatType?: SavepointFormatType; triggerId?: string },
+  ): Promise<string>;
   triggerSavepoint(jobId: string, options: { targetDirectory?: string; formatType?: SavepointFormatType; triggerId?: string }): Promise<string>;
   getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus>;
   getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics>;

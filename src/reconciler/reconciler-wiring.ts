@@ -9,7 +9,15 @@
 import { randomBytes } from 'node:crypto';
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Operation } from 'fast-json-patch';
-import { API_VERSION_V1, API_VERSION_V1BETA1, FLINK_DEPLOYMENT_FINALIZER, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
+import {
+  API_VERSION_V1,
+  API_VERSION_V1BETA1,
+  FLINK_DEPLOYMENT_FINALIZER,
+  FLINK_DEPLOYMENT_PLURAL,
+  FLINK_GROUP,
+  type FlinkDeploymentV1,
+  type FlinkDeploymentV1beta1,
+} from '../api/flink-deployment.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
 import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { flinkRestClientFor } from '../flink/flink-rest-access.js';
@@ -94,7 +102,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
               `${dropped.length} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit (${dropped[0]!.location} … ${dropped.at(-1)!.location}); ` +
                 'they are disposed when kubernetes.operator.savepoint.cleanup.enabled is true',
             );
-          }
+          },
         });
   const apps = apiClients.make(AppsV1Api);
   const core = apiClients.make(CoreV1Api);
@@ -112,7 +120,13 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       updated.metadata.finalizers = [...(updated.metadata.finalizers ?? []), FLINK_DEPLOYMENT_FINALIZER];
       const written = await deploymentClient.update(updated);
       recorder.overlay.recordWrite(written);
-      writeTracker.recordOwnWrite('FlinkDeployment', written.metadata.namespace ?? '', written.metadata.name ?? '', written.metadata.resourceVersion, written.metadata.generation);
+      writeTracker.recordOwnWrite(
+        'FlinkDeployment',
+        written.metadata.namespace ?? '',
+        written.metadata.name ?? '',
+        written.metadata.resourceVersion,
+        written.metadata.generation,
+      );
       return written;
     },
     async remove(deployment, fence) {
@@ -130,7 +144,12 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       if (stateLayout === 'legacy-status') return { kind: 'already-migrated', message: 'legacy-status layout' };
       const writer = runtime.fencingToken();
       if (!writer) return { kind: 'failed', message: 'not the leader' };
-      return migrateIfLegacy(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '', { configMaps: configMapClient, deployments: deploymentClient, dryRun: false, writer });
+      return migrateIfLegacy(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '', {
+        configMaps: configMapClient,
+        deployments: deploymentClient,
+        dryRun: false,
+        writer,
+      });
     },
   };
 
@@ -164,7 +183,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     },
     counters: { fencedOut: () => runtime.metrics.fencedSideEffects.inc(), driftDetected: () => runtime.metrics.driftDetected.inc() },
     events: {
-      emit: (deployment, type, reason, message) => (type === 'Warning' ? runtime.events.warning(deployment, reason, message) : runtime.events.normal(deployment, reason, message)),
+      emit: (deployment, type, reason, message) =>
+        type === 'Warning' ? runtime.events.warning(deployment, reason, message) : runtime.events.normal(deployment, reason, message),
     },
     log: runtime.logger,
     timings: { progressCheckIntervalMs: config.progressCheckIntervalMs, reconcileIntervalMs: config.reconcileIntervalMs },

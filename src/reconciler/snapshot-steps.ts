@@ -46,7 +46,9 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     ...(format ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
   };
-  const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) }));
+  const state = await ctx.save((s) =>
+    s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) },
+  );
   return send(ctx, state.pendingSavepoint!);
 }
 
@@ -139,7 +141,11 @@ async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' |
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
     let next: InternalState = { ...s, pendingSavepoint: undefined };
-    if (pending.stopJob) Object.assign(next, { failedUpgrade: { generation, reason: message, at: new Date(now).toISOString() }, phase: s.phase === 'STOPPING' ? 'DEPLOYED' : s.phase });
+    if (pending.stopJob)
+      Object.assign(next, {
+        failedUpgrade: { generation, reason: message, at: new Date(now).toISOString() },
+        phase: s.phase === 'STOPPING' ? 'DEPLOYED' : s.phase,
+      });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
     if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce);
     return next;
@@ -176,7 +182,9 @@ export async function trimHistory(ctx: StepContext): Promise<StepResult> {
     if (leaving.length === 0) return { requeue: 'steady' };
   }
   const gone = new Set(leaving.map((r) => r.location));
-  await ctx.save((s) => (s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s));
+  await ctx.save((s) =>
+    s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s,
+  );
   return { requeue: 'continue' };
 }
 

@@ -23,7 +23,14 @@ export interface SpecDiff {
   changedFields: string[];
 }
 
-const IGNORED_JOB_FIELDS = new Set(['upgradeMode', 'initialSavepointPath', 'allowNonRestoredState', 'savepointTriggerNonce', 'checkpointTriggerNonce', 'state']);
+const IGNORED_JOB_FIELDS = new Set([
+  'upgradeMode',
+  'initialSavepointPath',
+  'allowNonRestoredState',
+  'savepointTriggerNonce',
+  'checkpointTriggerNonce',
+  'state',
+]);
 const IGNORED_CONFIG_PREFIXES = ['kubernetes.operator.', 'job.autoscaler.'];
 const IGNORED_CONFIG_KEYS = new Set(['parallelism.default']);
 

@@ -36,7 +36,11 @@ export class RebuildWaitingError extends Error {
 }
 
 /** The deployment's state: loaded, empty for a new deployment, or rebuilt from the world (then written, with a StateRebuilt event). */
-export async function loadOrRebuildState(deps: FlinkDeploymentReconcilerDependencies, deployment: FlinkDeploymentV1, fence: SideEffectFence): Promise<InternalState> {
+export async function loadOrRebuildState(
+  deps: FlinkDeploymentReconcilerDependencies,
+  deployment: FlinkDeploymentV1,
+  fence: SideEffectFence,
+): Promise<InternalState> {
   const loaded = await deps.store.load(deployment);
   if (loaded.kind === 'found') return loaded.state;
   const name = deployment.metadata.name!;

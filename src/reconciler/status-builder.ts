@@ -51,7 +51,15 @@ export function lifecycleState(state: InternalState, outcome: PassOutcome): Life
   }
 }
 
-function readyCondition(state: InternalState, lifecycle: LifecycleState, outcome: PassOutcome, hasJob: boolean, generation: number | undefined, previous: Condition[] | undefined, now: string): Condition {
+function readyCondition(
+  state: InternalState,
+  lifecycle: LifecycleState,
+  outcome: PassOutcome,
+  hasJob: boolean,
+  generation: number | undefined,
+  previous: Condition[] | undefined,
+  now: string,
+): Condition {
   const { observed } = outcome;
   const job = observed.job;
   const finished = state.phase === 'FINISHED' || (job?.state === 'FINISHED' && job.jobId === state.deployedJobId);
@@ -69,7 +77,9 @@ function readyCondition(state: InternalState, lifecycle: LifecycleState, outcome
   } else if (finished) {
     status = 'False';
     reason = 'JobFinished';
-    message = `Job ${state.deployedJobId ?? ''} finished` + (state.phase === 'FINISHED' ? '; its cluster is shut down' : '; its JobManager is shut down after kubernetes.operator.jm-deployment.shutdown-ttl');
+    message =
+      `Job ${state.deployedJobId ?? ''} finished` +
+      (state.phase === 'FINISHED' ? '; its cluster is shut down' : '; its JobManager is shut down after kubernetes.operator.jm-deployment.shutdown-ttl');
   } else if (observed.jobManager === 'READY' && (!hasJob || (job?.state === 'RUNNING' && job.jobId === state.deployedJobId))) {
     status = 'True';
     reason = hasJob ? 'JobRunning' : 'ClusterReady';
@@ -114,10 +124,25 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
       ...(jobId ? { jobId } : {}),
       ...(job?.name ? { jobName: job.name } : previous?.jobStatus?.jobName ? { jobName: previous.jobStatus.jobName } : {}),
       state: jobState,
-      ...(job?.startTime ? { startTime: String(job.startTime) } : state.phase === 'FINISHED' && previous?.jobStatus?.startTime ? { startTime: previous.jobStatus.startTime } : {}),
-      ...(job?.updateTime ? { updateTime: String(job.updateTime) } : state.phase === 'FINISHED' && previous?.jobStatus?.updateTime ? { updateTime: previous.jobStatus.updateTime } : {}),
+      ...(job?.startTime
+        ? { startTime: String(job.startTime) }
+        : state.phase === 'FINISHED' && previous?.jobStatus?.startTime
+          ? { startTime: previous.jobStatus.startTime }
+          : {}),
+      ...(job?.updateTime
+        ? { updateTime: String(job.updateTime) }
+        : state.phase === 'FINISHED' && previous?.jobStatus?.updateTime
+          ? { updateTime: previous.jobStatus.updateTime }
+          : {}),
       ...(lastSavepoint
-        ? { lastSavepoint: { location: lastSavepoint.location, timeStamp: lastSavepoint.timeStamp, triggerType: lastSavepoint.triggerType, ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}) } }
+        ? {
+            lastSavepoint: {
+              location: lastSavepoint.location,
+              timeStamp: lastSavepoint.timeStamp,
+              triggerType: lastSavepoint.triggerType,
+              ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}),
+            },
+          }
         : previous?.jobStatus?.lastSavepoint
           ? { lastSavepoint: previous.jobStatus.lastSavepoint }
           : {}),

@@ -57,7 +57,14 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
     return {
       step: {
         kind: 'deploy',
-        intent: { phase: 'DEPLOYING', spec: desired, generation, ...(restoreFrom ? { restoreFrom } : {}), ...(keepJobId ? { keepJobId } : {}), why: keepJobId ? `last-state upgrade to generation ${generation}` : `upgrade to generation ${generation}` },
+        intent: {
+          phase: 'DEPLOYING',
+          spec: desired,
+          generation,
+          ...(restoreFrom ? { restoreFrom } : {}),
+          ...(keepJobId ? { keepJobId } : {}),
+          why: keepJobId ? `last-state upgrade to generation ${generation}` : `upgrade to generation ${generation}`,
+        },
       },
     };
   };
@@ -89,7 +96,15 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
     const holds = haHoldsJob(observed, jobId);
     if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
     if (holds) {
-      return { ...finish(undefined, jobId), announce: { type: 'Normal', reason: 'SpecChanged', key: `fallback-${generation}`, message: `Job ${jobId} is not running (${job?.state ?? 'not observed'}, JobManager ${observed.jobManager}); upgrading through Flink HA (kubernetes.operator.job.upgrade.last-state-fallback.enabled)` } };
+      return {
+        ...finish(undefined, jobId),
+        announce: {
+          type: 'Normal',
+          reason: 'SpecChanged',
+          key: `fallback-${generation}`,
+          message: `Job ${jobId} is not running (${job?.state ?? 'not observed'}, JobManager ${observed.jobManager}); upgrading through Flink HA (kubernetes.operator.job.upgrade.last-state-fallback.enabled)`,
+        },
+      };
     }
   }
 
@@ -103,7 +118,12 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
     const from = state.deployedFrom ?? restorePathFor(desired, state);
     return {
       ...finish(from),
-      announce: { type: 'Warning', reason: 'SpecChanged', key: `never-started-${jobId}`, message: `The JobManager of job ${jobId} never started; it is replaced` + (from ? ` and the job restores from ${from}` : ' (no state to restore)') },
+      announce: {
+        type: 'Warning',
+        reason: 'SpecChanged',
+        key: `never-started-${jobId}`,
+        message: `The JobManager of job ${jobId} never started; it is replaced` + (from ? ` and the job restores from ${from}` : ' (no state to restore)'),
+      },
     };
   }
   return waitFor(input, purpose, undefined);
@@ -114,7 +134,9 @@ function waitFor(input: DecisionInput, purpose: 'upgrade' | 'suspend', extra: st
   const mode = desired.job?.upgradeMode ?? 'stateless';
   const noHa = observed.jobManager === 'MISSING' || observed.jobManager === 'ERROR';
   const options = [
-    mode === 'savepoint' && !settings.lastStateFallback ? 'set kubernetes.operator.job.upgrade.last-state-fallback.enabled: "true" to upgrade through Flink HA' : undefined,
+    mode === 'savepoint' && !settings.lastStateFallback
+      ? 'set kubernetes.operator.job.upgrade.last-state-fallback.enabled: "true" to upgrade through Flink HA'
+      : undefined,
     `set job.upgradeMode: stateless to ${purpose} without state`,
     newestSavepointOf(state) ? `or restore manually: job.initialSavepointPath: ${newestSavepointOf(state)} with a new job.savepointRedeployNonce` : undefined,
   ].filter((o): o is string => o !== undefined);

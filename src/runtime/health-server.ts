@@ -39,7 +39,8 @@ export class HealthServer {
         res.writeHead(405, { 'content-type': 'text/plain', allow: 'GET, HEAD' }).end('method not allowed\n');
         return;
       }
-      const text = (status: number, body: string) => res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : body);
+      const text = (status: number, body: string) =>
+        res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(req.method === 'HEAD' ? undefined : body);
       if (path === '/healthz' || path === '/livez') {
         const reasons = safe(() => this.options.checks.live());
         text(reasons.length === 0 ? 200 : 500, reasons.length === 0 ? 'ok\n' : reasons.join('\n') + '\n');

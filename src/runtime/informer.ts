@@ -51,7 +51,15 @@ export class Informer<T extends KubernetesObject> implements ObservableObjectRea
   constructor(options: InformerOptions<T>) {
     this.resource = options.resource.resource;
     const namespaces = options.namespaces && options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [undefined];
-    this.scopes = namespaces.map((ns) => new InformerScope<T>(options, ns, (event) => this.emit(event), () => this.checkSynced()));
+    this.scopes = namespaces.map(
+      (ns) =>
+        new InformerScope<T>(
+          options,
+          ns,
+          (event) => this.emit(event),
+          () => this.checkSynced(),
+        ),
+    );
   }
 
   /** Starts listing and watching (idempotent). */
@@ -190,7 +198,10 @@ class InformerScope<T extends KubernetesObject> {
     if (this.stopped) return;
     const delay = this.nextDelay();
     this.options.onRestart?.('error');
-    this.options.logger?.warn({ resource: this.options.resource.resource, namespace: this.namespace, err: describeError(error), retryInMs: delay }, 'informer stopped by an error; restarting');
+    this.options.logger?.warn(
+      { resource: this.options.resource.resource, namespace: this.namespace, err: describeError(error), retryInMs: delay },
+      'informer stopped by an error; restarting',
+    );
     this.skipNextDelay = true;
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
@@ -243,7 +254,10 @@ class InformerScope<T extends KubernetesObject> {
           // closed (or expired) at once: client-node re-lists/re-watches immediately, so slow it down
           const delay = this.nextDelay();
           this.options.onRestart?.('early-close');
-          this.options.logger?.debug({ resource: this.options.resource.resource, namespace: this.namespace, retryInMs: delay }, 'watch closed early; backing off');
+          this.options.logger?.debug(
+            { resource: this.options.resource.resource, namespace: this.namespace, retryInMs: delay },
+            'watch closed early; backing off',
+          );
         } // other errors: onError() picks the next delay
         done(error);
       },
@@ -264,6 +278,7 @@ class InformerScope<T extends KubernetesObject> {
 }
 
 function describeError(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}${(error as { statusCode?: number }).statusCode ? ` (HTTP ${(error as { statusCode?: number }).statusCode})` : ''}`;
+  if (error instanceof Error)
+    return `${error.name}: ${error.message}${(error as { statusCode?: number }).statusCode ? ` (HTTP ${(error as { statusCode?: number }).statusCode})` : ''}`;
   return String(error);
 }

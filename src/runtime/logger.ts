@@ -59,7 +59,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
   };
   if ((options.format ?? 'json') === 'pretty') {
-    const stream = pretty({ colorize: false, sync: true, destination: (options.destination as NodeJS.WritableStream | undefined) ?? 1, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+    const stream = pretty({
+      colorize: false,
+      sync: true,
+      destination: (options.destination as NodeJS.WritableStream | undefined) ?? 1,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+    });
     return pino(pinoOptions, stream);
   }
   return options.destination ? pino(pinoOptions, options.destination as DestinationStream) : pino(pinoOptions);

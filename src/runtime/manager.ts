@@ -1,4 +1,12 @@
-import { CoordinationV1Api, CoreV1Api, type KubeConfig, type KubernetesObject, type V1ConfigMap, type V1Deployment, type V1Service } from '@kubernetes/client-node';
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1Deployment,
+  type V1Service,
+} from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { ApiClientFactory } from './api-client-factory.js';
@@ -136,7 +144,15 @@ export class Manager {
         mode: config.leaderElect ? 'elect' : 'single-instance',
         onSecondInstance: (holder, lease) =>
           this.recorder.warning(
-            { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: lease.metadata?.name ?? config.leaseName, namespace: lease.metadata?.namespace ?? config.leaseNamespace, uid: lease.metadata?.uid ?? '' } },
+            {
+              apiVersion: 'coordination.k8s.io/v1',
+              kind: 'Lease',
+              metadata: {
+                name: lease.metadata?.name ?? config.leaseName,
+                namespace: lease.metadata?.namespace ?? config.leaseNamespace,
+                uid: lease.metadata?.uid ?? '',
+              },
+            },
             'SecondInstance',
             `operator instance ${config.identity} found ${holder} holding this Lease and refuses to act while it is alive (leader election is off: run one replica, or turn it on)`,
           ),

@@ -79,7 +79,12 @@ export class OperatorMetrics {
     this.queueAdds = new Counter({ name: `${p}workqueue_adds_total`, help: 'Keys added to the queue (before deduplication)', registers });
     this.queueRetries = new Counter({ name: `${p}workqueue_retries_total`, help: 'Rate-limited re-adds after a failed reconcile', registers });
     this.inFlight = new Gauge({ name: `${p}workqueue_in_flight`, help: 'Reconciles running now', registers });
-    this.apiRequests = new Counter({ name: `${p}api_requests_total`, help: 'Kubernetes API requests by verb and HTTP code', labelNames: ['verb', 'code'], registers });
+    this.apiRequests = new Counter({
+      name: `${p}api_requests_total`,
+      help: 'Kubernetes API requests by verb and HTTP code',
+      labelNames: ['verb', 'code'],
+      registers,
+    });
     const self = this;
     this.lifecycleStates = new Gauge({
       name: `${p}lifecycle_state`,
@@ -96,14 +101,46 @@ export class OperatorMetrics {
     this.stateWrites = new Counter({ name: `${p}state_writes_total`, help: 'State ConfigMap writes by outcome', labelNames: ['outcome'], registers });
     this.stateConflicts = new Counter({ name: `${p}state_conflicts_total`, help: 'State ConfigMap write conflicts (409)', registers });
     this.leader = new Gauge({ name: `${p}leader`, help: '1 while this instance is the leader (or leader election is off)', registers });
-    this.secondInstance = new Gauge({ name: `${p}second_instance`, help: '1 while another live operator instance holds the Lease and this one refuses to act', registers });
-    this.fencedSideEffects = new Counter({ name: `${p}fenced_side_effects_total`, help: 'Side effects refused because the leadership term was no longer valid', registers });
-    this.driftDetected = new Counter({ name: `${p}drift_detected_total`, help: 'Steady passes that found the running cluster differs from the deployed state', registers });
-    this.leaderTransitions = new Counter({ name: `${p}leader_transitions_total`, help: 'Leadership changes of this instance', labelNames: ['direction'], registers });
+    this.secondInstance = new Gauge({
+      name: `${p}second_instance`,
+      help: '1 while another live operator instance holds the Lease and this one refuses to act',
+      registers,
+    });
+    this.fencedSideEffects = new Counter({
+      name: `${p}fenced_side_effects_total`,
+      help: 'Side effects refused because the leadership term was no longer valid',
+      registers,
+    });
+    this.driftDetected = new Counter({
+      name: `${p}drift_detected_total`,
+      help: 'Steady passes that found the running cluster differs from the deployed state',
+      registers,
+    });
+    this.leaderTransitions = new Counter({
+      name: `${p}leader_transitions_total`,
+      help: 'Leadership changes of this instance',
+      labelNames: ['direction'],
+      registers,
+    });
     this.informerSynced = new Gauge({ name: `${p}informer_synced`, help: '1 once the informer has listed', labelNames: ['resource'], registers });
-    this.informerRestarts = new Counter({ name: `${p}informer_restarts_total`, help: 'Informer list/watch restarts', labelNames: ['resource', 'reason'], registers });
-    this.events = new Counter({ name: `${p}events_total`, help: 'Kubernetes Events by type, reason and outcome', labelNames: ['type', 'reason', 'outcome'], registers });
-    this.echoSkipped = new Counter({ name: `${p}echo_events_skipped_total`, help: 'Informer events skipped as echoes of our own writes', labelNames: ['kind'], registers });
+    this.informerRestarts = new Counter({
+      name: `${p}informer_restarts_total`,
+      help: 'Informer list/watch restarts',
+      labelNames: ['resource', 'reason'],
+      registers,
+    });
+    this.events = new Counter({
+      name: `${p}events_total`,
+      help: 'Kubernetes Events by type, reason and outcome',
+      labelNames: ['type', 'reason', 'outcome'],
+      registers,
+    });
+    this.echoSkipped = new Counter({
+      name: `${p}echo_events_skipped_total`,
+      help: 'Informer events skipped as echoes of our own writes',
+      labelNames: ['kind'],
+      registers,
+    });
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: p });
   }
 

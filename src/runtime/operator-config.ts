@@ -71,33 +71,199 @@ function knob(k: Omit<Knob, 'env' | 'defaultText'> & { env?: string; defaultText
 }
 
 export const OPERATOR_KNOBS: readonly Knob[] = [
-  knob({ key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', type: 'string', default: undefined, defaultText: '$KUBECONFIG, ~/.kube/config, then in-cluster', description: 'kubeconfig file of the cluster to operate on' }),
-  knob({ key: 'namespaces', flag: 'namespace', env: `${ENV_PREFIX}NAMESPACES`, type: 'list', default: [], defaultText: 'all namespaces', description: 'namespace to watch; repeat the flag (env and file: comma-separated list / YAML list) for several' }),
+  knob({
+    key: 'kubeconfig',
+    flag: 'kubeconfig',
+    env: 'KUBECONFIG',
+    type: 'string',
+    default: undefined,
+    defaultText: '$KUBECONFIG, ~/.kube/config, then in-cluster',
+    description: 'kubeconfig file of the cluster to operate on',
+  }),
+  knob({
+    key: 'namespaces',
+    flag: 'namespace',
+    env: `${ENV_PREFIX}NAMESPACES`,
+    type: 'list',
+    default: [],
+    defaultText: 'all namespaces',
+    description: 'namespace to watch; repeat the flag (env and file: comma-separated list / YAML list) for several',
+  }),
   knob({ key: 'httpPort', flag: 'http-port', type: 'int', default: 8085, description: 'port serving /metrics, /healthz and /readyz (0 = any free port)' }),
   knob({ key: 'httpHost', flag: 'http-host', type: 'string', default: '0.0.0.0', description: 'address the HTTP port binds to' }),
-  knob({ key: 'reconcileIntervalMs', flag: 'reconcile-interval', type: 'duration', default: 60_000, defaultText: '60s', description: 'periodic reconcile of every FlinkDeployment when nothing happens (jittered)' }),
-  knob({ key: 'progressCheckIntervalMs', flag: 'progress-check-interval', type: 'duration', default: 10_000, defaultText: '10s', description: 'reconcile interval while a transition is in progress (the reconciler asks for it through requeueAfter)' }),
-  knob({ key: 'requeueJitter', flag: 'requeue-jitter', type: 'number', default: 0.1, description: 'periodic and requested requeues are delayed by up to this fraction more, at random' }),
-  knob({ key: 'parallelism', flag: 'parallelism', type: 'int', default: 50, description: 'reconciles running at once (different FlinkDeployments; one key never runs twice at once; the Apache operator\'s default too)' }),
-  knob({ key: 'retryBaseDelayMs', flag: 'retry-base-delay', type: 'duration', default: 5, defaultText: '5ms', description: 'first retry delay after a failed reconcile; doubles per consecutive failure of the same key' }),
-  knob({ key: 'retryMaxDelayMs', flag: 'retry-max-delay', type: 'duration', default: 300_000, defaultText: '300s', description: 'cap of the per-key retry delay' }),
-  knob({ key: 'shutdownTimeoutMs', flag: 'shutdown-timeout', type: 'duration', default: 20_000, defaultText: '20s', description: 'on SIGTERM, how long in-flight reconciles may finish before they are aborted' }),
-  knob({ key: 'leaderElect', flag: 'leader-elect', type: 'bool', default: true, description: 'leader election on a coordination.k8s.io/v1 Lease: only the leader reconciles, other replicas wait as standbys. --no-leader-elect (false) is for one replica: the Lease is still held, and an instance that finds another live one holding it refuses to act and reports it (log, Warning Event on the Lease, metric flink_operator_second_instance)' }),
+  knob({
+    key: 'reconcileIntervalMs',
+    flag: 'reconcile-interval',
+    type: 'duration',
+    default: 60_000,
+    defaultText: '60s',
+    description: 'periodic reconcile of every FlinkDeployment when nothing happens (jittered)',
+  }),
+  knob({
+    key: 'progressCheckIntervalMs',
+    flag: 'progress-check-interval',
+    type: 'duration',
+    default: 10_000,
+    defaultText: '10s',
+    description: 'reconcile interval while a transition is in progress (the reconciler asks for it through requeueAfter)',
+  }),
+  knob({
+    key: 'requeueJitter',
+    flag: 'requeue-jitter',
+    type: 'number',
+    default: 0.1,
+    description: 'periodic and requested requeues are delayed by up to this fraction more, at random',
+  }),
+  knob({
+    key: 'parallelism',
+    flag: 'parallelism',
+    type: 'int',
+    default: 50,
+    description: "reconciles running at once (different FlinkDeployments; one key never runs twice at once; the Apache operator's default too)",
+  }),
+  knob({
+    key: 'retryBaseDelayMs',
+    flag: 'retry-base-delay',
+    type: 'duration',
+    default: 5,
+    defaultText: '5ms',
+    description: 'first retry delay after a failed reconcile; doubles per consecutive failure of the same key',
+  }),
+  knob({
+    key: 'retryMaxDelayMs',
+    flag: 'retry-max-delay',
+    type: 'duration',
+    default: 300_000,
+    defaultText: '300s',
+    description: 'cap of the per-key retry delay',
+  }),
+  knob({
+    key: 'shutdownTimeoutMs',
+    flag: 'shutdown-timeout',
+    type: 'duration',
+    default: 20_000,
+    defaultText: '20s',
+    description: 'on SIGTERM, how long in-flight reconciles may finish before they are aborted',
+  }),
+  knob({
+    key: 'leaderElect',
+    flag: 'leader-elect',
+    type: 'bool',
+    default: true,
+    description:
+      'leader election on a coordination.k8s.io/v1 Lease: only the leader reconciles, other replicas wait as standbys. --no-leader-elect (false) is for one replica: the Lease is still held, and an instance that finds another live one holding it refuses to act and reports it (log, Warning Event on the Lease, metric flink_operator_second_instance)',
+  }),
   knob({ key: 'leaseName', flag: 'lease-name', type: 'string', default: 'flink-operator-lock', description: 'name of the leader-election Lease' }),
-  knob({ key: 'leaseNamespace', flag: 'lease-namespace', type: 'string', default: (env: NodeJS.ProcessEnv) => env.POD_NAMESPACE || serviceAccountNamespace() || 'default', defaultText: "$POD_NAMESPACE, else the pod's service-account namespace, else default", description: 'namespace of the leader-election Lease' }),
-  knob({ key: 'identity', flag: 'identity', type: 'string', default: (env: NodeJS.ProcessEnv) => env.POD_NAME || `${hostname()}-${randomBytes(4).toString('hex')}`, defaultText: '$POD_NAME, else <hostname>-<random>', description: 'this instance\'s leader-election identity (Lease holderIdentity)' }),
-  knob({ key: 'leaseDurationMs', flag: 'lease-duration', type: 'duration', default: 15_000, defaultText: '15s', description: 'how long a standby waits after the last observed renewal before taking the Lease' }),
-  knob({ key: 'renewDeadlineMs', flag: 'renew-deadline', type: 'duration', default: 10_000, defaultText: '10s', description: 'the leader stops reconciling if it could not renew for this long (must be < lease duration)' }),
-  knob({ key: 'retryPeriodMs', flag: 'retry-period', type: 'duration', default: 2_000, defaultText: '2s', description: 'interval between Lease acquire/renew attempts (must be < renew deadline)' }),
-  knob({ key: 'logFormat', flag: 'log-format', type: 'enum', values: ['json', 'pretty'], default: 'json', description: 'json: one pino JSON object per line; pretty: human-readable' }),
-  knob({ key: 'logLevel', flag: 'log-level', type: 'enum', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info', description: 'minimum log level' }),
-  knob({ key: 'flinkRestAccess', flag: 'flink-rest-access', type: 'enum', values: ['direct', 'apiserver-proxy'], default: 'direct', description: 'how to reach Flink\'s REST API: direct (http://<name>-rest.<ns>.svc:8081) or through the API server\'s service proxy (needed outside the cluster and on the development cluster)' }),
-  knob({ key: 'ownedResourceSelector', flag: 'owned-resource-selector', type: 'string', default: 'type in (flink-standalone-kubernetes,flink-native-kubernetes)', description: 'label selector of the Deployments and Services the operator watches' }),
-  knob({ key: 'stateConfigMapSelector', flag: 'state-configmap-selector', type: 'string', default: 'flink.apache.org/deployment', description: 'label selector of the state ConfigMaps the operator watches' }),
-  knob({ key: 'watchRestartMinDelayMs', flag: 'watch-restart-min-delay', type: 'duration', default: 200, defaultText: '200ms', description: 'first delay before re-listing/re-watching after an informer error or a watch closed early; doubles per repeat' }),
-  knob({ key: 'watchRestartMaxDelayMs', flag: 'watch-restart-max-delay', type: 'duration', default: 30_000, defaultText: '30s', description: 'cap of the informer restart delay' }),
-  knob({ key: 'eventBurst', flag: 'event-burst', type: 'int', default: 25, description: 'Kubernetes Events one object may get in a burst before rate limiting' }),
-  knob({ key: 'eventRefillIntervalMs', flag: 'event-refill-interval', type: 'duration', default: 300_000, defaultText: '300s', description: 'one more Event per object is allowed after each such interval (client-go: 1 per 5 min)' }),
+  knob({
+    key: 'leaseNamespace',
+    flag: 'lease-namespace',
+    type: 'string',
+    default: (env: NodeJS.ProcessEnv) => env.POD_NAMESPACE || serviceAccountNamespace() || 'default',
+    defaultText: "$POD_NAMESPACE, else the pod's service-account namespace, else default",
+    description: 'namespace of the leader-election Lease',
+  }),
+  knob({
+    key: 'identity',
+    flag: 'identity',
+    type: 'string',
+    default: (env: NodeJS.ProcessEnv) => env.POD_NAME || `${hostname()}-${randomBytes(4).toString('hex')}`,
+    defaultText: '$POD_NAME, else <hostname>-<random>',
+    description: "this instance's leader-election identity (Lease holderIdentity)",
+  }),
+  knob({
+    key: 'leaseDurationMs',
+    flag: 'lease-duration',
+    type: 'duration',
+    default: 15_000,
+    defaultText: '15s',
+    description: 'how long a standby waits after the last observed renewal before taking the Lease',
+  }),
+  knob({
+    key: 'renewDeadlineMs',
+    flag: 'renew-deadline',
+    type: 'duration',
+    default: 10_000,
+    defaultText: '10s',
+    description: 'the leader stops reconciling if it could not renew for this long (must be < lease duration)',
+  }),
+  knob({
+    key: 'retryPeriodMs',
+    flag: 'retry-period',
+    type: 'duration',
+    default: 2_000,
+    defaultText: '2s',
+    description: 'interval between Lease acquire/renew attempts (must be < renew deadline)',
+  }),
+  knob({
+    key: 'logFormat',
+    flag: 'log-format',
+    type: 'enum',
+    values: ['json', 'pretty'],
+    default: 'json',
+    description: 'json: one pino JSON object per line; pretty: human-readable',
+  }),
+  knob({
+    key: 'logLevel',
+    flag: 'log-level',
+    type: 'enum',
+    values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'],
+    default: 'info',
+    description: 'minimum log level',
+  }),
+  knob({
+    key: 'flinkRestAccess',
+    flag: 'flink-rest-access',
+    type: 'enum',
+    values: ['direct', 'apiserver-proxy'],
+    default: 'direct',
+    description:
+      "how to reach Flink's REST API: direct (http://<name>-rest.<ns>.svc:8081) or through the API server's service proxy (needed outside the cluster and on the development cluster)",
+  }),
+  knob({
+    key: 'ownedResourceSelector',
+    flag: 'owned-resource-selector',
+    type: 'string',
+    default: 'type in (flink-standalone-kubernetes,flink-native-kubernetes)',
+    description: 'label selector of the Deployments and Services the operator watches',
+  }),
+  knob({
+    key: 'stateConfigMapSelector',
+    flag: 'state-configmap-selector',
+    type: 'string',
+    default: 'flink.apache.org/deployment',
+    description: 'label selector of the state ConfigMaps the operator watches',
+  }),
+  knob({
+    key: 'watchRestartMinDelayMs',
+    flag: 'watch-restart-min-delay',
+    type: 'duration',
+    default: 200,
+    defaultText: '200ms',
+    description: 'first delay before re-listing/re-watching after an informer error or a watch closed early; doubles per repeat',
+  }),
+  knob({
+    key: 'watchRestartMaxDelayMs',
+    flag: 'watch-restart-max-delay',
+    type: 'duration',
+    default: 30_000,
+    defaultText: '30s',
+    description: 'cap of the informer restart delay',
+  }),
+  knob({
+    key: 'eventBurst',
+    flag: 'event-burst',
+    type: 'int',
+    default: 25,
+    description: 'Kubernetes Events one object may get in a burst before rate limiting',
+  }),
+  knob({
+    key: 'eventRefillIntervalMs',
+    flag: 'event-refill-interval',
+    type: 'duration',
+    default: 300_000,
+    defaultText: '300s',
+    description: 'one more Event per object is allowed after each such interval (client-go: 1 per 5 min)',
+  }),
 ];
 
 /** The namespace of the pod we run in (in-cluster only). */
@@ -139,7 +305,8 @@ function convert(k: Knob, raw: unknown, source: string): unknown {
     case 'int':
     case 'number': {
       const n = typeof raw === 'number' ? raw : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
-      if (!Number.isFinite(n) || n < 0 || (k.type === 'int' && !Number.isInteger(n))) throw new OperatorConfigError(`${what}: expected a non-negative ${k.type === 'int' ? 'integer' : 'number'}, got ${JSON.stringify(raw)}`);
+      if (!Number.isFinite(n) || n < 0 || (k.type === 'int' && !Number.isInteger(n)))
+        throw new OperatorConfigError(`${what}: expected a non-negative ${k.type === 'int' ? 'integer' : 'number'}, got ${JSON.stringify(raw)}`);
       return n;
     }
     case 'duration':
@@ -155,7 +322,8 @@ function convert(k: Knob, raw: unknown, source: string): unknown {
       return items.map((s) => s.trim()).filter((s) => s.length > 0);
     }
     case 'enum':
-      if (typeof raw !== 'string' || !k.values!.includes(raw)) throw new OperatorConfigError(`${what}: expected one of ${k.values!.join(', ')}, got ${JSON.stringify(raw)}`);
+      if (typeof raw !== 'string' || !k.values!.includes(raw))
+        throw new OperatorConfigError(`${what}: expected one of ${k.values!.join(', ')}, got ${JSON.stringify(raw)}`);
       return raw;
   }
 }
@@ -214,7 +382,9 @@ function validate(c: OperatorConfig): void {
   if (c.retryBaseDelayMs <= 0 || c.retryMaxDelayMs < c.retryBaseDelayMs) fail('retry delays: need 0 < base ≤ max');
   if (c.watchRestartMinDelayMs <= 0 || c.watchRestartMaxDelayMs < c.watchRestartMinDelayMs) fail('watch restart delays: need 0 < min ≤ max');
   if (!(c.retryPeriodMs > 0 && c.retryPeriodMs < c.renewDeadlineMs && c.renewDeadlineMs < c.leaseDurationMs)) {
-    fail(`leader election needs 0 < retry period (${c.retryPeriodMs} ms) < renew deadline (${c.renewDeadlineMs} ms) < lease duration (${c.leaseDurationMs} ms)`);
+    fail(
+      `leader election needs 0 < retry period (${c.retryPeriodMs} ms) < renew deadline (${c.renewDeadlineMs} ms) < lease duration (${c.leaseDurationMs} ms)`,
+    );
   }
   if (c.eventBurst < 1) fail('eventBurst must be at least 1');
   if (!c.identity) fail('identity must not be empty');

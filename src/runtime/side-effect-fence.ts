@@ -76,7 +76,10 @@ export function fenceForPass(options: FenceOptions): SideEffectFence | undefined
       }
       const left = options.term.leaseValidUntil() - now();
       if (left < options.marginMs) {
-        throw new FencedOutError(what, `the lease of term ${formatFencingToken(token)} is valid for ${Math.max(0, left)} ms only (needs ${options.marginMs} ms; was this process paused?)`);
+        throw new FencedOutError(
+          what,
+          `the lease of term ${formatFencingToken(token)} is valid for ${Math.max(0, left)} ms only (needs ${options.marginMs} ms; was this process paused?)`,
+        );
       }
     },
   };

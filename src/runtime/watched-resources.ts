@@ -47,7 +47,12 @@ export function flinkDeployments(clients: ApiClientFactory): WatchedResource<Fli
     list: async (ns, labelSelector) =>
       (ns
         ? await api.listNamespacedCustomObject({ group, version, namespace: ns, plural, ...(labelSelector ? { labelSelector } : {}) })
-        : await api.listClusterCustomObject({ group, version, plural, ...(labelSelector ? { labelSelector } : {}) })) as KubernetesListObject<FlinkDeploymentObject>,
+        : await api.listClusterCustomObject({
+            group,
+            version,
+            plural,
+            ...(labelSelector ? { labelSelector } : {}),
+          })) as KubernetesListObject<FlinkDeploymentObject>,
   };
 }
 
@@ -58,7 +63,9 @@ export function configMaps(clients: ApiClientFactory): WatchedResource<V1ConfigM
     resource: 'configmaps',
     path: (ns) => (ns ? `/api/v1/namespaces/${ns}/configmaps` : '/api/v1/configmaps'),
     list: (ns, labelSelector) =>
-      ns ? api.listNamespacedConfigMap({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) }) : api.listConfigMapForAllNamespaces(labelSelector ? { labelSelector } : {}),
+      ns
+        ? api.listNamespacedConfigMap({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) })
+        : api.listConfigMapForAllNamespaces(labelSelector ? { labelSelector } : {}),
   };
 }
 
@@ -69,7 +76,9 @@ export function deployments(clients: ApiClientFactory): WatchedResource<V1Deploy
     resource: 'deployments',
     path: (ns) => (ns ? `/apis/apps/v1/namespaces/${ns}/deployments` : '/apis/apps/v1/deployments'),
     list: (ns, labelSelector) =>
-      ns ? api.listNamespacedDeployment({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) }) : api.listDeploymentForAllNamespaces(labelSelector ? { labelSelector } : {}),
+      ns
+        ? api.listNamespacedDeployment({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) })
+        : api.listDeploymentForAllNamespaces(labelSelector ? { labelSelector } : {}),
   };
 }
 
@@ -80,6 +89,8 @@ export function services(clients: ApiClientFactory): WatchedResource<V1Service> 
     resource: 'services',
     path: (ns) => (ns ? `/api/v1/namespaces/${ns}/services` : '/api/v1/services'),
     list: (ns, labelSelector) =>
-      ns ? api.listNamespacedService({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) }) : api.listServiceForAllNamespaces(labelSelector ? { labelSelector } : {}),
+      ns
+        ? api.listNamespacedService({ namespace: ns, ...(labelSelector ? { labelSelector } : {}) })
+        : api.listServiceForAllNamespaces(labelSelector ? { labelSelector } : {}),
   };
 }

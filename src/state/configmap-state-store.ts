@@ -134,7 +134,7 @@ export class ConfigMapStateStore implements StateStore {
     const namespace = configMap.metadata?.namespace ?? '';
     const name = configMap.metadata?.name ?? '';
     if (state.revision < seen) throw new RegressedStateError(name, namespace, state.revision, seen, 'already written or read by this operator');
-    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, "status.stateRef.revision of the FlinkDeployment");
+    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, 'status.stateRef.revision of the FlinkDeployment');
     this.newestRevision.set(uid, state.revision);
   }
 

@@ -130,7 +130,10 @@ export function legacyStatusAnnotations(archive: string, resource: string): Reco
   if (Buffer.byteLength(archive, 'utf8') <= LEGACY_STATUS_PLAIN_LIMIT_BYTES) return { [LEGACY_STATUS_ANNOTATION]: archive };
   const packed = gzipSync(Buffer.from(archive, 'utf8')).toString('base64');
   if (packed.length > LEGACY_STATUS_ARCHIVE_MAX_BYTES) {
-    throw new LegacyStatusError(`${resource}: the legacy status is too large to archive (${packed.length} bytes compressed, limit ${LEGACY_STATUS_ARCHIVE_MAX_BYTES})`, 'status');
+    throw new LegacyStatusError(
+      `${resource}: the legacy status is too large to archive (${packed.length} bytes compressed, limit ${LEGACY_STATUS_ARCHIVE_MAX_BYTES})`,
+      'status',
+    );
   }
   return { [LEGACY_STATUS_GZ_ANNOTATION]: packed };
 }
@@ -161,7 +164,10 @@ export function legacyStatusArchiveOf(object: FlinkDeploymentV1beta1): string {
  * Decodes the legacy status and encodes the ConfigMap the migration would create (pure).
  * @throws LegacyStatusError (malformed legacy status), StateTooLargeError, Error (no uid)
  */
-export function planMigration(object: FlinkDeploymentV1beta1, deps: Pick<MigrationDependencies, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>): MigrationPlan {
+export function planMigration(
+  object: FlinkDeploymentV1beta1,
+  deps: Pick<MigrationDependencies, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+): MigrationPlan {
   const name = object.metadata.name ?? '';
   const decoded = decodeLegacyStatus(object.status ?? {}, resourceOf(object), stateConfigMapName(name));
   const state: InternalState = {
@@ -190,9 +196,15 @@ export function planMigration(object: FlinkDeploymentV1beta1, deps: Pick<Migrati
   const archiveOnly = differingFields(encoded.state, held);
   const intolerable = archiveOnly.filter((field) => !ARCHIVE_ONLY_TOLERATED.includes(field));
   if (intolerable.length > 0) {
-    throw new LegacyStatusError(`${resourceOf(object)}: the state ConfigMap format cannot hold ${intolerable.join(', ')} of this legacy status (a bug of this operator version: report it)`, 'status');
+    throw new LegacyStatusError(
+      `${resourceOf(object)}: the state ConfigMap format cannot hold ${intolerable.join(', ')} of this legacy status (a bug of this operator version: report it)`,
+      'status',
+    );
   }
-  const configMap: V1ConfigMap = { ...encoded.configMap, metadata: { ...encoded.configMap.metadata, annotations: { ...encoded.configMap.metadata?.annotations, ...annotations } } };
+  const configMap: V1ConfigMap = {
+    ...encoded.configMap,
+    metadata: { ...encoded.configMap.metadata, annotations: { ...encoded.configMap.metadata?.annotations, ...annotations } },
+  };
   return { state: held, userStatus: decoded.userStatus, configMap, archive, archiveOnly };
 }
 
@@ -226,7 +238,15 @@ function differingFields(a: InternalState, b: InternalState): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   keys.delete('revision');
   keys.delete('lastWriter');
-  return [...keys].filter((k) => !isDeepStrictEqual(JSON.parse(JSON.stringify({ v: (a as Record<string, unknown>)[k] })), JSON.parse(JSON.stringify({ v: (b as Record<string, unknown>)[k] })))).sort();
+  return [...keys]
+    .filter(
+      (k) =>
+        !isDeepStrictEqual(
+          JSON.parse(JSON.stringify({ v: (a as Record<string, unknown>)[k] })),
+          JSON.parse(JSON.stringify({ v: (b as Record<string, unknown>)[k] })),
+        ),
+    )
+    .sort();
 }
 
 function v1Status(plan: MigrationPlan, configMapName: string, revision: number): FlinkDeploymentStatusV1 {
@@ -276,7 +296,13 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
       // our status write landed although its answer was lost
       return { done: finished(resource, ref.configMapName, ref.revision, progress.resumed) };
     }
-    return { done: { kind: 'already-migrated', resource, message: `${resource}: no legacy status fields${ref ? ` (state in ConfigMap ${ref.configMapName})` : ''}; nothing to do` } };
+    return {
+      done: {
+        kind: 'already-migrated',
+        resource,
+        message: `${resource}: no legacy status fields${ref ? ` (state in ConfigMap ${ref.configMapName})` : ''}; nothing to do`,
+      },
+    };
   }
 
   let plan: MigrationPlan;
@@ -322,7 +348,15 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
   } else {
     if (deps.dryRun) {
       const status = v1Status(plan, configMapName, plan.state.revision);
-      return { done: { kind: 'would-migrate', resource, configMapName, diff: dryRunDiff(object, plan, status, true), message: `${resource}: would create ConfigMap ${configMapName} and rewrite the status` } };
+      return {
+        done: {
+          kind: 'would-migrate',
+          resource,
+          configMapName,
+          diff: dryRunDiff(object, plan, status, true),
+          message: `${resource}: would create ConfigMap ${configMapName} and rewrite the status`,
+        },
+      };
     }
     try {
       await deps.configMaps.create(namespace, plan.configMap);
@@ -354,7 +388,15 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
 
   const status = v1Status(plan, configMapName, revision);
   if (deps.dryRun) {
-    return { done: { kind: 'would-migrate', resource, configMapName, diff: dryRunDiff(object, plan, status, false), message: `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status` } };
+    return {
+      done: {
+        kind: 'would-migrate',
+        resource,
+        configMapName,
+        diff: dryRunDiff(object, plan, status, false),
+        message: `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status`,
+      },
+    };
   }
   progress.resumed = resumed;
   try {
@@ -369,8 +411,20 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
 
 function finished(resource: string, configMapName: string, revision: number, resumed: boolean): MigrationOutcome {
   return resumed
-    ? { kind: 'resumed', resource, configMapName, revision, message: `${resource}: finished an interrupted migration (ConfigMap ${configMapName} was already written; status rewritten, stateRef revision ${revision})` }
-    : { kind: 'migrated', resource, configMapName, revision, message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})` };
+    ? {
+        kind: 'resumed',
+        resource,
+        configMapName,
+        revision,
+        message: `${resource}: finished an interrupted migration (ConfigMap ${configMapName} was already written; status rewritten, stateRef revision ${revision})`,
+      }
+    : {
+        kind: 'migrated',
+        resource,
+        configMapName,
+        revision,
+        message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})`,
+      };
 }
 
 /**
@@ -396,7 +450,12 @@ export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, de
         return failed(resource, error);
       }
       if (!reread || (object.metadata.uid && reread.metadata.uid !== object.metadata.uid)) {
-        return { kind: 'failed', resource, error: lastError, message: `${resource}: the FlinkDeployment was deleted or recreated during the migration; nothing more written` };
+        return {
+          kind: 'failed',
+          resource,
+          error: lastError,
+          message: `${resource}: the FlinkDeployment was deleted or recreated during the migration; nothing more written`,
+        };
       }
       current = reread;
     }

@@ -410,10 +410,7 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
         [DEPLOYMENT_LABEL]: deploymentName,
       },
       annotations,
-      ownerReferences: [
-        ...(existing?.ownerReferences ?? []).filter((ref) => !ref.controller),
-        stateOwnerReference(options.deployment),
-      ],
+      ownerReferences: [...(existing?.ownerReferences ?? []).filter((ref) => !ref.controller), stateOwnerReference(options.deployment)],
       ...(existing?.resourceVersion ? { resourceVersion: existing.resourceVersion } : {}),
     },
     data,
@@ -433,7 +430,12 @@ export function assertOwnedBy(configMap: V1ConfigMap, deployment: FlinkDeploymen
   const deploymentName = deployment.metadata.name ?? '';
   if (!controller) throw new ForeignStateError(name, namespace, deploymentName, 'it has no controller ownerReference');
   if (controller.kind !== FLINK_DEPLOYMENT_KIND || controller.uid !== deployment.metadata.uid) {
-    throw new ForeignStateError(name, namespace, deploymentName, `its controller is ${controller.kind} ${controller.name} uid ${controller.uid}, this deployment's uid is ${deployment.metadata.uid}`);
+    throw new ForeignStateError(
+      name,
+      namespace,
+      deploymentName,
+      `its controller is ${controller.kind} ${controller.name} uid ${controller.uid}, this deployment's uid is ${deployment.metadata.uid}`,
+    );
   }
 }
 
@@ -479,7 +481,8 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
     const value = raw.get(key);
     if (value === undefined) return undefined;
     const trimmed = value.trim();
-    if (!/^-?(0|[1-9][0-9]*)$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed))) throw corrupt(key, `expected an integer, found ${JSON.stringify(value.slice(0, 40))}`);
+    if (!/^-?(0|[1-9][0-9]*)$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed)))
+      throw corrupt(key, `expected an integer, found ${JSON.stringify(value.slice(0, 40))}`);
     return Number(trimmed);
   };
   const parsed = (key: StateKey): unknown => {
@@ -496,7 +499,10 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
   const formatVersion = integer('formatVersion');
   if (formatVersion === undefined) throw corrupt('formatVersion', 'missing');
   if (formatVersion > INTERNAL_STATE_FORMAT_VERSION) {
-    throw corrupt('formatVersion', `format ${formatVersion} was written by a newer operator; this one reads up to ${INTERNAL_STATE_FORMAT_VERSION} (upgrade the operator)`);
+    throw corrupt(
+      'formatVersion',
+      `format ${formatVersion} was written by a newer operator; this one reads up to ${INTERNAL_STATE_FORMAT_VERSION} (upgrade the operator)`,
+    );
   }
   const revision = integer('revision');
   if (revision === undefined) throw corrupt('revision', 'missing');
@@ -551,9 +557,14 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
 const FORMAT_1_STATE_KEY = 'reconciliationState';
 
 /** The phase of a format-1 state, from its reconciliationState and the fields that tell UPGRADING's cases apart. */
-function phaseOfFormat1(value: string | undefined, fields: Record<string, unknown>, corrupt: (key: string, detail: string) => Error): DeploymentPhase | undefined {
+function phaseOfFormat1(
+  value: string | undefined,
+  fields: Record<string, unknown>,
+  corrupt: (key: string, detail: string) => Error,
+): DeploymentPhase | undefined {
   if (value === undefined) return undefined;
-  if (!(RECONCILIATION_STATES as readonly string[]).includes(value)) throw corrupt(FORMAT_1_STATE_KEY, `${JSON.stringify(value)} is not one of ${RECONCILIATION_STATES.join(', ')}`);
+  if (!(RECONCILIATION_STATES as readonly string[]).includes(value))
+    throw corrupt(FORMAT_1_STATE_KEY, `${JSON.stringify(value)} is not one of ${RECONCILIATION_STATES.join(', ')}`);
   const spec = (key: string) => fields[key] as FlinkDeploymentSpec | undefined;
   return phaseFromReconciliationState(value as ReconciliationState, {
     lastReconciledSpec: spec('lastReconciledSpec'),

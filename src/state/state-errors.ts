@@ -7,7 +7,12 @@
 
 /** The state object exists but is not controlled by this FlinkDeployment (its uid): never read nor written. */
 export class ForeignStateError extends Error {
-  constructor(readonly objectName: string, readonly namespace: string, readonly deploymentName: string, readonly detail: string) {
+  constructor(
+    readonly objectName: string,
+    readonly namespace: string,
+    readonly deploymentName: string,
+    readonly detail: string,
+  ) {
     super(
       `ConfigMap ${namespace}/${objectName} exists but is not owned by FlinkDeployment ${deploymentName} (${detail}); ` +
         `the operator will not read or overwrite it: rename or delete it`,
@@ -18,7 +23,13 @@ export class ForeignStateError extends Error {
 
 /** The state object cannot be decoded or fails the schema: no guess, no overwrite until fixed. */
 export class CorruptStateError extends Error {
-  constructor(readonly objectName: string, readonly namespace: string, readonly key: string, readonly detail: string, readonly objectKind: string = 'ConfigMap') {
+  constructor(
+    readonly objectName: string,
+    readonly namespace: string,
+    readonly key: string,
+    readonly detail: string,
+    readonly objectKind: string = 'ConfigMap',
+  ) {
     super(
       `${objectKind} ${namespace}/${objectName} has invalid operator state in ${objectKind === 'ConfigMap' ? 'key' : 'field'} "${key}": ${detail}; ` +
         (objectKind === 'ConfigMap'
@@ -31,7 +42,12 @@ export class CorruptStateError extends Error {
 
 /** The encoded state would exceed the hard size limit even compressed and with history trimmed. */
 export class StateTooLargeError extends Error {
-  constructor(readonly objectName: string, readonly totalBytes: number, readonly limitBytes: number, readonly bytesPerKey: Readonly<Record<string, number>>) {
+  constructor(
+    readonly objectName: string,
+    readonly totalBytes: number,
+    readonly limitBytes: number,
+    readonly bytesPerKey: Readonly<Record<string, number>>,
+  ) {
     const biggest = Object.entries(bytesPerKey)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 3)
@@ -55,7 +71,11 @@ export class NotLeaderError extends Error {
 
 /** The write kept failing (conflicts or transient errors) through every attempt. */
 export class StateWriteRetriesExhaustedError extends Error {
-  constructor(readonly objectName: string, readonly attempts: number, readonly lastError: unknown) {
+  constructor(
+    readonly objectName: string,
+    readonly attempts: number,
+    readonly lastError: unknown,
+  ) {
     super(`could not write operator state ${objectName} after ${attempts} attempts: ${lastError instanceof Error ? lastError.message : String(lastError)}`, {
       cause: lastError,
     });
@@ -83,7 +103,13 @@ export class StateDeletedError extends Error {
  * job keeps running.
  */
 export class RegressedStateError extends Error {
-  constructor(readonly objectName: string, readonly namespace: string, readonly found: number, readonly newest: number, readonly newestSource: string) {
+  constructor(
+    readonly objectName: string,
+    readonly namespace: string,
+    readonly found: number,
+    readonly newest: number,
+    readonly newestSource: string,
+  ) {
     super(
       `ConfigMap ${namespace}/${objectName} holds operator state revision ${found}, older than revision ${newest} (${newestSource}): ` +
         `it looks restored from a backup or re-applied from an old manifest, and acting on it would repeat old operations. ` +
@@ -96,7 +122,12 @@ export class RegressedStateError extends Error {
 
 /** The state object's content was written for another FlinkDeployment (its recorded uid differs). */
 export class MisplacedStateError extends Error {
-  constructor(readonly objectName: string, readonly namespace: string, readonly deploymentName: string, readonly contentOwner: string) {
+  constructor(
+    readonly objectName: string,
+    readonly namespace: string,
+    readonly deploymentName: string,
+    readonly contentOwner: string,
+  ) {
     super(
       `ConfigMap ${namespace}/${objectName} holds operator state that belongs to FlinkDeployment ${contentOwner}, not to ${namespace}/${deploymentName}; ` +
         `the operator does not act on it and does not overwrite it. Put back this deployment's own state, or delete the ConfigMap ` +
@@ -112,8 +143,14 @@ export class MisplacedStateError extends Error {
  * again on the new state, never apply the old decision to it.
  */
 export class StatePreconditionError extends Error {
-  constructor(readonly objectName: string, readonly decidedOn: number, readonly found: number) {
-    super(`not updating operator state ${objectName}: the decision was made on revision ${decidedOn}, but the state is now at revision ${found}; deciding again`);
+  constructor(
+    readonly objectName: string,
+    readonly decidedOn: number,
+    readonly found: number,
+  ) {
+    super(
+      `not updating operator state ${objectName}: the decision was made on revision ${decidedOn}, but the state is now at revision ${found}; deciding again`,
+    );
     this.name = 'StatePreconditionError';
   }
 }

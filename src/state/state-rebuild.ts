@@ -155,11 +155,17 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
   state.savepointHistory = jobId ? savepointsFromFlink(jobId, statistics) : [];
 
   const facts: string[] = [];
-  facts.push(record.spec ? `deployed spec of generation ${state.lastReconciledGeneration ?? '?'} from the cluster's deployed record` : 'deployed spec unknown (no deployed record)');
+  facts.push(
+    record.spec
+      ? `deployed spec of generation ${state.lastReconciledGeneration ?? '?'} from the cluster's deployed record`
+      : 'deployed spec unknown (no deployed record)',
+  );
   facts.push(jobId ? `job ${jobId}` + (job ? ` ${job.state} in Flink` : ' (Flink not asked)') : 'no job id pinned');
   if (state.savepointHistory.length > 0) facts.push(`newest savepoint ${state.savepointHistory.at(-1)!.location}`);
 
-  const inFlight = (statistics?.history ?? []).filter((c) => c.is_savepoint && c.status === 'IN_PROGRESS').sort((a, b) => b.trigger_timestamp - a.trigger_timestamp)[0];
+  const inFlight = (statistics?.history ?? [])
+    .filter((c) => c.is_savepoint && c.status === 'IN_PROGRESS')
+    .sort((a, b) => b.trigger_timestamp - a.trigger_timestamp)[0];
   if (jobId && inFlight && job?.state === 'RUNNING') {
     const stopJob = inFlight.checkpoint_type === 'SYNC_SAVEPOINT';
     const manual = !stopJob && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec);
@@ -173,16 +179,24 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
     };
     state.pendingSavepoint = pending;
     if (stopJob) state.phase = 'STOPPING';
-    facts.push(`a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`);
+    facts.push(
+      `a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`,
+    );
   } else if (state.lastReconciledSpec?.job && job && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec)) {
     // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce.
     const startedAt = job['start-time'];
-    const answered = (statistics?.history ?? []).concat(statistics?.latest.savepoint ? [statistics.latest.savepoint] : []).some((c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt);
+    const answered = (statistics?.history ?? [])
+      .concat(statistics?.latest.savepoint ? [statistics.latest.savepoint] : [])
+      .some((c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt);
     if (answered) {
       state.lastReconciledSpec.job.savepointTriggerNonce = nonceOf(desired);
       facts.push(`savepointTriggerNonce ${nonceOf(desired)} taken as answered by that savepoint`);
     }
   }
   if (!record.spec && job?.state === 'RUNNING') facts.push('the job is upgraded through the normal path (a savepoint first) to confirm the spec');
-  return { state, specConfirmed: record.spec !== undefined, message: `operator state of ${name} was missing; rebuilt from the cluster and Flink: ${facts.join('; ')}` };
+  return {
+    state,
+    specConfirmed: record.spec !== undefined,
+    message: `operator state of ${name} was missing; rebuilt from the cluster and Flink: ${facts.join('; ')}`,
+  };
 }

@@ -21,9 +21,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 
-export type LoadResult =
-  | { kind: 'found'; state: InternalState; resourceVersion: string }
-  | { kind: 'missing' };
+export type LoadResult = { kind: 'found'; state: InternalState; resourceVersion: string } | { kind: 'missing' };
 
 export type StateUpdateFunction = (current: InternalState) => InternalState;
 

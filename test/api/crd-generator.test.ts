@@ -9,7 +9,7 @@ import { loadSharedFixtures } from './shared-fixtures.js';
 type Node = Record<string, unknown>;
 const crd = buildFlinkDeploymentCrd() as { spec: { versions: Node[]; names: Node; group: string; scope: string } };
 const versions = crd.spec.versions;
-const schemaOf = (name: string) => ((versions.find((v) => v['name'] === name)!['schema'] as Node)['openAPIV3Schema']) as Node;
+const schemaOf = (name: string) => (versions.find((v) => v['name'] === name)!['schema'] as Node)['openAPIV3Schema'] as Node;
 
 test('the committed CRDs are what the generator produces (run npm run gen:crds when this fails)', () => {
   for (const [path, text] of Object.entries(generatedCrdFiles())) {
@@ -21,10 +21,13 @@ test('the committed CRDs are what the generator produces (run npm run gen:crds w
 
 test('the upgrade-staging CRD differs only in not serving v1 (and v1beta1 not deprecated there)', () => {
   const staged = parseYaml(generatedCrdFiles()[UPGRADE_CRD_FILE]!) as typeof crd;
-  assert.deepEqual(staged.spec.versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]), [
-    ['v1', false, false, false],
-    ['v1beta1', true, true, false],
-  ]);
+  assert.deepEqual(
+    staged.spec.versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]),
+    [
+      ['v1', false, false, false],
+      ['v1beta1', true, true, false],
+    ],
+  );
   const normalise = (c: typeof crd) => c.spec.versions.map(({ served: _s, deprecated: _d, deprecationWarning: _w, ...rest }) => rest);
   assert.deepEqual(normalise(staged), normalise(crd));
 });
@@ -33,11 +36,20 @@ test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a w
   assert.equal((crd as unknown as { metadata: { name: string } }).metadata.name, 'flinkdeployments.flink.apache.org');
   assert.equal(crd.spec.group, 'flink.apache.org');
   assert.equal(crd.spec.scope, 'Namespaced');
-  assert.deepEqual(crd.spec.names, { kind: 'FlinkDeployment', listKind: 'FlinkDeploymentList', plural: 'flinkdeployments', singular: 'flinkdeployment', shortNames: ['flinkdep'] });
-  assert.deepEqual(versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]), [
-    ['v1', true, false, false],
-    ['v1beta1', true, true, true],
-  ]);
+  assert.deepEqual(crd.spec.names, {
+    kind: 'FlinkDeployment',
+    listKind: 'FlinkDeploymentList',
+    plural: 'flinkdeployments',
+    singular: 'flinkdeployment',
+    shortNames: ['flinkdep'],
+  });
+  assert.deepEqual(
+    versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]),
+    [
+      ['v1', true, false, false],
+      ['v1beta1', true, true, true],
+    ],
+  );
   assert.match(String(versions[1]!['deprecationWarning']), /deprecated; use flink\.apache\.org\/v1/);
 });
 
@@ -52,27 +64,60 @@ test('status and scale subresources, printer columns resolve in both schemas', (
     const schema = schemaOf(String(v['name']));
     const sub = v['subresources'] as { status: Node; scale: Record<string, string> };
     assert.deepEqual(sub.status, {});
-    assert.deepEqual(sub.scale, { specReplicasPath: '.spec.taskManager.replicas', statusReplicasPath: '.status.taskManager.replicas', labelSelectorPath: '.status.taskManager.labelSelector' });
+    assert.deepEqual(sub.scale, {
+      specReplicasPath: '.spec.taskManager.replicas',
+      statusReplicasPath: '.status.taskManager.replicas',
+      labelSelectorPath: '.status.taskManager.labelSelector',
+    });
     assert.equal(resolve(schema, sub.scale['specReplicasPath']!)?.['type'], 'integer');
     assert.equal(resolve(schema, sub.scale['statusReplicasPath']!)?.['type'], 'integer');
     assert.equal(resolve(schema, sub.scale['labelSelectorPath']!)?.['type'], 'string');
     const columns = v['additionalPrinterColumns'] as Node[];
-    assert.deepEqual(columns.map((c) => [c['name'], c['type'], c['jsonPath']]), [
-      ['Job Status', 'string', '.status.jobStatus.state'],
-      ['Lifecycle State', 'string', '.status.lifecycleState'],
-      ['Age', 'date', '.metadata.creationTimestamp'],
-    ]);
+    assert.deepEqual(
+      columns.map((c) => [c['name'], c['type'], c['jsonPath']]),
+      [
+        ['Job Status', 'string', '.status.jobStatus.state'],
+        ['Lifecycle State', 'string', '.status.lifecycleState'],
+        ['Age', 'date', '.metadata.creationTimestamp'],
+      ],
+    );
     assert.equal(resolve(schema, '.status.jobStatus.state')?.['type'], 'string');
     assert.equal(resolve(schema, '.status.lifecycleState')?.['type'], 'string');
   }
 });
 
 const ALLOWED_KEYS = new Set([
-  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum', 'maxLength', 'minLength',
-  'pattern', 'maxItems', 'minItems', 'multipleOf', 'enum', 'maxProperties', 'minProperties', 'required', 'items', 'properties',
-  'additionalProperties', 'nullable', 'example',
-  'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-int-or-string', 'x-kubernetes-embedded-resource', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-validations',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'properties',
+  'additionalProperties',
+  'nullable',
+  'example',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-validations',
 ]);
 const TYPES = new Set(['object', 'array', 'string', 'integer', 'number', 'boolean']);
 const FORMATS = new Set(['int32', 'int64', 'float', 'double', 'byte', 'date', 'date-time', 'duration', 'uri', 'hostname', 'uuid', 'quantity']);
@@ -87,7 +132,8 @@ function structuralViolations(node: Node, path: string, out: string[]): void {
   } else if (typeof node['type'] !== 'string' || !TYPES.has(node['type'])) {
     if (!preserve) out.push(`${path}: must have a type (or be int-or-string / preserve-unknown-fields)`);
   }
-  if (node['properties'] !== undefined && node['additionalProperties'] !== undefined) out.push(`${path}: properties and additionalProperties are mutually exclusive`);
+  if (node['properties'] !== undefined && node['additionalProperties'] !== undefined)
+    out.push(`${path}: properties and additionalProperties are mutually exclusive`);
   if (node['additionalProperties'] === false) out.push(`${path}: additionalProperties: false is forbidden`);
   if (node['format'] !== undefined && !FORMATS.has(String(node['format']))) out.push(`${path}: unknown format ${String(node['format'])}`);
   if (node['type'] === 'array' && node['items'] === undefined) out.push(`${path}: array without items`);
@@ -122,8 +168,14 @@ test('both schemas are structural (every node typed, no forbidden keywords, list
     assert.equal(schema['type'], 'object');
     const metadata = (schema['properties'] as Record<string, Node>)['metadata']!;
     const metaProps = Object.keys((metadata['properties'] ?? {}) as Node);
-    assert.ok(metaProps.every((p) => p === 'name' || p === 'generateName'), 'root metadata may only constrain name/generateName');
-    assert.deepEqual(Object.keys(metadata).filter((k) => k !== 'properties' && k !== 'description'), ['type']);
+    assert.ok(
+      metaProps.every((p) => p === 'name' || p === 'generateName'),
+      'root metadata may only constrain name/generateName',
+    );
+    assert.deepEqual(
+      Object.keys(metadata).filter((k) => k !== 'properties' && k !== 'description'),
+      ['type'],
+    );
   }
 });
 
@@ -133,7 +185,12 @@ test('the structural checker itself rejects the usual mistakes', () => {
     properties: {
       untyped: { description: 'x' },
       both: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: { type: 'string' } },
-      list: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['k'], items: { type: 'object', properties: { k: { type: 'string' } } } },
+      list: {
+        type: 'array',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['k'],
+        items: { type: 'object', properties: { k: { type: 'string' } } },
+      },
       ref: { $ref: '#/x' },
     },
   };
@@ -155,7 +212,10 @@ test('every spec and status field has a description (kubectl explain)', () => {
   for (const name of ['v1', 'v1beta1']) {
     const out: string[] = [];
     missingDescriptions(schemaOf(name), name, out);
-    assert.deepEqual(out.filter((p) => !p.endsWith('.metadata')), []);
+    assert.deepEqual(
+      out.filter((p) => !p.endsWith('.metadata')),
+      [],
+    );
   }
 });
 
@@ -181,7 +241,10 @@ test('storage schema (v1beta1) keeps every field of the Apache captures; v1 drop
     const object = { ...(fx.spec ? { spec: fx.spec } : {}), ...(fx.status ? { status: fx.status } : {}) };
     const kept = prune(object, schemaOf('v1beta1'), true) as { status?: Node };
     const expected = structuredClone(object) as { status?: Node };
-    if (expected.status) { delete expected.status['cfkInternalState']; delete expected.status['cmfSync']; }
+    if (expected.status) {
+      delete expected.status['cfkInternalState'];
+      delete expected.status['cmfSync'];
+    }
     assert.deepEqual(kept, expected, `${fx.file}: v1beta1 storage schema must not prune Apache fields`);
 
     const viewV1 = prune(object, schemaOf('v1'), true) as { spec?: unknown; status?: { jobStatus?: Node; reconciliationStatus?: unknown } };

@@ -64,8 +64,18 @@ test('high availability counts when the type (or legacy key) is set and not NONE
 
 test('Flink durations parse to milliseconds', () => {
   const cases: Array<[string, number]> = [
-    ['30s', 30_000], ['10 s', 10_000], ['1 min', 60_000], ['2m', 120_000], ['500 ms', 500], ['2h', 7_200_000],
-    ['1d', 86_400_000], ['500', 500], ['3 MINUTES', 180_000], ['1000us', 1], ['0', 0], [' 5 seconds ', 5_000],
+    ['30s', 30_000],
+    ['10 s', 10_000],
+    ['1 min', 60_000],
+    ['2m', 120_000],
+    ['500 ms', 500],
+    ['2h', 7_200_000],
+    ['1d', 86_400_000],
+    ['500', 500],
+    ['3 MINUTES', 180_000],
+    ['1000us', 1],
+    ['0', 0],
+    [' 5 seconds ', 5_000],
   ];
   for (const [text, ms] of cases) assert.equal(parseFlinkDuration(text), ms, text);
 });
@@ -83,8 +93,19 @@ test('garbage durations throw with the accepted forms', () => {
 test('the configuration file by Flink version: flink-conf.yaml up to v1_18, config.yaml from v1_19', () => {
   const files = Object.fromEntries(FLINK_VERSIONS.map((v) => [v, flinkConfigFileOf(v)]));
   assert.deepEqual(files, {
-    v1_13: 'flink-conf.yaml', v1_14: 'flink-conf.yaml', v1_15: 'flink-conf.yaml', v1_16: 'flink-conf.yaml', v1_17: 'flink-conf.yaml', v1_18: 'flink-conf.yaml',
-    v1_19: 'config.yaml', v1_20: 'config.yaml', v2_0: 'config.yaml', v2_1: 'config.yaml', v2_2: 'config.yaml', v2_3: 'config.yaml', v2_4: 'config.yaml',
+    v1_13: 'flink-conf.yaml',
+    v1_14: 'flink-conf.yaml',
+    v1_15: 'flink-conf.yaml',
+    v1_16: 'flink-conf.yaml',
+    v1_17: 'flink-conf.yaml',
+    v1_18: 'flink-conf.yaml',
+    v1_19: 'config.yaml',
+    v1_20: 'config.yaml',
+    v2_0: 'config.yaml',
+    v2_1: 'config.yaml',
+    v2_2: 'config.yaml',
+    v2_3: 'config.yaml',
+    v2_4: 'config.yaml',
   });
   assert.equal(flinkConfigFileOf(undefined), 'config.yaml', 'unset: the default version v1_20');
 });

@@ -20,15 +20,18 @@ const USER_JOB_KEYS = ['jobName', 'jobId', 'state', 'startTime', 'updateTime'] a
 function dropNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(dropNulls);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, dropNulls(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, v]) => v !== null)
+      .map(([k, v]) => [k, dropNulls(v)]),
+  );
 }
 
 test('the captures in the shared fixtures are all present (3 statuses)', () => {
-  assert.deepEqual(withStatus.map((f) => f.file), [
-    'status-cfk-flinkapplication-deployed.yaml',
-    'status-flinkdep-stable-blue-flink2.2.yaml',
-    'status-flinkdep-stable-green-after-savepoint-upgrade.yaml',
-  ]);
+  assert.deepEqual(
+    withStatus.map((f) => f.file),
+    ['status-cfk-flinkapplication-deployed.yaml', 'status-flinkdep-stable-blue-flink2.2.yaml', 'status-flinkdep-stable-green-after-savepoint-upgrade.yaml'],
+  );
 });
 
 test('blue capture (current format): specs decode to objects, user-facing fields kept exactly', () => {
@@ -54,7 +57,13 @@ test('blue capture (current format): specs decode to objects, user-facing fields
     clusterInfo: fx.status!.clusterInfo,
     conditions: fx.status!.conditions,
     jobManagerDeploymentStatus: 'READY',
-    jobStatus: { jobId: '66f2185fc8ba08be40e161adeec74c37', jobName: 'p03-vehicle-alert', startTime: '1784354379909', state: 'RUNNING', updateTime: '1784354404067' },
+    jobStatus: {
+      jobId: '66f2185fc8ba08be40e161adeec74c37',
+      jobName: 'p03-vehicle-alert',
+      startTime: '1784354379909',
+      state: 'RUNNING',
+      updateTime: '1784354404067',
+    },
     lifecycleState: 'STABLE',
     observedGeneration: 1,
     taskManager: { labelSelector: 'component=taskmanager,app=p03-vehicle-alert-bg-blue', replicas: 1 },
@@ -116,23 +125,48 @@ test('an Apache "stable" status (equal spec strings) stays stable through decode
 });
 
 test('every lastReconciledSpec format parses: bare, top-level apiVersion, with generation, current', () => {
-  const bare = parseLegacySpec('{\n  "job" : {\n    "jarURI" : "local:///j.jar",\n    "parallelism" : 2,\n    "entryClass" : null\n  },\n  "image" : "flink:1.15"\n}', 'f', 'ns/a');
+  const bare = parseLegacySpec(
+    '{\n  "job" : {\n    "jarURI" : "local:///j.jar",\n    "parallelism" : 2,\n    "entryClass" : null\n  },\n  "image" : "flink:1.15"\n}',
+    'f',
+    'ns/a',
+  );
   assert.deepEqual(bare, { spec: { job: { jarURI: 'local:///j.jar', parallelism: 2 }, image: 'flink:1.15' }, variant: 'bare' });
 
   const top = parseLegacySpec('{"apiVersion":"flink.apache.org/v1beta1","image":"flink:1.15","mode":null}', 'f', 'ns/a');
   assert.deepEqual(top, { spec: { image: 'flink:1.15' }, apiVersion: 'flink.apache.org/v1beta1', variant: 'top-level-apiVersion' });
 
-  const gen = parseLegacySpec('{"spec":{"image":"i"},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","metadata":{"generation":4},"firstDeployment":false}}', 'f', 'ns/a');
-  assert.deepEqual(gen, { spec: { image: 'i' }, apiVersion: 'flink.apache.org/v1beta1', firstDeployment: false, generation: 4, variant: 'resource_metadata-with-generation' });
+  const gen = parseLegacySpec(
+    '{"spec":{"image":"i"},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","metadata":{"generation":4},"firstDeployment":false}}',
+    'f',
+    'ns/a',
+  );
+  assert.deepEqual(gen, {
+    spec: { image: 'i' },
+    apiVersion: 'flink.apache.org/v1beta1',
+    firstDeployment: false,
+    generation: 4,
+    variant: 'resource_metadata-with-generation',
+  });
 
-  const current = parseLegacySpec('{"spec":{"image":"i","podTemplate":{"spec":{"containers":[{"name":"c","env":null}]}}},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":true}}', 'f', 'ns/a');
-  assert.deepEqual(current, { spec: { image: 'i', podTemplate: { spec: { containers: [{ name: 'c' }] } } }, apiVersion: 'flink.apache.org/v1beta1', firstDeployment: true, variant: 'resource_metadata' });
+  const current = parseLegacySpec(
+    '{"spec":{"image":"i","podTemplate":{"spec":{"containers":[{"name":"c","env":null}]}}},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":true}}',
+    'f',
+    'ns/a',
+  );
+  assert.deepEqual(current, {
+    spec: { image: 'i', podTemplate: { spec: { containers: [{ name: 'c' }] } } },
+    apiVersion: 'flink.apache.org/v1beta1',
+    firstDeployment: true,
+    variant: 'resource_metadata',
+  });
 });
 
 test('malformed spec strings fail naming the resource and the field', () => {
   assert.throws(
     () => parseLegacySpec('{"spec":', 'status.reconciliationStatus.lastReconciledSpec', 'default/orders'),
-    (e: unknown) => e instanceof LegacyStatusError && e.field === 'status.reconciliationStatus.lastReconciledSpec' &&
+    (e: unknown) =>
+      e instanceof LegacyStatusError &&
+      e.field === 'status.reconciliationStatus.lastReconciledSpec' &&
       /^default\/orders: status\.reconciliationStatus\.lastReconciledSpec is not valid JSON \(.+\)$/.test(e.message),
   );
   assert.throws(() => parseLegacySpec('[1]', 'f', 'default/orders'), /default\/orders: f must be a JSON object/);
@@ -145,13 +179,23 @@ test('malformed spec strings fail naming the resource and the field', () => {
 
 test('serializeLegacySpec writes the current Apache format in Apache field order', () => {
   const json = serializeLegacySpec({
-    spec: { mode: 'native', image: 'flink:2.2', job: { upgradeMode: 'savepoint', jarURI: 'local:///j.jar' }, jobManager: { replicas: 1, resource: { memory: '1g', cpu: 1 } } },
+    spec: {
+      mode: 'native',
+      image: 'flink:2.2',
+      job: { upgradeMode: 'savepoint', jarURI: 'local:///j.jar' },
+      jobManager: { replicas: 1, resource: { memory: '1g', cpu: 1 } },
+    },
     firstDeployment: false,
   });
-  assert.equal(json,
+  assert.equal(
+    json,
     '{"spec":{"job":{"jarURI":"local:///j.jar","upgradeMode":"savepoint"},"image":"flink:2.2","jobManager":{"resource":{"cpu":1,"memory":"1g"},"replicas":1},"mode":"native"},' +
-    '"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":false}}');
-  assert.equal(serializeLegacySpec({ spec: {}, generation: 3 }), '{"spec":{},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","metadata":{"generation":3}}}');
+      '"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":false}}',
+  );
+  assert.equal(
+    serializeLegacySpec({ spec: {}, generation: 3 }),
+    '{"spec":{},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","metadata":{"generation":3}}}',
+  );
 });
 
 const withTriggers: FlinkDeploymentStatusV1beta1 = {
@@ -160,12 +204,21 @@ const withTriggers: FlinkDeploymentStatusV1beta1 = {
     jobId: 'a1b2',
     state: 'RUNNING',
     savepointInfo: {
-      triggerId: 'sp-trigger-1', triggerTimestamp: 1700000000000, triggerType: 'MANUAL', formatType: 'CANONICAL',
+      triggerId: 'sp-trigger-1',
+      triggerTimestamp: 1700000000000,
+      triggerType: 'MANUAL',
+      formatType: 'CANONICAL',
       lastSavepoint: { timeStamp: 1690000000000, location: 's3://b/sp-1', triggerType: 'PERIODIC', formatType: 'CANONICAL', triggerNonce: 7 },
       savepointHistory: [{ timeStamp: 1690000000000, location: 's3://b/sp-1', triggerType: 'PERIODIC', formatType: 'CANONICAL', triggerNonce: 7 }],
       lastPeriodicSavepointTimestamp: 1690000000000,
     },
-    checkpointInfo: { triggerId: 'cp-trigger-9', triggerTimestamp: 1700000001000, triggerType: 'MANUAL', formatType: 'INCREMENTAL', lastPeriodicCheckpointTimestamp: 5 },
+    checkpointInfo: {
+      triggerId: 'cp-trigger-9',
+      triggerTimestamp: 1700000001000,
+      triggerType: 'MANUAL',
+      formatType: 'INCREMENTAL',
+      lastPeriodicCheckpointTimestamp: 5,
+    },
   },
   reconciliationStatus: { state: 'DEPLOYED' },
 };
@@ -173,13 +226,32 @@ const withTriggers: FlinkDeploymentStatusV1beta1 = {
 test('legacy trigger fields with a triggerId become pending snapshots of the status job', () => {
   const { state, userStatus } = decodeLegacyStatus(withTriggers, 'ns/x', 'cm');
   assert.deepEqual(state.pendingSavepoint, {
-    kind: 'savepoint', triggerType: 'MANUAL', formatType: 'CANONICAL', jobId: 'a1b2', stopJob: false, requestedAt: 1700000000000, triggerId: 'sp-trigger-1',
+    kind: 'savepoint',
+    triggerType: 'MANUAL',
+    formatType: 'CANONICAL',
+    jobId: 'a1b2',
+    stopJob: false,
+    requestedAt: 1700000000000,
+    triggerId: 'sp-trigger-1',
   });
   assert.deepEqual(state.pendingCheckpoint, {
-    kind: 'checkpoint', triggerType: 'MANUAL', checkpointType: 'INCREMENTAL', jobId: 'a1b2', stopJob: false, requestedAt: 1700000001000, triggerId: 'cp-trigger-9',
+    kind: 'checkpoint',
+    triggerType: 'MANUAL',
+    checkpointType: 'INCREMENTAL',
+    jobId: 'a1b2',
+    stopJob: false,
+    requestedAt: 1700000001000,
+    triggerId: 'cp-trigger-9',
   });
-  assert.deepEqual(state.savepointHistory, [{ location: 's3://b/sp-1', timeStamp: 1690000000000, triggerType: 'PERIODIC', formatType: 'CANONICAL', triggerNonce: 7 }]);
-  assert.deepEqual(userStatus.jobStatus?.lastSavepoint, { location: 's3://b/sp-1', timeStamp: 1690000000000, triggerType: 'PERIODIC', formatType: 'CANONICAL' });
+  assert.deepEqual(state.savepointHistory, [
+    { location: 's3://b/sp-1', timeStamp: 1690000000000, triggerType: 'PERIODIC', formatType: 'CANONICAL', triggerNonce: 7 },
+  ]);
+  assert.deepEqual(userStatus.jobStatus?.lastSavepoint, {
+    location: 's3://b/sp-1',
+    timeStamp: 1690000000000,
+    triggerType: 'PERIODIC',
+    formatType: 'CANONICAL',
+  });
   const encoded = encodeLegacyStatus(state, userStatus);
   assert.deepEqual(encoded.jobStatus?.savepointInfo, withTriggers.jobStatus?.savepointInfo, 'savepointInfo is rebuilt field for field');
   assert.deepEqual(encoded.jobStatus?.checkpointInfo, withTriggers.jobStatus?.checkpointInfo);
@@ -213,13 +285,25 @@ test('hasLegacyFields is true only while operator-internal fields are present', 
 });
 
 test('trigger and format types an Apache version wrote but this model does not know read as UNKNOWN', () => {
-  const odd = { jobStatus: { jobId: 'j', savepointInfo: { triggerId: 't', triggerType: 'SCHEDULED', formatType: 'FANCY', savepointHistory: [{ location: 's3://x', timeStamp: 1, triggerType: 'NEW' }] } } } as unknown as FlinkDeploymentStatusV1beta1;
+  const odd = {
+    jobStatus: {
+      jobId: 'j',
+      savepointInfo: {
+        triggerId: 't',
+        triggerType: 'SCHEDULED',
+        formatType: 'FANCY',
+        savepointHistory: [{ location: 's3://x', timeStamp: 1, triggerType: 'NEW' }],
+      },
+    },
+  } as unknown as FlinkDeploymentStatusV1beta1;
   const { state } = decodeLegacyStatus(odd, 'ns/x', 'cm');
   assert.equal(state.pendingSavepoint?.triggerType, 'UNKNOWN');
   assert.equal(state.pendingSavepoint?.formatType, 'UNKNOWN');
   assert.equal(state.savepointHistory[0]?.triggerType, 'UNKNOWN');
-  assert.throws(() => decodeLegacyStatus({ reconciliationStatus: { state: 'WEIRD' } } as unknown as FlinkDeploymentStatusV1beta1, 'ns/x', 'cm'),
-    (e: unknown) => e instanceof LegacyStatusError && e.field === 'status.reconciliationStatus.state');
+  assert.throws(
+    () => decodeLegacyStatus({ reconciliationStatus: { state: 'WEIRD' } } as unknown as FlinkDeploymentStatusV1beta1, 'ns/x', 'cm'),
+    (e: unknown) => e instanceof LegacyStatusError && e.field === 'status.reconciliationStatus.state',
+  );
 });
 
 test('what the Apache operator wrote passes the v1beta1 status schema, and what decode/encode produce passes theirs', () => {
@@ -231,5 +315,8 @@ test('what the Apache operator wrote passes the v1beta1 status schema, and what 
     assert.deepEqual(validateInternalStateSchema(state), [], `${fx.file}: state`);
     assert.deepEqual(validateStatusSchema(encodeLegacyStatus(state, userStatus), 'v1beta1'), [], `${fx.file}: encoded legacy status`);
   }
-  assert.deepEqual(validateStatusSchema({ lifecycleState: 'GONE' }, 'v1').map((e) => e.field), ['status.lifecycleState']);
+  assert.deepEqual(
+    validateStatusSchema({ lifecycleState: 'GONE' }, 'v1').map((e) => e.field),
+    ['status.lifecycleState'],
+  );
 });

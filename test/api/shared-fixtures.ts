@@ -25,9 +25,11 @@ type Doc = { kind?: string; items?: Doc[]; metadata?: SharedFixture['metadata'];
 
 export function loadSharedFixtures(): SharedFixture[] {
   const out: SharedFixture[] = [];
-  for (const file of readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(FIXTURE_DIR)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     const doc = parseYaml(readFileSync(join(FIXTURE_DIR, file), 'utf8')) as Doc;
-    const docs = doc.kind === 'List' ? doc.items ?? [] : [doc];
+    const docs = doc.kind === 'List' ? (doc.items ?? []) : [doc];
     for (const d of docs) {
       const name = d.metadata?.name ?? file.replace(/\.yaml$/, '');
       out.push({

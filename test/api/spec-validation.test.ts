@@ -13,7 +13,9 @@ import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js
 import { loadSharedFixtures } from './shared-fixtures.js';
 
 const CORPUS = fileURLToPath(new URL('./invalid-specs/', import.meta.url));
-const corpusFiles = readdirSync(CORPUS).filter((f) => f.endsWith('.yaml')).sort();
+const corpusFiles = readdirSync(CORPUS)
+  .filter((f) => f.endsWith('.yaml'))
+  .sort();
 
 test('the invalid-spec corpus covers every rule (at least 25 cases)', () => {
   assert.ok(corpusFiles.length >= 25, `${corpusFiles.length} cases`);
@@ -57,7 +59,10 @@ test(`names up to ${MAX_DEPLOYMENT_NAME_LENGTH} characters pass, one more fails`
   const ok = 'a'.repeat(MAX_DEPLOYMENT_NAME_LENGTH);
   assert.deepEqual(validateFlinkDeployment({ metadata: { name: ok }, spec: defaultSpec() }), []);
   const errors = validateFlinkDeployment({ metadata: { name: `${ok}b` }, spec: defaultSpec() });
-  assert.deepEqual(errors.map((e) => e.field), ['metadata.name']);
+  assert.deepEqual(
+    errors.map((e) => e.field),
+    ['metadata.name'],
+  );
 });
 
 test('legal changes are not flagged: suspend alone, restart alone, resume and restart together', () => {
@@ -72,7 +77,11 @@ test('legal changes are not flagged: suspend alone, restart alone, resume and re
 });
 
 test('a savepointTriggerNonce at the first deployment is recorded, not a savepoint request', () => {
-  const spec: FlinkDeploymentSpec = { ...defaultSpec(), flinkConfiguration: { 'execution.checkpointing.dir': 'file:///cp' }, job: { ...defaultSpec().job, upgradeMode: 'stateless', savepointTriggerNonce: 0 } };
+  const spec: FlinkDeploymentSpec = {
+    ...defaultSpec(),
+    flinkConfiguration: { 'execution.checkpointing.dir': 'file:///cp' },
+    job: { ...defaultSpec().job, upgradeMode: 'stateless', savepointTriggerNonce: 0 },
+  };
   assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec }), []);
   assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec }, { spec }), [], 'unchanged nonce');
 });
@@ -85,14 +94,23 @@ test('a cron periodic savepoint interval is accepted, like a duration', () => {
 });
 
 test('garbage never throws; it yields schema errors naming the field', () => {
-  assert.deepEqual(validateFlinkDeployment({ metadata: { name: 'o' }, spec: 'nonsense' as unknown as FlinkDeploymentSpec }).map((e) => e.field), ['spec']);
+  assert.deepEqual(
+    validateFlinkDeployment({ metadata: { name: 'o' }, spec: 'nonsense' as unknown as FlinkDeploymentSpec }).map((e) => e.field),
+    ['spec'],
+  );
   const weird = validateFlinkDeployment({ metadata: {}, spec: { job: 7, flinkConfiguration: [] } as unknown as FlinkDeploymentSpec });
-  assert.deepEqual(weird.map((e) => e.field), ['metadata.name', 'spec.job', 'spec.flinkConfiguration', 'spec.flinkVersion']);
+  assert.deepEqual(
+    weird.map((e) => e.field),
+    ['metadata.name', 'spec.job', 'spec.flinkConfiguration', 'spec.flinkVersion'],
+  );
 });
 
 test('formatFieldErrors prints one "field: message" line per error', () => {
   assert.equal(
-    formatFieldErrors([{ field: 'spec.job.parallelism', message: 'must be at least 1, got 0; set it to 1 or more' }, { field: 'spec.mode', message: 'x; y' }]),
+    formatFieldErrors([
+      { field: 'spec.job.parallelism', message: 'must be at least 1, got 0; set it to 1 or more' },
+      { field: 'spec.mode', message: 'x; y' },
+    ]),
     'spec.job.parallelism: must be at least 1, got 0; set it to 1 or more\nspec.mode: x; y',
   );
   assert.equal(formatFieldErrors([]), '');
@@ -100,7 +118,10 @@ test('formatFieldErrors prints one "field: message" line per error', () => {
 
 test('schema validation: quantities are int-or-string, int32 ranges, keys with dots are bracketed', () => {
   assert.deepEqual(validateSpecSchema({ jobManager: { resources: { requests: { cpu: 1, memory: '2Gi' } } } }), []);
-  assert.deepEqual(validateSpecSchema({ jobManager: { resources: { limits: { cpu: 0.5 } } } }).map((e) => e.field), ['spec.jobManager.resources.limits.cpu']);
+  assert.deepEqual(
+    validateSpecSchema({ jobManager: { resources: { limits: { cpu: 0.5 } } } }).map((e) => e.field),
+    ['spec.jobManager.resources.limits.cpu'],
+  );
   assert.deepEqual(validateSpecSchema({ logConfiguration: { 'log4j-console.properties': 5 } }), [
     { field: 'spec.logConfiguration["log4j-console.properties"]', message: 'must be a string, got 5; quote it ("5")' },
   ]);
@@ -109,7 +130,11 @@ test('schema validation: quantities are int-or-string, int32 ranges, keys with d
 test('internal-state schema: the empty state is valid, a broken one names its fields', () => {
   assert.deepEqual(validateInternalStateSchema(emptyInternalState()), []);
   assert.deepEqual(validateInternalStateSchema({ ...emptyInternalState(), phase: 'DONE', savepointHistory: [{ location: 's3://x', timeStamp: 1 }] }), [
-    { field: 'phase', message: 'must be one of NEW, DEPLOYING, DEPLOYED, RUNNING, STOPPING, STOPPED, SUSPENDING, SUSPENDED, FINISHED, ROLLING_BACK, ROLLED_BACK, got "DONE"; use one of those values' },
+    {
+      field: 'phase',
+      message:
+        'must be one of NEW, DEPLOYING, DEPLOYED, RUNNING, STOPPING, STOPPED, SUSPENDING, SUSPENDED, FINISHED, ROLLING_BACK, ROLLED_BACK, got "DONE"; use one of those values',
+    },
     { field: 'savepointHistory[0].triggerType', message: 'is required; set it' },
   ]);
 });
@@ -121,12 +146,27 @@ test('values flink-conf.yaml cannot carry are fine from v1_19 (config.yaml), and
   for (const flinkVersion of ['v1_19', 'v1_20', 'v2_0'] as const) {
     assert.deepEqual(validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion }).withFlinkConfiguration(awkward).build()), [], flinkVersion);
   }
-  const legacy = validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion: 'v1_15', image: 'flink:1.15' }).withFlinkConfiguration(awkward).build());
-  assert.deepEqual(legacy.map((e) => e.field), ['spec.flinkConfiguration["s3.secret-key"]', 'spec.flinkConfiguration["pipeline.name"]', 'spec.flinkConfiguration["env.java.opts.jobmanager"]']);
+  const legacy = validateFlinkDeployment(
+    flinkDeployment('orders').withSpec({ flinkVersion: 'v1_15', image: 'flink:1.15' }).withFlinkConfiguration(awkward).build(),
+  );
+  assert.deepEqual(
+    legacy.map((e) => e.field),
+    ['spec.flinkConfiguration["s3.secret-key"]', 'spec.flinkConfiguration["pipeline.name"]', 'spec.flinkConfiguration["env.java.opts.jobmanager"]'],
+  );
   // standalone: args go on the command line (jobmanager-deployment.ts), not into flink-conf.yaml
-  const standalone = flinkDeployment('orders').withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', mode: 'standalone', job: { args: ['--topic', 'orders#eu'] } }).build();
+  const standalone = flinkDeployment('orders')
+    .withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', mode: 'standalone', job: { args: ['--topic', 'orders#eu'] } })
+    .build();
   assert.deepEqual(validateFlinkDeployment(standalone), []);
   // nested configuration is checked as Flink sees it, flattened
-  const nested = validateFlinkDeployment(flinkDeployment('orders').withSpec({ flinkVersion: 'v1_16', image: 'flink:1.16' }).withFlinkConfiguration({ s3: { 'secret-key': 'x#y' } }).build());
-  assert.deepEqual(nested.map((e) => e.field), ['spec.flinkConfiguration["s3.secret-key"]']);
+  const nested = validateFlinkDeployment(
+    flinkDeployment('orders')
+      .withSpec({ flinkVersion: 'v1_16', image: 'flink:1.16' })
+      .withFlinkConfiguration({ s3: { 'secret-key': 'x#y' } })
+      .build(),
+  );
+  assert.deepEqual(
+    nested.map((e) => e.field),
+    ['spec.flinkConfiguration["s3.secret-key"]'],
+  );
 });

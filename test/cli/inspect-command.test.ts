@@ -25,7 +25,12 @@ before(async () => {
   const variants = builtVariants();
   const midUpgrade = variants.find((v) => v.object.metadata.name === 'mid-upgrade')!;
   const stored = await lc.createLegacy({ ...midUpgrade.object, metadata: { ...midUpgrade.object.metadata, name: 'orders' } }, midUpgrade.status);
-  const outcome = await migrateLegacyDeployment(stored, { configMaps: lc.configMaps, deployments: lc.deployments, dryRun: false, writer: MIGRATE_COMMAND_WRITER });
+  const outcome = await migrateLegacyDeployment(stored, {
+    configMaps: lc.configMaps,
+    deployments: lc.deployments,
+    dryRun: false,
+    writer: MIGRATE_COMMAND_WRITER,
+  });
   assert.equal(outcome.kind, 'migrated');
   const current = variants[0]!;
   await lc.createLegacy({ ...current.object, metadata: { ...current.object.metadata, name: 'legacy' } }, current.status);
@@ -45,7 +50,10 @@ test('a migrated deployment caught mid-upgrade: state, pending operation, no lag
   assert.equal(i.state?.pendingSavepoint?.triggerId, 'trigger-42');
   assert.equal(i.legacyStatusArchived, true);
   // lastReconciledSpec has parallelism 4 (the upgrade being applied); the spec says 2
-  assert.deepEqual(i.pendingSpecChange?.filter((op) => op.path.startsWith('/job')), [{ op: 'replace', path: '/job/parallelism', value: 2 }]);
+  assert.deepEqual(
+    i.pendingSpecChange?.filter((op) => op.path.startsWith('/job')),
+    [{ op: 'replace', path: '/job/parallelism', value: 2 }],
+  );
 
   const text = formatInspection(i);
   assert.match(text, /^FlinkDeployment default\/orders \(generation 1\)$/m);
@@ -54,7 +62,10 @@ test('a migrated deployment caught mid-upgrade: state, pending operation, no lag
   assert.match(text, /lastSavepoint: +s3:\/\/b\/savepoints\/savepoint-1 at /);
   assert.match(text, /stateRef: +orders-operator-state revision 1/);
   assert.match(text, /revision: +1 {2}written by flink-operator\/[^,]+, leader flink-operator-migrate\/0/);
-  assert.match(text, /pending operation: +restore from s3:\/\/b\/savepoints\/savepoint-0; savepoint UPGRADE \(stop job\) of job a1b2c3d4e5f60718293a4b5c6d7e8f90, requested .*Flink trigger trigger-42; checkpoint MANUAL/);
+  assert.match(
+    text,
+    /pending operation: +restore from s3:\/\/b\/savepoints\/savepoint-0; savepoint UPGRADE \(stop job\) of job a1b2c3d4e5f60718293a4b5c6d7e8f90, requested .*Flink trigger trigger-42; checkpoint MANUAL/,
+  );
   assert.match(text, /Status lags state: +no \(both at revision 1\)/);
   assert.match(text, /Pending spec change \(lastReconciledSpec → spec\):\n(.*\n)* {2}~ spec\.job\.parallelism: 4 → 2$/m);
 });
@@ -80,7 +91,10 @@ test('an unmigrated deployment says so and has no state', async () => {
 });
 
 test('a missing deployment is an error naming it', async () => {
-  await assert.rejects(inspectDeployment(clients(), 'default', 'nope'), (e: unknown) => e instanceof DeploymentNotFoundError && /default\/nope not found/.test(e.message));
+  await assert.rejects(
+    inspectDeployment(clients(), 'default', 'nope'),
+    (e: unknown) => e instanceof DeploymentNotFoundError && /default\/nope not found/.test(e.message),
+  );
 });
 
 test('the command line: -o json is the inspection document; a missing deployment exits 1', async () => {

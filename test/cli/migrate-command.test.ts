@@ -44,12 +44,18 @@ test('dry run over all namespaces prints a diff per resource and writes nothing'
   const { lines, out } = collect();
   const report = await runMigrate(migrateClientsFor(lc.kubeConfig), { allNamespaces: true, dryRun: true }, out);
   assert.equal(report.exitCode, 0);
-  assert.deepEqual(report.outcomes.map((o) => `${o.kind} ${o.resource}`), ['would-migrate team-a/orders', 'would-migrate team-a/payments', 'would-migrate team-b/clicks']);
+  assert.deepEqual(
+    report.outcomes.map((o) => `${o.kind} ${o.resource}`),
+    ['would-migrate team-a/orders', 'would-migrate team-a/payments', 'would-migrate team-b/clicks'],
+  );
   const text = lines.join('\n');
   assert.match(text, /would migrate +team-a\/orders: would create ConfigMap orders-operator-state/);
   assert.match(text, /^ {4}ConfigMap team-a\/payments-operator-state \(create/m);
   assert.match(text, /^ {6}- status\.reconciliationStatus: /m);
-  assert.match(lines.at(-1)!, /^dry run, nothing written: 3 FlinkDeployment\(s\) in all namespaces: 3 would be migrated, 0 already migrated, 0 refused, 0 failed$/);
+  assert.match(
+    lines.at(-1)!,
+    /^dry run, nothing written: 3 FlinkDeployment\(s\) in all namespaces: 3 would be migrated, 0 already migrated, 0 refused, 0 failed$/,
+  );
   assert.equal(lc.cluster.requestLog.count({ verb: 'create' }) + lc.cluster.requestLog.count({ verb: 'update' }), before);
 });
 
@@ -70,24 +76,28 @@ test('a refused resource makes the exit status non-zero; the others are migrated
   const first = collect();
   const report = await runMigrate(migrateClientsFor(lc.kubeConfig), { allNamespaces: true }, first.out);
   assert.equal(report.exitCode, 1);
-  assert.deepEqual(report.outcomes.map((o) => `${o.kind} ${o.resource}`), [
-    'already-migrated team-a/orders',
-    'migrated team-a/payments',
-    'refused team-b/broken',
-    'migrated team-b/clicks',
-  ].sort((a, b) => a.split(' ')[1]!.localeCompare(b.split(' ')[1]!)));
+  assert.deepEqual(
+    report.outcomes.map((o) => `${o.kind} ${o.resource}`),
+    ['already-migrated team-a/orders', 'migrated team-a/payments', 'refused team-b/broken', 'migrated team-b/clicks'].sort((a, b) =>
+      a.split(' ')[1]!.localeCompare(b.split(' ')[1]!),
+    ),
+  );
   const text = first.lines.join('\n');
   assert.match(text, /^REFUSED {7}team-b\/broken: status\.reconciliationStatus\.lastReconciledSpec is not valid JSON/m);
   assert.match(text, /4 FlinkDeployment\(s\) in all namespaces: 2 migrated, 0 resumed, 1 already migrated, 1 refused, 0 failed/);
   assert.match(first.lines.at(-1)!, /1 FlinkDeployment\(s\) not migrated/);
 
   // second run: nothing changes, and it says so (the broken one is still refused)
-  const writes = () => lc.cluster.requestLog.count({ verb: 'create' }) + lc.cluster.requestLog.count({ verb: 'update' }) + lc.cluster.requestLog.count({ verb: 'patch' });
+  const writes = () =>
+    lc.cluster.requestLog.count({ verb: 'create' }) + lc.cluster.requestLog.count({ verb: 'update' }) + lc.cluster.requestLog.count({ verb: 'patch' });
   const before = writes();
   const second = collect();
   const again = await runMigrate(migrateClientsFor(lc.kubeConfig), { allNamespaces: true, selector: 'tier' }, second.out);
   assert.equal(again.exitCode, 0);
-  assert.match(second.lines.at(-1)!, /^nothing to migrate: all 3 FlinkDeployment\(s\) matching tier in all namespaces are already migrated; nothing was changed$/);
+  assert.match(
+    second.lines.at(-1)!,
+    /^nothing to migrate: all 3 FlinkDeployment\(s\) matching tier in all namespaces are already migrated; nothing was changed$/,
+  );
   assert.ok(second.lines.slice(0, 3).every((l) => l.startsWith('unchanged ')));
   assert.equal(writes(), before);
 });

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { cloneJson } from '../../src/devcluster/apiserver/json-clone.js';
 
 test('cloneJson copies JSON deeply: equal, independent, key order and undefined members kept', () => {
-  const original = { metadata: { name: 'a', labels: { x: '1' }, finalizers: ['f'] }, spec: { replicas: 2, list: [{ a: 1 }, null, 'x', true] }, status: undefined };
+  const original = {
+    metadata: { name: 'a', labels: { x: '1' }, finalizers: ['f'] },
+    spec: { replicas: 2, list: [{ a: 1 }, null, 'x', true] },
+    status: undefined,
+  };
   const copy = cloneJson(original);
   assert.deepStrictEqual(copy, original);
   assert.deepEqual(Object.keys(copy), ['metadata', 'spec', 'status']);

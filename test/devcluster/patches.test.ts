@@ -20,22 +20,47 @@ describe('patch algorithms', () => {
 
   it('json patch: applies ops and throws 422 on a failed test', () => {
     assert.deepEqual(applyJsonPatch({ a: 1 }, [{ op: 'add', path: '/b', value: 2 }]), { a: 1, b: 2 });
-    assert.throws(() => applyJsonPatch({ a: 1 }, [{ op: 'test', path: '/a', value: 2 }]), (e: any) => e.code === 422);
-    assert.throws(() => applyJsonPatch({ a: 1 }, { op: 'add' }), (e: any) => e.code === 400);
+    assert.throws(
+      () => applyJsonPatch({ a: 1 }, [{ op: 'test', path: '/a', value: 2 }]),
+      (e: any) => e.code === 422,
+    );
+    assert.throws(
+      () => applyJsonPatch({ a: 1 }, { op: 'add' }),
+      (e: any) => e.code === 400,
+    );
   });
 
   it('strategic merge: merge keys, primitive-list union, $retainKeys, $deleteFromPrimitiveList, $patch replace', () => {
-    const svc = { spec: { ports: [{ port: 80, name: 'http' }, { port: 443, name: 'https' }] }, metadata: { finalizers: ['a'], ownerReferences: [{ uid: '1', name: 'x' }] } };
+    const svc = {
+      spec: {
+        ports: [
+          { port: 80, name: 'http' },
+          { port: 443, name: 'https' },
+        ],
+      },
+      metadata: { finalizers: ['a'], ownerReferences: [{ uid: '1', name: 'x' }] },
+    };
     const out = applyStrategicMergePatch(svc, {
-      spec: { ports: [{ port: 80, name: 'web' }, { port: 443, $patch: 'delete' }] },
+      spec: {
+        ports: [
+          { port: 80, name: 'web' },
+          { port: 443, $patch: 'delete' },
+        ],
+      },
       metadata: { finalizers: ['b', 'a'], ownerReferences: [{ uid: '2', name: 'y' }], '$deleteFromPrimitiveList/finalizers': ['a'] },
     });
     assert.deepEqual(out.spec.ports, [{ port: 80, name: 'web' }]);
     assert.deepEqual(out.metadata.finalizers, ['b']);
-    assert.deepEqual(out.metadata.ownerReferences.map((r: any) => r.uid), ['1', '2']);
+    assert.deepEqual(
+      out.metadata.ownerReferences.map((r: any) => r.uid),
+      ['1', '2'],
+    );
     const replaced = applyStrategicMergePatch({ spec: { selector: { a: '1', b: '2' } } }, { spec: { selector: { $patch: 'replace', c: '3' } } });
     assert.deepEqual(replaced.spec.selector, { c: '3' });
-    const retained = applyStrategicMergePatch({ spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } } }, { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } });
+    const retained = applyStrategicMergePatch(
+      { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } } },
+      { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } },
+    );
     assert.deepEqual(retained.spec.strategy, { type: 'Recreate' });
   });
 

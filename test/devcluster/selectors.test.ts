@@ -21,11 +21,23 @@ describe('label and field selectors', () => {
   });
 
   it('rejects malformed label selectors with 400', () => {
-    assert.throws(() => parseLabelSelector('a in b'), (e: any) => e.code === 400);
+    assert.throws(
+      () => parseLabelSelector('a in b'),
+      (e: any) => e.code === 400,
+    );
   });
 
   it('renders a LabelSelector object as a selector string', () => {
-    assert.equal(labelSelectorToString({ matchLabels: { a: '1' }, matchExpressions: [{ key: 'b', operator: 'In', values: ['y', 'x'] }, { key: 'c', operator: 'DoesNotExist' }] }), 'a=1,b in (x,y),!c');
+    assert.equal(
+      labelSelectorToString({
+        matchLabels: { a: '1' },
+        matchExpressions: [
+          { key: 'b', operator: 'In', values: ['y', 'x'] },
+          { key: 'c', operator: 'DoesNotExist' },
+        ],
+      }),
+      'a=1,b in (x,y),!c',
+    );
   });
 
   it('supports metadata.name/namespace everywhere and involvedObject.* for events only', () => {
@@ -33,6 +45,9 @@ describe('label and field selectors', () => {
     assert.equal(matchesFields(parseFieldSelector('involvedObject.kind=Pod,involvedObject.name=p', '/events'), ev), true);
     assert.equal(matchesFields(parseFieldSelector('involvedObject.name!=p', '/events'), ev), false);
     assert.equal(matchesFields(parseFieldSelector('metadata.namespace=ns', 'example.com/widgets'), ev), true);
-    assert.throws(() => parseFieldSelector('involvedObject.name=p', '/configmaps'), (e: any) => e.code === 400 && /"involvedObject.name" is not a known field selector/.test(e.message));
+    assert.throws(
+      () => parseFieldSelector('involvedObject.name=p', '/configmaps'),
+      (e: any) => e.code === 400 && /"involvedObject.name" is not a known field selector/.test(e.message),
+    );
   });
 });

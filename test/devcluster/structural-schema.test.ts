@@ -14,7 +14,11 @@ const schema = {
         replicas: { type: 'integer', minimum: 1, default: 1 },
         ports: { type: 'array', maxItems: 2, items: { type: 'object', properties: { port: { type: 'integer' }, name: { type: 'string', default: 'http' } } } },
         labels: { type: 'object', additionalProperties: { type: 'string' } },
-        free: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { typed: { type: 'object', properties: { a: { type: 'string' } } } } },
+        free: {
+          type: 'object',
+          'x-kubernetes-preserve-unknown-fields': true,
+          properties: { typed: { type: 'object', properties: { a: { type: 'string' } } } },
+        },
         nullableField: { type: 'string', nullable: true },
         plain: { type: 'string' },
         template: { type: 'object', 'x-kubernetes-embedded-resource': true, properties: { spec: { type: 'object', properties: { x: { type: 'string' } } } } },
@@ -64,19 +68,29 @@ describe('structural schema: pruning, defaulting, validation', () => {
       'spec.ports[0].port: Invalid value: "string": spec.ports[0].port in body must be of type integer: "string"',
       'spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer"',
     ]);
-    assert.deepEqual(validateObject({ spec: {} }, schema).map((e) => `${e.field}: ${e.text}`), ['spec.image: Required value']);
+    assert.deepEqual(
+      validateObject({ spec: {} }, schema).map((e) => `${e.field}: ${e.text}`),
+      ['spec.image: Required value'],
+    );
   });
 
   it('checks list-type map and set uniqueness and the int32 format', () => {
     const listSchema = {
       type: 'object',
       properties: {
-        conditions: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'], items: { type: 'object', properties: { type: { type: 'string' } } } },
+        conditions: {
+          type: 'array',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['type'],
+          items: { type: 'object', properties: { type: { type: 'string' } } },
+        },
         tags: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'string' } },
         small: { type: 'integer', format: 'int32' },
       },
     };
-    const texts = validateObject({ conditions: [{ type: 'Ready' }, { type: 'Ready' }], tags: ['a', 'a'], small: 3000000000 }, listSchema).map((e) => `${e.field}: ${e.text}`);
+    const texts = validateObject({ conditions: [{ type: 'Ready' }, { type: 'Ready' }], tags: ['a', 'a'], small: 3000000000 }, listSchema).map(
+      (e) => `${e.field}: ${e.text}`,
+    );
     assert.deepEqual(texts, [
       'conditions[1]: Duplicate value: map[string]interface {}{"type":"Ready"}',
       'tags[1]: Duplicate value: "a"',

@@ -79,7 +79,10 @@ describe('object store and watch hub', () => {
     const w = recorder();
     store.watchHub.subscribe(w, 3);
     assert.deepEqual(w.lines, ['ADDED c3 4', 'ADDED c4 5']);
-    assert.throws(() => store.watchHub.subscribe(recorder(), 1), (e: any) => e.code === 410 && /too old resource version: 1/.test(e.message));
+    assert.throws(
+      () => store.watchHub.subscribe(recorder(), 1),
+      (e: any) => e.code === 410 && /too old resource version: 1/.test(e.message),
+    );
     // the history is per resource type: other types do not push configmap events out
     store.put('/secrets', { metadata: { name: 's', namespace: 'a' } });
     const again = recorder();

@@ -90,7 +90,12 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
  * Polls `probe` every `intervalMs` until it returns a value (errors count as "not yet"); resolves
  * undefined after `timeoutMs` (or when `signal` aborts).
  */
-export async function pollUntil<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, intervalMs = 100, signal?: AbortSignal): Promise<T | undefined> {
+export async function pollUntil<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  intervalMs = 100,
+  signal?: AbortSignal,
+): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     let value: T | undefined;
@@ -106,7 +111,12 @@ export async function pollUntil<T>(probe: () => Promise<T | undefined> | T | und
 }
 
 /** As pollUntil, but throws `timed out waiting for <what>` (with `detail()` appended) on timeout. */
-export async function waitUntil<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs: number, what: string, detail?: () => Promise<string> | string): Promise<T> {
+export async function waitUntil<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  what: string,
+  detail?: () => Promise<string> | string,
+): Promise<T> {
   const value = await pollUntil(probe, timeoutMs);
   if (value !== undefined) return value;
   const extra = detail ? `: ${await Promise.resolve(detail()).catch((e: unknown) => String(e))}` : '';
@@ -221,7 +231,11 @@ export class DeploymentHandle {
   readonly apps: AppsV1Api;
   readonly coordination: CoordinationV1Api;
 
-  constructor(kubeConfig: KubeConfig, readonly namespace: string, readonly name: string) {
+  constructor(
+    kubeConfig: KubeConfig,
+    readonly namespace: string,
+    readonly name: string,
+  ) {
     this.custom = kubeConfig.makeApiClient(CustomObjectsApi);
     this.core = kubeConfig.makeApiClient(CoreV1Api);
     this.apps = kubeConfig.makeApiClient(AppsV1Api);
@@ -246,7 +260,13 @@ export class DeploymentHandle {
 
   async read(): Promise<FlinkDeploymentV1 | undefined> {
     try {
-      return (await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name })) as FlinkDeploymentV1;
+      return (await this.custom.getNamespacedCustomObject({
+        group: GROUP,
+        version: VERSION,
+        namespace: this.namespace,
+        plural: PLURAL,
+        name: this.name,
+      })) as FlinkDeploymentV1;
     } catch (error) {
       if (errorCode(error) === 404) return undefined;
       throw error;
@@ -256,7 +276,13 @@ export class DeploymentHandle {
   async create(body: FlinkDeploymentV1): Promise<FlinkDeploymentV1> {
     return retrying('create FlinkDeployment', async () => {
       try {
-        return (await this.custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, body })) as FlinkDeploymentV1;
+        return (await this.custom.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace: this.namespace,
+          plural: PLURAL,
+          body,
+        })) as FlinkDeploymentV1;
       } catch (error) {
         if (errorCode(error) === 409) {
           const existing = await this.read();
@@ -269,18 +295,24 @@ export class DeploymentHandle {
 
   /** A JSON merge patch of the main resource (what `kubectl patch --type merge` sends). */
   async patch(body: Record<string, unknown>): Promise<FlinkDeploymentV1> {
-    return retrying('patch FlinkDeployment', async () => (await this.custom.patchNamespacedCustomObject(
-      { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    )) as FlinkDeploymentV1);
+    return retrying(
+      'patch FlinkDeployment',
+      async () =>
+        (await this.custom.patchNamespacedCustomObject(
+          { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )) as FlinkDeploymentV1,
+    );
   }
 
   /** A JSON merge patch of /status (a user hand-editing the status). */
   async patchStatus(status: Record<string, unknown>): Promise<void> {
-    await retrying('patch FlinkDeployment status', () => this.custom.patchNamespacedCustomObjectStatus(
-      { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body: { status } },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    ));
+    await retrying('patch FlinkDeployment status', () =>
+      this.custom.patchNamespacedCustomObjectStatus(
+        { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
+    );
   }
 
   async configMap(name: string): Promise<V1ConfigMap | undefined> {
@@ -332,7 +364,13 @@ export class DeploymentHandle {
       const current = await this.stateConfigMap();
       if (!current) {
         const body: V1ConfigMap = {
-          metadata: { name: this.stateConfigMapName, namespace: this.namespace, labels: old.metadata?.labels, annotations: old.metadata?.annotations, ownerReferences: old.metadata?.ownerReferences },
+          metadata: {
+            name: this.stateConfigMapName,
+            namespace: this.namespace,
+            labels: old.metadata?.labels,
+            annotations: old.metadata?.annotations,
+            ownerReferences: old.metadata?.ownerReferences,
+          },
           data: old.data,
           binaryData: old.binaryData,
         };
@@ -373,13 +411,17 @@ export class DeploymentHandle {
    * finalizers when it does not. Then deletes the namespace (not waited for long).
    */
   async cleanUp(waitMs = 10_000): Promise<void> {
-    await this.custom.deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name }).catch(() => undefined);
+    await this.custom
+      .deleteNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name })
+      .catch(() => undefined);
     const gone = await pollUntil(async () => ((await this.read()) === undefined ? true : undefined), waitMs, 100);
     if (!gone) {
-      await this.custom.patchNamespacedCustomObject(
-        { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body: { metadata: { finalizers: null } } },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      ).catch(() => undefined);
+      await this.custom
+        .patchNamespacedCustomObject(
+          { group: GROUP, version: VERSION, namespace: this.namespace, plural: PLURAL, name: this.name, body: { metadata: { finalizers: null } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        )
+        .catch(() => undefined);
     }
     await this.core.deleteNamespace({ name: this.namespace }).catch(() => undefined);
   }
@@ -415,8 +457,10 @@ export function describeStatus(d: FlinkDeploymentV1 | undefined): string {
   if (!d) return 'no FlinkDeployment';
   const s = d.status;
   const error = s?.error ? `, error "${String(s.error).slice(0, 200)}"` : '';
-  return `generation ${d.metadata.generation}, observedGeneration ${s?.observedGeneration}, lifecycle ${s?.lifecycleState}, job ${s?.jobStatus?.jobId} ${s?.jobStatus?.state}, ` +
-    `JobManager ${s?.jobManagerDeploymentStatus}, lastSavepoint ${s?.jobStatus?.lastSavepoint?.location ?? '-'} (${s?.jobStatus?.lastSavepoint?.triggerType ?? '-'})${error}`;
+  return (
+    `generation ${d.metadata.generation}, observedGeneration ${s?.observedGeneration}, lifecycle ${s?.lifecycleState}, job ${s?.jobStatus?.jobId} ${s?.jobStatus?.state}, ` +
+    `JobManager ${s?.jobManagerDeploymentStatus}, lastSavepoint ${s?.jobStatus?.lastSavepoint?.location ?? '-'} (${s?.jobStatus?.lastSavepoint?.triggerType ?? '-'})${error}`
+  );
 }
 
 /** The jobs of the simulated JobManagers running for `namespace/name` (JobManager pod → jobs). */
@@ -503,7 +547,10 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
   for (const s of submissions) if (s.origin === 'submitted') submittedBy.set(s.jobId, [...(submittedBy.get(s.jobId) ?? []), s]);
   for (const [jobId, list] of submittedBy) {
     if (list.length > 1) {
-      out.push({ invariant: '1 no job id submitted twice', detail: `job ${jobId} submitted ${list.length} times: ${list.map((s) => `${rel(s.at)} on ${s.podName} from ${s.restoredFrom ?? 'nothing'}`).join('; ')}` });
+      out.push({
+        invariant: '1 no job id submitted twice',
+        detail: `job ${jobId} submitted ${list.length} times: ${list.map((s) => `${rel(s.at)} on ${s.podName} from ${s.restoredFrom ?? 'nothing'}`).join('; ')}`,
+      });
     }
   }
 
@@ -515,9 +562,15 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
   submissions.forEach((s, i) => {
     if (i === 0 || s.origin !== 'submitted') return;
     if (s.restoredFrom === null) {
-      out.push({ invariant: '2 no stop without a savepoint', detail: `job ${s.jobId} submitted at ${rel(s.at)} on ${s.podName} without any restore path (state lost)` });
+      out.push({
+        invariant: '2 no stop without a savepoint',
+        detail: `job ${s.jobId} submitted at ${rel(s.at)} on ${s.podName} without any restore path (state lost)`,
+      });
     } else if (!completedLocations.has(s.restoredFrom) && !isOwnCheckpoint(s.restoredFrom)) {
-      out.push({ invariant: '2 no stop without a savepoint', detail: `job ${s.jobId} submitted at ${rel(s.at)} restored from ${s.restoredFrom}, which is neither a completed savepoint nor a checkpoint of this deployment` });
+      out.push({
+        invariant: '2 no stop without a savepoint',
+        detail: `job ${s.jobId} submitted at ${rel(s.at)} restored from ${s.restoredFrom}, which is neither a completed savepoint nor a checkpoint of this deployment`,
+      });
     }
   });
   // 2b: every job but the running one ended by a completed stop-with-savepoint (or is still in HA after a last-state suspend)
@@ -529,8 +582,15 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
     if (stopped) continue;
     const lastJob = submissions.at(-1)?.jobId === jobId;
     if (input.finalSuspended && lastJob && input.mode === 'last-state' && (input.haJobIds ?? []).includes(jobId)) continue;
-    const savepoints = lineage.savepoints.filter((p) => p.jobId === jobId).map((p) => `${p.kind} ${p.status}`).join(', ') || 'none';
-    out.push({ invariant: '2 no stop without a savepoint', detail: `job ${jobId} (last started ${rel(new Date(lastAt).toISOString())}) ended without a completed stop-with-savepoint after it started (its savepoints: ${savepoints})` });
+    const savepoints =
+      lineage.savepoints
+        .filter((p) => p.jobId === jobId)
+        .map((p) => `${p.kind} ${p.status}`)
+        .join(', ') || 'none';
+    out.push({
+      invariant: '2 no stop without a savepoint',
+      detail: `job ${jobId} (last started ${rel(new Date(lastAt).toISOString())}) ended without a completed stop-with-savepoint after it started (its savepoints: ${savepoints})`,
+    });
   }
   for (const c of lineage.cancellations) {
     out.push({ invariant: '2 no stop without a savepoint', detail: `job ${c.jobId} cancelled at ${rel(c.at)} (nobody asked for a cancellation)` });
@@ -540,7 +600,9 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
   const windows: Array<{ label: string; kind: ActionKind | 'initial'; from: number; to: number }> = [];
   const firstAction = input.actions[0]?.startedAt ?? Number.POSITIVE_INFINITY;
   windows.push({ label: 'initial deployment', kind: 'initial', from: Number.NEGATIVE_INFINITY, to: firstAction });
-  input.actions.forEach((a, i) => windows.push({ label: a.label, kind: a.kind, from: a.startedAt, to: input.actions[i + 1]?.startedAt ?? Number.POSITIVE_INFINITY }));
+  input.actions.forEach((a, i) =>
+    windows.push({ label: a.label, kind: a.kind, from: a.startedAt, to: input.actions[i + 1]?.startedAt ?? Number.POSITIVE_INFINITY }),
+  );
   for (const w of windows) {
     const inWindow = completed.filter((p) => Date.parse(p.triggeredAt) >= w.from && Date.parse(p.triggeredAt) < w.to);
     const stops = inWindow.filter((p) => p.kind === 'stop-with-savepoint');
@@ -553,14 +615,23 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
     const describe = (list: typeof completed) => list.map((p) => `${p.location} of job ${p.jobId.slice(0, 8)} triggered ${rel(p.triggeredAt)}`).join('; ');
     const expected = (r: [number, number]) => (r[0] === r[1] ? `${r[0]}` : `${r[0]}..${r[1]}`);
     if (stops.length < stopRange[0] || stops.length > stopRange[1]) {
-      out.push({ invariant: '3 one savepoint per action', detail: `${w.label}: ${stops.length} completed stop-with-savepoints, expected ${expected(stopRange)}${stops.length ? ` (${describe(stops)})` : ''}` });
+      out.push({
+        invariant: '3 one savepoint per action',
+        detail: `${w.label}: ${stops.length} completed stop-with-savepoints, expected ${expected(stopRange)}${stops.length ? ` (${describe(stops)})` : ''}`,
+      });
     }
     if (manual.length < manualRange[0] || manual.length > manualRange[1]) {
-      out.push({ invariant: '3 one savepoint per action', detail: `${w.label}: ${manual.length} completed savepoints, expected ${expected(manualRange)}${manual.length ? ` (${describe(manual)})` : ''}` });
+      out.push({
+        invariant: '3 one savepoint per action',
+        detail: `${w.label}: ${manual.length} completed savepoints, expected ${expected(manualRange)}${manual.length ? ` (${describe(manual)})` : ''}`,
+      });
     }
   }
   for (const p of lineage.savepoints.filter((x) => x.status === 'IN_PROGRESS')) {
-    out.push({ invariant: '3 one savepoint per action', detail: `${p.kind} ${p.triggerId} of job ${p.jobId} triggered ${rel(p.triggeredAt)} still IN_PROGRESS at the end` });
+    out.push({
+      invariant: '3 one savepoint per action',
+      detail: `${p.kind} ${p.triggerId} of job ${p.jobId} triggered ${rel(p.triggeredAt)} still IN_PROGRESS at the end`,
+    });
   }
 
   // 4: every new submission restored from the newest completed savepoint (or a newer checkpoint) at its time
@@ -568,10 +639,16 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
     if (i === 0 || s.origin !== 'submitted') return;
     const at = Date.parse(s.at);
     const before = completed.filter((p) => Date.parse(p.completedAt ?? p.triggeredAt) <= at);
-    const newest = before.reduce<(typeof completed)[number] | undefined>((a, b) => (!a || Date.parse(b.completedAt!) >= Date.parse(a.completedAt!) ? b : a), undefined);
+    const newest = before.reduce<(typeof completed)[number] | undefined>(
+      (a, b) => (!a || Date.parse(b.completedAt!) >= Date.parse(a.completedAt!) ? b : a),
+      undefined,
+    );
     if (!newest) {
       if (s.restoredFrom !== null && !isOwnCheckpoint(s.restoredFrom)) {
-        out.push({ invariant: '4 restored from the newest savepoint', detail: `job ${s.jobId} submitted at ${rel(s.at)} restored from ${s.restoredFrom} although no savepoint had completed` });
+        out.push({
+          invariant: '4 restored from the newest savepoint',
+          detail: `job ${s.jobId} submitted at ${rel(s.at)} restored from ${s.restoredFrom} although no savepoint had completed`,
+        });
       }
       return;
     }
@@ -597,16 +674,33 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
 export function describeLineage(lineage: LineageRecord, t0: number): string {
   const rel = (iso: string | null) => (iso ? `+${((Date.parse(iso) - t0) / 1000).toFixed(1)}s` : '?');
   const events: Array<[number, string]> = [];
-  for (const s of lineage.submissions) events.push([Date.parse(s.at), `${rel(s.at)} ${s.origin} ${s.jobId.slice(0, 8)} from ${s.restoredFrom?.replace(/^.*\//, '') ?? '-'}`]);
-  for (const p of lineage.savepoints) events.push([Date.parse(p.triggeredAt), `${rel(p.triggeredAt)} ${p.kind} ${p.jobId.slice(0, 8)} ${p.status}${p.location ? ` ${p.location.replace(/^.*\//, '')}` : ''}`]);
+  for (const s of lineage.submissions)
+    events.push([Date.parse(s.at), `${rel(s.at)} ${s.origin} ${s.jobId.slice(0, 8)} from ${s.restoredFrom?.replace(/^.*\//, '') ?? '-'}`]);
+  for (const p of lineage.savepoints)
+    events.push([
+      Date.parse(p.triggeredAt),
+      `${rel(p.triggeredAt)} ${p.kind} ${p.jobId.slice(0, 8)} ${p.status}${p.location ? ` ${p.location.replace(/^.*\//, '')}` : ''}`,
+    ]);
   for (const c of lineage.cancellations) events.push([Date.parse(c.at), `${rel(c.at)} cancel ${c.jobId.slice(0, 8)}`]);
-  return events.sort((a, b) => a[0] - b[0]).map((e) => e[1]).join(' | ');
+  return events
+    .sort((a, b) => a[0] - b[0])
+    .map((e) => e[1])
+    .join(' | ');
 }
 
 // ---------------------------------------------------------------------------------- the plan
 
 export type FaultKind = 'kill-leader' | 'pause-leader' | 'rogue-instance' | 'delete-state' | 'stale-state' | 'status-edit' | 'flink-outage' | 'api-faults';
-export const FAULT_KINDS: readonly FaultKind[] = ['kill-leader', 'pause-leader', 'rogue-instance', 'delete-state', 'stale-state', 'status-edit', 'flink-outage', 'api-faults'];
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'kill-leader',
+  'pause-leader',
+  'rogue-instance',
+  'delete-state',
+  'stale-state',
+  'status-edit',
+  'flink-outage',
+  'api-faults',
+];
 const PROCESS_FAULTS = new Set<FaultKind>(['kill-leader', 'pause-leader', 'rogue-instance']);
 
 /**
@@ -658,20 +752,24 @@ function pick<T>(random: RandomSource, weighted: ReadonlyArray<readonly [T, numb
 function faultDuration(kind: FaultKind, random: RandomSource): number {
   const between = (lo: number, hi: number) => Math.round(lo + random() * (hi - lo));
   switch (kind) {
-    case 'pause-leader': return between(LEASE_DURATION_MS + 1_000, LEASE_DURATION_MS + 2_500);
-    case 'rogue-instance': return between(3_500, 6_000);
-    case 'flink-outage': return between(1_500, 4_000);
-    case 'api-faults': return between(3_000, 6_000);
-    default: return 0;
+    case 'pause-leader':
+      return between(LEASE_DURATION_MS + 1_000, LEASE_DURATION_MS + 2_500);
+    case 'rogue-instance':
+      return between(3_500, 6_000);
+    case 'flink-outage':
+      return between(1_500, 4_000);
+    case 'api-faults':
+      return between(3_000, 6_000);
+    default:
+      return 0;
   }
 }
 
 /** The run's plan: a pure function of (seed, scenario). */
 export function planChaosRun(seed: number, scenario: ChaosScenario = 'mixed'): ChaosPlan {
   const random = seededRandom(seed);
-  const mode: UpgradeMode = scenario === 'savepoint' || scenario === 'last-state' ? scenario
-    : scenario === 'rollback' ? 'savepoint'
-      : random() < 0.6 ? 'savepoint' : 'last-state';
+  const mode: UpgradeMode =
+    scenario === 'savepoint' || scenario === 'last-state' ? scenario : scenario === 'rollback' ? 'savepoint' : random() < 0.6 ? 'savepoint' : 'last-state';
   const count = 2 + Math.floor(random() * 3);
   const forcedAction = (ACTION_KINDS as readonly string[]).includes(scenario) ? (scenario as ActionKind) : undefined;
   const forcedFault = (FAULT_KINDS as readonly string[]).includes(scenario) ? (scenario as FaultKind) : undefined;
@@ -681,11 +779,17 @@ export function planChaosRun(seed: number, scenario: ChaosScenario = 'mixed'): C
     let kind: ActionKind;
     const rolledBack = actions.at(-1)?.kind === 'rollback';
     if (suspended) kind = 'resume';
-    else if (rolledBack) kind = 'upgrade'; // ROLLED_BACK until the user fixes the spec
+    else if (rolledBack)
+      kind = 'upgrade'; // ROLLED_BACK until the user fixes the spec
     else if (forcedAction === 'resume' || forcedAction === 'suspend') kind = 'suspend';
     else if (forcedAction) kind = forcedAction;
     else {
-      kind = pick<ActionKind>(random, [['upgrade', 45], ['manual-savepoint', 20], ['suspend', 25], ['rollback', mode === 'savepoint' ? 10 : 0]]);
+      kind = pick<ActionKind>(random, [
+        ['upgrade', 45],
+        ['manual-savepoint', 20],
+        ['suspend', 25],
+        ['rollback', mode === 'savepoint' ? 10 : 0],
+      ]);
     }
     suspended = kind === 'suspend';
     const faults: PlannedFault[] = [];
@@ -759,7 +863,10 @@ export class OperatorPool {
 
   /** The output of every process this pool started, newest last. */
   tail(charsPerProcess = 2_000): string {
-    return this.processes.map((p) => p.tail(charsPerProcess)).filter((t) => t.length > 0).join('\n');
+    return this.processes
+      .map((p) => p.tail(charsPerProcess))
+      .filter((t) => t.length > 0)
+      .join('\n');
   }
 }
 
@@ -832,7 +939,13 @@ export function formatRun(r: ChaosRunResult, withLogs = false): string {
   ];
   if (r.error) lines.push(`  HARNESS ERROR: ${r.error}`);
   for (const v of r.violations) lines.push(`  VIOLATION [${v.invariant}] ${v.detail}`);
-  if (withLogs && r.logTail) lines.push(`  operator output (tail):\n${r.logTail.split('\n').map((l) => `    ${l}`).join('\n')}`);
+  if (withLogs && r.logTail)
+    lines.push(
+      `  operator output (tail):\n${r.logTail
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n')}`,
+    );
   return lines.join('\n');
 }
 
@@ -856,7 +969,9 @@ export function actionDone(world: ChaosWorld, h: DeploymentHandle, kind: ActionK
     if ((kind === 'upgrade' || kind === 'resume' || kind === 'rollback') && (!last || Date.parse(last.at) < startedAt)) return undefined;
     if (kind === 'manual-savepoint') {
       const location = d!.status?.jobStatus?.lastSavepoint?.location;
-      const taken = lineage.savepoints.some((p) => p.kind === 'savepoint' && p.status === 'COMPLETED' && p.location === location && Date.parse(p.triggeredAt) >= startedAt);
+      const taken = lineage.savepoints.some(
+        (p) => p.kind === 'savepoint' && p.status === 'COMPLETED' && p.location === location && Date.parse(p.triggeredAt) >= startedAt,
+      );
       if (!taken) return undefined;
     }
     return d;
@@ -865,7 +980,9 @@ export function actionDone(world: ChaosWorld, h: DeploymentHandle, kind: ActionK
 
 /** The FlinkDeployment of a run: standalone, savepoint dir, HA + checkpoints for last-state. */
 export function chaosDeployment(name: string, namespace: string, mode: UpgradeMode, rollbackEnabled = false): FlinkDeploymentV1 {
-  let b = flinkDeployment(name).inNamespace(namespace).withSpec({ mode: 'standalone', job: { upgradeMode: mode } })
+  let b = flinkDeployment(name)
+    .inNamespace(namespace)
+    .withSpec({ mode: 'standalone', job: { upgradeMode: mode } })
     .withFlinkConfiguration({ 'state.savepoints.dir': 'file:///flink-data/savepoints', 'chaos.revision': '0' });
   if (mode === 'last-state') b = b.withFlinkConfiguration(HA_CONFIGURATION);
   if (rollbackEnabled) {
@@ -897,10 +1014,27 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
   const harnessRandom = seededRandom(seed ^ 0x5eed);
   const requestRandom = seededRandom((seed * 7919 + 17) >>> 0);
   const workerArgs = ['--namespace', namespace, '--retry-max-delay', '1s'];
-  const pool = new OperatorPool(world, name, [...leaderElectionArgs(leaseName), ...workerArgs], [...withoutLeaderElectionArgs(world, leaseName), ...workerArgs]);
+  const pool = new OperatorPool(
+    world,
+    name,
+    [...leaderElectionArgs(leaseName), ...workerArgs],
+    [...withoutLeaderElectionArgs(world, leaseName), ...workerArgs],
+  );
 
   const result: ChaosRunResult = {
-    seed, scenario, mode: plan.mode, plan: describePlan(plan), actions: [], faults: [], userRemedies: [], leaders: [], violations: [], finalStatus: '', lineage: '', durationMs: 0, logTail: '',
+    seed,
+    scenario,
+    mode: plan.mode,
+    plan: describePlan(plan),
+    actions: [],
+    faults: [],
+    userRemedies: [],
+    leaders: [],
+    violations: [],
+    finalStatus: '',
+    lineage: '',
+    durationMs: 0,
+    logTail: '',
   };
   const faultStop = new AbortController();
   const running: Array<Promise<void>> = [];
@@ -912,18 +1046,30 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
   let outageOn = false;
   let apiFaultsOn = false;
   const proxyPath = new RegExp(`/namespaces/${namespace}/services/[^/]*${name}-rest(:[^/]*)?/proxy(/|$)`);
-  const outageFailure: FaultFailure = harnessRandom() < 0.5 ? { code: 503, message: 'error trying to reach service: dial tcp 10.244.0.1:8081: connect: connection refused' } : 'reset';
+  const outageFailure: FaultFailure =
+    harnessRandom() < 0.5 ? { code: 503, message: 'error trying to reach service: dial tcp 10.244.0.1:8081: connect: connection refused' } : 'reset';
   faults.failNext({ path: new GatedPattern((p) => outageOn && proxyPath.test(p)) }, outageFailure, Number.POSITIVE_INFINITY);
   const haConfigMap = /-cluster-config-map(\?|$)/;
   const writeTargets: FaultMatch[] = [
     ...['update', 'patch'].map((verb) => ({ verb, resource: 'flinkdeployments', namespace })),
     ...['update', 'patch', 'delete'].map((verb) => ({ verb, resource: 'configmaps', namespace })),
-    ...['create', 'update', 'patch', 'delete'].flatMap((verb) => [{ verb, resource: 'deployments', subresource: '', namespace }, { verb, resource: 'services', subresource: '', namespace }]),
+    ...['create', 'update', 'patch', 'delete'].flatMap((verb) => [
+      { verb, resource: 'deployments', subresource: '', namespace },
+      { verb, resource: 'services', subresource: '', namespace },
+    ]),
     ...['create', 'update'].map((verb) => ({ verb, resource: 'leases', namespace: LEASE_NAMESPACE, name: leaseName })),
   ];
   for (const target of writeTargets) {
-    for (const [code, p] of [[503, 0.04], [500, 0.03], [409, 0.03]] as const) {
-      faults.failNext({ ...target, path: new GatedPattern((path) => apiFaultsOn && !haConfigMap.test(path) && requestRandom() < p) }, { code, message: `injected chaos fault (${code})` }, Number.POSITIVE_INFINITY);
+    for (const [code, p] of [
+      [503, 0.04],
+      [500, 0.03],
+      [409, 0.03],
+    ] as const) {
+      faults.failNext(
+        { ...target, path: new GatedPattern((path) => apiFaultsOn && !haConfigMap.test(path) && requestRandom() < p) },
+        { code, message: `injected chaos fault (${code})` },
+        Number.POSITIVE_INFINITY,
+      );
     }
   }
 
@@ -947,8 +1093,10 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     if (!cm) return 'no state ConfigMap';
     const data = cm.data ?? {};
     const pending = data.pendingOperation ?? '';
-    return pending.includes('pendingSavepoint') ? `${data.phase}, savepoint pending (rev ${data.revision})`
-      : pending.includes('jobIdToSubmit') ? `${data.phase}, deploy pending (rev ${data.revision})`
+    return pending.includes('pendingSavepoint')
+      ? `${data.phase}, savepoint pending (rev ${data.revision})`
+      : pending.includes('jobIdToSubmit')
+        ? `${data.phase}, deploy pending (rev ${data.revision})`
         : `${data.phase ?? '?'} (rev ${data.revision})`;
   };
 
@@ -1095,8 +1243,10 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     const newestSeen = Math.max(d?.status?.stateRef?.revision ?? 0, ...captures.map((c) => Number(c.data?.revision ?? 0)));
     const named = /holds operator state revision (\d+), older than/.exec(d?.status?.error ?? '')?.[1];
     const revision = Number(cm.data?.revision ?? 0);
-    const refused = revision < newestSeen || (named !== undefined && revision === Number(named))
-      || (cm.data?.deploymentUid !== undefined && cm.data.deploymentUid !== d?.metadata.uid);
+    const refused =
+      revision < newestSeen ||
+      (named !== undefined && revision === Number(named)) ||
+      (cm.data?.deploymentUid !== undefined && cm.data.deploymentUid !== d?.metadata.uid);
     if (!refused) return;
     remedied.add(uid);
     if (await h.deleteStateConfigMap().catch(() => false)) {
@@ -1104,10 +1254,12 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
       log(`seed ${seed} +${(since() / 1000).toFixed(1)}s user: deleted the refused state ConfigMap`);
     }
   };
-  const withRemedy = <T>(probe: () => Promise<T | undefined>) => async (): Promise<T | undefined> => {
-    await followRefusedStateAdvice();
-    return probe();
-  };
+  const withRemedy =
+    <T>(probe: () => Promise<T | undefined>) =>
+    async (): Promise<T | undefined> => {
+      await followRefusedStateAdvice();
+      return probe();
+    };
 
   const stopFaults = async () => {
     faultStop.abort();
@@ -1126,10 +1278,15 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     pool.spawnMember();
     pool.spawnMember();
     await h.create(chaosDeployment(name, namespace, plan.mode, plan.rollbackEnabled));
-    await waitUntil(async () => {
-      const d = await h.read();
-      return statusConverged(d, 'RUNNING') && d!.status?.jobStatus?.jobId === sim.lineage(namespace, name).submissions.at(-1)?.jobId ? d : undefined;
-    }, 40_000, `${name} STABLE before the first action`, async () => describeStatus(await h.read()));
+    await waitUntil(
+      async () => {
+        const d = await h.read();
+        return statusConverged(d, 'RUNNING') && d!.status?.jobStatus?.jobId === sim.lineage(namespace, name).submissions.at(-1)?.jobId ? d : undefined;
+      },
+      40_000,
+      `${name} STABLE before the first action`,
+      async () => describeStatus(await h.read()),
+    );
     await capture();
 
     let upgrades = 0;
@@ -1147,9 +1304,12 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           // a last-state upgrade keeps the JobGraph in Flink HA (the parallelism with it): change values it applies
           let variant = Math.floor(action.variant * 3);
           if (variant === 1 && plan.mode === 'last-state') variant = 0;
-          const spec: Record<string, unknown> = variant === 0 ? { flinkConfiguration: { 'chaos.revision': String(upgrades) } }
-            : variant === 1 ? { job: { parallelism: (parallelism = parallelism === 2 ? 3 : 2) } }
-              : { image: `flink:1.20.${upgrades}` };
+          const spec: Record<string, unknown> =
+            variant === 0
+              ? { flinkConfiguration: { 'chaos.revision': String(upgrades) } }
+              : variant === 1
+                ? { job: { parallelism: (parallelism = parallelism === 2 ? 3 : 2) } }
+                : { image: `flink:1.20.${upgrades}` };
           if (brokenImage && variant !== 2) spec.image = `flink:1.20.${upgrades}`;
           brokenImage = false;
           change = { spec };
@@ -1175,7 +1335,14 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           break;
       }
       const patched = await h.patch(change);
-      const record: ActionRecord = { kind: action.kind, startedAt, label, atMs: startedAt - t0, generation: patched.metadata.generation ?? 0, converged: false };
+      const record: ActionRecord = {
+        kind: action.kind,
+        startedAt,
+        label,
+        atMs: startedAt - t0,
+        generation: patched.metadata.generation ?? 0,
+        converged: false,
+      };
       result.actions.push(record);
       expectation = expectationAfter(action.kind);
       suspendedAtEnd = action.kind === 'suspend';
@@ -1199,7 +1366,9 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     await stopFaults();
     const rollback = result.actions.at(-1)?.kind === 'rollback' ? result.actions.at(-1) : undefined;
     if (rollback && expectation === 'ROLLED_BACK') {
-      const lost = result.faults.some((f) => !f.skipped && (f.kind === 'delete-state' || f.kind === 'stale-state') && f.atMs >= rollback.atMs) || result.userRemedies.some((u) => u.atMs >= rollback.atMs);
+      const lost =
+        result.faults.some((f) => !f.skipped && (f.kind === 'delete-state' || f.kind === 'stale-state') && f.atMs >= rollback.atMs) ||
+        result.userRemedies.some((u) => u.atMs >= rollback.atMs);
       if (lost) {
         expectation = 'REPORTED';
         rollback.note = `${rollback.note ? `${rollback.note}; ` : ''}its rollback target was lost with the state ConfigMap during it: expecting the failure reported instead`;
@@ -1209,7 +1378,8 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     const finalGate = async () => {
       const d = await h.read();
       if (!statusConverged(d, expectation)) return undefined;
-      if (expectation !== 'SUSPENDED' && expectation !== 'REPORTED' && d!.status?.jobStatus?.jobId !== sim.lineage(namespace, name).submissions.at(-1)?.jobId) return undefined;
+      if (expectation !== 'SUSPENDED' && expectation !== 'REPORTED' && d!.status?.jobStatus?.jobId !== sim.lineage(namespace, name).submissions.at(-1)?.jobId)
+        return undefined;
       return d;
     };
     let final = await pollUntil(withRemedy(finalGate), convergeTimeoutMs);
@@ -1220,14 +1390,20 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
       const settled = await finalGate().catch(() => undefined);
       const moved = sim.lineage(namespace, name).submissions.length !== submissionsBefore;
       if (!settled || moved) {
-        result.violations.push({ invariant: '5 converged to the spec', detail: `converged, then moved again within 1 s (${moved ? 'a new submission' : describeStatus(await h.read().catch(() => undefined))})` });
+        result.violations.push({
+          invariant: '5 converged to the spec',
+          detail: `converged, then moved again within 1 s (${moved ? 'a new submission' : describeStatus(await h.read().catch(() => undefined))})`,
+        });
       }
       final = settled ?? final;
     }
     const current = await h.read();
     result.finalStatus = describeStatus(current);
     if (!final) {
-      result.violations.push({ invariant: '5 converged to the spec', detail: `not ${expectation} on generation ${current?.metadata.generation} within ${convergeTimeoutMs} ms after the faults ended: ${describeStatus(current)}` });
+      result.violations.push({
+        invariant: '5 converged to the spec',
+        detail: `not ${expectation} on generation ${current?.metadata.generation} within ${convergeTimeoutMs} ms after the faults ended: ${describeStatus(current)}`,
+      });
     }
 
     // 5: the objects render the spec and Flink runs what the status says
@@ -1236,33 +1412,51 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     const live = jobs.filter((j) => NON_TERMINAL.has(j.state));
     const spec = current?.spec;
     if (expectation === 'SUSPENDED') {
-      if (live.length > 0) result.violations.push({ invariant: '5 converged to the spec', detail: `suspended, but Flink still runs ${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}` });
+      if (live.length > 0)
+        result.violations.push({
+          invariant: '5 converged to the spec',
+          detail: `suspended, but Flink still runs ${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}`,
+        });
     } else if (current && expectation !== 'REPORTED') {
       const statusJob = current.status?.jobStatus?.jobId;
       if (live.length !== 1 || live[0]!.jobId !== statusJob || live[0]!.state !== 'RUNNING') {
-        result.violations.push({ invariant: '5 converged to the spec', detail: `status names job ${statusJob}, Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]` });
+        result.violations.push({
+          invariant: '5 converged to the spec',
+          detail: `status names job ${statusJob}, Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]`,
+        });
       }
       if (expectation === 'RUNNING' && spec) {
         const jm = await h.jobManagerDeployment().catch(() => undefined);
         const image = jm?.spec?.template.spec?.containers.find((c) => c.name === 'flink-main-container')?.image;
-        if (image !== spec.image) result.violations.push({ invariant: '5 converged to the spec', detail: `JobManager Deployment runs image ${image}, the spec says ${spec.image}` });
+        if (image !== spec.image)
+          result.violations.push({ invariant: '5 converged to the spec', detail: `JobManager Deployment runs image ${image}, the spec says ${spec.image}` });
         const configText = (await h.flinkConfigMap().catch(() => undefined))?.data?.['config.yaml'];
         const rendered = configText ? parseFlinkConfigYaml(configText) : new Map<string, string>();
         const wanted = String((spec.flinkConfiguration as Record<string, unknown> | undefined)?.['chaos.revision'] ?? '');
-        if (rendered.get('chaos.revision') !== wanted) result.violations.push({ invariant: '5 converged to the spec', detail: `flink-config-${name} has chaos.revision ${rendered.get('chaos.revision')}, the spec says ${wanted}` });
+        if (rendered.get('chaos.revision') !== wanted)
+          result.violations.push({
+            invariant: '5 converged to the spec',
+            detail: `flink-config-${name} has chaos.revision ${rendered.get('chaos.revision')}, the spec says ${wanted}`,
+          });
         const last = lineage.submissions.at(-1);
         if (last && spec.job?.parallelism !== undefined && last.parallelism !== spec.job.parallelism) {
-          result.violations.push({ invariant: '5 converged to the spec', detail: `the running job has parallelism ${last.parallelism}, the spec says ${spec.job.parallelism}` });
+          result.violations.push({
+            invariant: '5 converged to the spec',
+            detail: `the running job has parallelism ${last.parallelism}, the spec says ${spec.job.parallelism}`,
+          });
         }
       }
     }
 
     // 1–4 from the lineage
     // the job that still runs (what Flink says, not what the status says); every other job must have ended with a savepoint
-    const finalJobId = expectation === 'SUSPENDED' ? undefined : live.length === 1 ? live[0]!.jobId : live.length === 0 ? undefined : current?.status?.jobStatus?.jobId;
+    const finalJobId =
+      expectation === 'SUSPENDED' ? undefined : live.length === 1 ? live[0]!.jobId : live.length === 0 ? undefined : current?.status?.jobStatus?.jobId;
     const haJobIds = plan.mode === 'last-state' ? await h.haJobIds().catch(() => []) : [];
     for (const s of sim.snapshots()) if (!snapshots.has(s.location)) snapshots.set(s.location, { ...s, firstSeenAt: Date.now() });
-    result.violations.unshift(...checkLineage({ lineage, mode: plan.mode, actions: result.actions, t0, snapshots, finalJobId, finalSuspended: suspendedAtEnd, haJobIds }));
+    result.violations.unshift(
+      ...checkLineage({ lineage, mode: plan.mode, actions: result.actions, t0, snapshots, finalJobId, finalSuspended: suspendedAtEnd, haJobIds }),
+    );
     result.lineage = describeLineage(lineage, t0);
   } catch (error) {
     result.error = (error as Error).message;

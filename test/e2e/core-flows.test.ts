@@ -32,7 +32,11 @@ async function eventReasons(name: string): Promise<string[]> {
 }
 
 test('a new FlinkDeployment is deployed and becomes STABLE, with its state in a readable ConfigMap', async () => {
-  await h.create(flinkDeployment('first').withSpec({ job: { upgradeMode: 'savepoint' } }).build());
+  await h.create(
+    flinkDeployment('first')
+      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .build(),
+  );
   const d = await h.waitFor('first', stable(1), 'first to be STABLE');
 
   assert.equal(d.status?.jobManagerDeploymentStatus, 'READY');
@@ -65,7 +69,11 @@ test('a new FlinkDeployment is deployed and becomes STABLE, with its state in a 
 });
 
 test('a savepoint upgrade stops the job with one savepoint and restores the new job from it', async () => {
-  await h.create(flinkDeployment('sp').withSpec({ job: { upgradeMode: 'savepoint' } }).build());
+  await h.create(
+    flinkDeployment('sp')
+      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .build(),
+  );
   const before = await h.waitFor('sp', stable(1), 'sp to be STABLE');
   await h.patch('sp', { spec: { image: 'flink:1.20.1' } });
   const after = await h.waitFor('sp', stable(2), 'sp to be STABLE on generation 2');
@@ -90,7 +98,10 @@ test('a savepoint upgrade stops the job with one savepoint and restores the new 
 
   const cm = await h.stateConfigMap('sp');
   const history = parseYaml(cm!.data!.savepointHistory!) as Array<{ location: string }>;
-  assert.deepEqual(history.map((s) => s.location), [savepoint.location]);
+  assert.deepEqual(
+    history.map((s) => s.location),
+    [savepoint.location],
+  );
   assert.equal(cm!.data!.phase, 'RUNNING');
   assert.equal(cm!.data!.pendingOperation, undefined, 'nothing left pending');
   const reasons = await eventReasons('sp');
@@ -98,7 +109,11 @@ test('a savepoint upgrade stops the job with one savepoint and restores the new 
 });
 
 test('a stateless upgrade redeploys without a savepoint', async () => {
-  await h.create(flinkDeployment('sl').withSpec({ job: { upgradeMode: 'stateless' } }).build());
+  await h.create(
+    flinkDeployment('sl')
+      .withSpec({ job: { upgradeMode: 'stateless' } })
+      .build(),
+  );
   await h.waitFor('sl', stable(1), 'sl to be STABLE');
   await h.patch('sl', { spec: { job: { args: ['--rate', '10'] } } });
   await h.waitFor('sl', stable(2), 'sl to be STABLE on generation 2');
@@ -111,12 +126,19 @@ test('a stateless upgrade redeploys without a savepoint', async () => {
 });
 
 test('suspend takes a savepoint and removes the cluster; resume restores from that savepoint', async () => {
-  await h.create(flinkDeployment('sus').withSpec({ job: { upgradeMode: 'savepoint' } }).build());
+  await h.create(
+    flinkDeployment('sus')
+      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .build(),
+  );
   await h.waitFor('sus', stable(1), 'sus to be STABLE');
   await h.patch('sus', { spec: { job: { state: 'suspended' } } });
   const suspended = await h.waitFor('sus', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'sus to be SUSPENDED');
   assert.equal(suspended.status?.jobStatus?.state, 'SUSPENDED');
-  await h.waitUntil(async () => (await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=sus' })).items.length === 0, 'the JobManager and TaskManager Deployments to be deleted');
+  await h.waitUntil(
+    async () => (await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=sus' })).items.length === 0,
+    'the JobManager and TaskManager Deployments to be deleted',
+  );
   const savepoint = h.world.simulation.lineage('default', 'sus').savepoints[0];
   assert.equal(savepoint?.status, 'COMPLETED');
   assert.equal(suspended.status?.jobStatus?.lastSavepoint?.location, savepoint?.location);
@@ -155,7 +177,11 @@ test('an unparsable operator setting is a validation error, not a failing reconc
 });
 
 test('a JobManager that cannot start is reported as ERROR with the pod reason', async () => {
-  await h.create(flinkDeployment('broken').withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } }).build());
+  await h.create(
+    flinkDeployment('broken')
+      .withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } })
+      .build(),
+  );
   const d = await h.waitFor('broken', (x) => x.status?.jobManagerDeploymentStatus === 'ERROR', 'the JobManager to be in ERROR');
   assert.match(d.status?.error ?? '', /CrashLoopBackOff/);
   assert.equal(d.status?.conditions?.find((c) => c.type === 'Ready')?.status, 'False');
@@ -183,7 +209,11 @@ test('a deleted state ConfigMap is rebuilt from the running deployment without a
   assert.ok(['DEPLOYED', 'RUNNING'].includes(cm.data!.phase!), `phase ${cm.data?.phase}`);
   assert.equal(cm.data?.deployedJobId, running.status?.jobStatus?.jobId);
   const rebuiltRevision = Number(cm.data?.revision);
-  const after = await h.waitFor('rebuild', (d) => stable(1)(d) && Number(d.status?.stateRef?.revision) >= rebuiltRevision, 'the status to follow the rebuilt state');
+  const after = await h.waitFor(
+    'rebuild',
+    (d) => stable(1)(d) && Number(d.status?.stateRef?.revision) >= rebuiltRevision,
+    'the status to follow the rebuilt state',
+  );
   assert.equal(after.status?.jobStatus?.jobId, running.status?.jobStatus?.jobId);
   assert.equal(h.world.simulation.lineage('default', 'rebuild').submissions.length, 1, 'no redeploy');
 });

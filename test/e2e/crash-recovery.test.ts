@@ -17,7 +17,11 @@ after(async () => {
 });
 
 const runs: Array<[CrashScenario, number]> = [
-  ['savepoint-upgrade', 11], ['savepoint-upgrade', 23], ['savepoint-upgrade', 37], ['savepoint-upgrade', 41], ['savepoint-upgrade', 59],
+  ['savepoint-upgrade', 11],
+  ['savepoint-upgrade', 23],
+  ['savepoint-upgrade', 37],
+  ['savepoint-upgrade', 41],
+  ['savepoint-upgrade', 59],
   ['manual-savepoint', 7],
   ['rollback', 5],
   ['non-running-upgrade', 3],

@@ -21,7 +21,6 @@ import { seededRandom } from '../../src/devcluster/simulation/simulation-random.
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GROUP = 'flink.apache.org';
 
-
 export interface CrashWorld {
   world: SimulatedCluster;
   kubeconfigPath: string;
@@ -65,15 +64,47 @@ export class OperatorProcess {
   private hasExited = false;
   private stopped = false;
 
-  constructor(kubeconfigPath: string, readonly identity: string, options: OperatorProcessOptions = {}) {
+  constructor(
+    kubeconfigPath: string,
+    readonly identity: string,
+    options: OperatorProcessOptions = {},
+  ) {
     this.child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'run',
-        '--kubeconfig', kubeconfigPath, '--flink-rest-access', 'apiserver-proxy', '--http-port', '0', '--http-host', '127.0.0.1',
-        '--progress-check-interval', '50ms', '--reconcile-interval', '2s', '--requeue-jitter', '0', '--log-level', 'warn', '--identity', identity,
+      [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'run',
+        '--kubeconfig',
+        kubeconfigPath,
+        '--flink-rest-access',
+        'apiserver-proxy',
+        '--http-port',
+        '0',
+        '--http-host',
+        '127.0.0.1',
+        '--progress-check-interval',
+        '50ms',
+        '--reconcile-interval',
+        '2s',
+        '--requeue-jitter',
+        '0',
+        '--log-level',
+        'warn',
+        '--identity',
+        identity,
         // leader election is on by default: short leases, so a restarted process (a new identity, as a new pod) takes over in ~1.5 s
-        '--lease-namespace', 'default', '--lease-duration', '1500ms', '--renew-deadline', '1000ms', '--retry-period', '200ms',
-        ...(options.extraArgs ?? [])],
+        '--lease-namespace',
+        'default',
+        '--lease-duration',
+        '1500ms',
+        '--renew-deadline',
+        '1000ms',
+        '--retry-period',
+        '200ms',
+        ...(options.extraArgs ?? []),
+      ],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const keepChunks = options.keepChunks ?? 200;
@@ -88,11 +119,13 @@ export class OperatorProcess {
       exitHookInstalled = true;
       process.once('exit', killAllOperatorProcesses);
     }
-    this.exited = new Promise((resolve) => this.child.once('exit', () => {
-      this.hasExited = true;
-      liveProcesses.delete(this.child);
-      resolve();
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', () => {
+        this.hasExited = true;
+        liveProcesses.delete(this.child);
+        resolve();
+      }),
+    );
   }
 
   /** Not exited yet (it may be stopped). */
@@ -126,7 +159,13 @@ export class OperatorProcess {
 
   /** The kept output, each line prefixed with the identity. */
   tail(chars = 3_000): string {
-    return this.output.join('').slice(-chars).split('\n').filter((l) => l.length > 0).map((l) => `[${this.identity}] ${l}`).join('\n');
+    return this.output
+      .join('')
+      .slice(-chars)
+      .split('\n')
+      .filter((l) => l.length > 0)
+      .map((l) => `[${this.identity}] ${l}`)
+      .join('\n');
   }
 }
 
@@ -188,7 +227,14 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
     d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
   switch (scenario) {
     case 'savepoint-upgrade':
-      return { body: base.build(), change: { spec: { image: 'flink:1.20.1' } }, done: stableAt(2), killWindowMs: 400, expectedSavepoints: 1, expectedSubmissions: 2 };
+      return {
+        body: base.build(),
+        change: { spec: { image: 'flink:1.20.1' } },
+        done: stableAt(2),
+        killWindowMs: 400,
+        expectedSavepoints: 1,
+        expectedSubmissions: 2,
+      };
     case 'manual-savepoint':
       return {
         body: base.build(),
@@ -203,7 +249,10 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
         body: base.build(),
         change: { spec: { image: 'flink:missing' } },
         // The upgrade savepoint is taken and the new JobManager never pulls its image.
-        then: { when: (d) => d.status?.observedGeneration === 2 && d.status.jobManagerDeploymentStatus === 'ERROR', change: { spec: { image: 'flink:1.20.1' } } },
+        then: {
+          when: (d) => d.status?.observedGeneration === 2 && d.status.jobManagerDeploymentStatus === 'ERROR',
+          change: { spec: { image: 'flink:1.20.1' } },
+        },
         done: stableAt(3),
         killWindowMs: 400,
         expectedSavepoints: 1,
@@ -212,7 +261,11 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
     case 'jobmanager-recovery':
       return {
         body: base
-          .withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///flink-data/ha', 'execution.checkpointing.interval': '100 ms' })
+          .withFlinkConfiguration({
+            'high-availability.type': 'kubernetes',
+            'high-availability.storageDir': 'file:///flink-data/ha',
+            'execution.checkpointing.interval': '100 ms',
+          })
           .build(),
         change: async (kc, name) => {
           await new Promise((r) => setTimeout(r, 400)); // a checkpoint in the HA store first
@@ -225,7 +278,9 @@ function plan(scenario: CrashScenario, name: string): ScenarioPlan {
       };
     case 'rollback':
       return {
-        body: base.withFlinkConfiguration({ 'kubernetes.operator.deployment.rollback.enabled': 'true', 'kubernetes.operator.deployment.readiness.timeout': '3 s' }).build(),
+        body: base
+          .withFlinkConfiguration({ 'kubernetes.operator.deployment.rollback.enabled': 'true', 'kubernetes.operator.deployment.readiness.timeout': '3 s' })
+          .build(),
         change: { spec: { image: 'flink:crashloop' } },
         done: (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status.jobStatus?.state === 'RUNNING',
         killWindowMs: 4000,
@@ -247,7 +302,8 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
   const kc = world.world.cluster.kubeConfig();
   const custom = kc.makeApiClient(CustomObjectsApi);
   const core = kc.makeApiClient(CoreV1Api);
-  const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name })) as FlinkDeploymentV1;
+  const read = async () =>
+    (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name })) as FlinkDeploymentV1;
   const when = (predicate: (d: FlinkDeploymentV1) => boolean) => async () => {
     const d = await read();
     return predicate(d) ? d : undefined;
@@ -257,10 +313,17 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
   const killedDuring: string[] = [];
   try {
     await custom.createNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', body: p.body });
-    const before = await until(when((d) => d.status?.lifecycleState === 'STABLE' && d.status.jobStatus?.state === 'RUNNING'), 30_000, `${name} STABLE before the change`);
+    const before = await until(
+      when((d) => d.status?.lifecycleState === 'STABLE' && d.status.jobStatus?.state === 'RUNNING'),
+      30_000,
+      `${name} STABLE before the change`,
+    );
     const changedAt = Date.now();
     const patch = (body: Record<string, unknown>) =>
-      custom.patchNamespacedCustomObject({ group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      custom.patchNamespacedCustomObject(
+        { group: GROUP, version: 'v1', namespace: 'default', plural: 'flinkdeployments', name, body },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
     if (typeof p.change === 'function') await p.change(kc, name);
     else await patch(p.change);
     if (p.then) {
@@ -275,8 +338,10 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
       const data = cm?.data ?? {};
       const pending = data.pendingOperation ?? '';
       killedDuring.push(
-        pending.includes('pendingSavepoint') ? 'savepoint pending'
-          : pending.includes('jobIdToSubmit') ? `${data.phase} deploy pending`
+        pending.includes('pendingSavepoint')
+          ? 'savepoint pending'
+          : pending.includes('jobIdToSubmit')
+            ? `${data.phase} deploy pending`
             : `${data.phase ?? 'no state'} (rev ${data.revision})`,
       );
       await new Promise((r) => setTimeout(r, Math.floor(random() * 200)));
@@ -292,11 +357,12 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
     const duplicateJobIds = ids.filter((id, i) => ids.indexOf(id) !== i);
     const newest = lineage.submissions.at(-1);
     const completed = newSavepoints.filter((s) => s.status === 'COMPLETED');
-    const restored = scenario === 'manual-savepoint'
-      ? newest?.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.lastSavepoint?.location === completed[0]?.location
-      : scenario === 'jobmanager-recovery'
-        ? newest?.origin === 'ha-recovered' && newest.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.jobId === newest.jobId
-        : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
+    const restored =
+      scenario === 'manual-savepoint'
+        ? newest?.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.lastSavepoint?.location === completed[0]?.location
+        : scenario === 'jobmanager-recovery'
+          ? newest?.origin === 'ha-recovered' && newest.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.jobId === newest.jobId
+          : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
     return {
       scenario,
       seed,
@@ -312,7 +378,9 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
       detail: JSON.stringify({ savepoints: lineage.savepoints, submissions: lineage.submissions }),
     };
   } catch (error) {
-    throw new Error(`${scenario} seed ${seed} (killed during: ${killedDuring.join(', ')}): ${(error as Error).message}\noperator output:\n${operator.output.join('').slice(-3000)}`);
+    throw new Error(
+      `${scenario} seed ${seed} (killed during: ${killedDuring.join(', ')}): ${(error as Error).message}\noperator output:\n${operator.output.join('').slice(-3000)}`,
+    );
   } finally {
     await operator.kill();
   }

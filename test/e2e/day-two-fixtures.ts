@@ -27,8 +27,10 @@ export const HA = {
 export const CHECKPOINTS = { 'execution.checkpointing.interval': '100 ms' } as const;
 
 export const stable = (generation: number) => (d: FlinkDeploymentV1) =>
-  d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING'
-  && d.status?.jobManagerDeploymentStatus === 'READY';
+  d.status?.lifecycleState === 'STABLE' &&
+  d.status?.observedGeneration === generation &&
+  d.status?.jobStatus?.state === 'RUNNING' &&
+  d.status?.jobManagerDeploymentStatus === 'READY';
 
 export function ready(status: FlinkDeploymentStatusV1 | undefined) {
   return status?.conditions?.find((c) => c.type === 'Ready');
@@ -67,7 +69,8 @@ export function samePath(a: string | null | undefined, b: string | null | undefi
 
 /** The newest restorable checkpoint of `jobId` in the simulated storage. */
 export function newestCheckpointOf(h: OperatorHarness, jobId: string): string | undefined {
-  return h.world.simulation.snapshots()
+  return h.world.simulation
+    .snapshots()
     .filter((s) => s.kind === 'checkpoint' && s.jobId === jobId)
     .sort((a, b) => b.checkpointId - a.checkpointId)[0]?.location;
 }
@@ -144,7 +147,12 @@ export interface SeenEvent {
 }
 
 export async function events(h: OperatorHarness, name: string, namespace = NS): Promise<SeenEvent[]> {
-  return (await h.events(name, namespace)).map((e: CoreV1Event) => ({ reason: e.reason ?? '', type: e.type ?? '', message: e.message ?? '', count: e.count ?? 1 }));
+  return (await h.events(name, namespace)).map((e: CoreV1Event) => ({
+    reason: e.reason ?? '',
+    type: e.type ?? '',
+    message: e.message ?? '',
+    count: e.count ?? 1,
+  }));
 }
 
 /** How many times an event with `reason` was recorded (aggregated repeats count). */
@@ -152,13 +160,24 @@ export async function eventCount(h: OperatorHarness, name: string, reason: strin
   return (await events(h, name, namespace)).filter((e) => e.reason === reason).reduce((n, e) => n + e.count, 0);
 }
 
-export async function waitForEvent(h: OperatorHarness, name: string, reason: string, type: 'Normal' | 'Warning', timeoutMs = 15_000, namespace = NS): Promise<SeenEvent> {
+export async function waitForEvent(
+  h: OperatorHarness,
+  name: string,
+  reason: string,
+  type: 'Normal' | 'Warning',
+  timeoutMs = 15_000,
+  namespace = NS,
+): Promise<SeenEvent> {
   let seen: SeenEvent[] = [];
   try {
-    return await h.waitUntil(async () => {
-      seen = await events(h, name, namespace);
-      return seen.find((e) => e.reason === reason && e.type === type);
-    }, `a ${type} event ${reason} for ${name}`, timeoutMs);
+    return await h.waitUntil(
+      async () => {
+        seen = await events(h, name, namespace);
+        return seen.find((e) => e.reason === reason && e.type === type);
+      },
+      `a ${type} event ${reason} for ${name}`,
+      timeoutMs,
+    );
   } catch (error) {
     throw new Error(`${(error as Error).message}; events seen: ${JSON.stringify(seen.map((e) => `${e.type}/${e.reason}: ${e.message.slice(0, 160)}`))}`);
   }
@@ -204,7 +223,8 @@ export async function recordStatuses(h: OperatorHarness, name: string, namespace
     async stop() {
       stopping = true;
       request.abort();
-      if (endedEarly !== undefined) throw new Error(`the status watch of ${name} ended before the test stopped it: ${(endedEarly as Error)?.message ?? endedEarly}`);
+      if (endedEarly !== undefined)
+        throw new Error(`the status watch of ${name} ended before the test stopped it: ${(endedEarly as Error)?.message ?? endedEarly}`);
       return samples;
     },
   };

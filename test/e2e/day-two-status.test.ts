@@ -15,8 +15,21 @@ import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startHarness, type OperatorHarness } from './operator-harness.js';
 import {
-  NS, clusterDeploymentNames, describeLineage, describeSample, discard, eventCount, events, flinkJob, lineage, ready,
-  recordStatuses, sleep, stable, type StatusRecording, type StatusSample,
+  NS,
+  clusterDeploymentNames,
+  describeLineage,
+  describeSample,
+  discard,
+  eventCount,
+  events,
+  flinkJob,
+  lineage,
+  ready,
+  recordStatuses,
+  sleep,
+  stable,
+  type StatusRecording,
+  type StatusSample,
 } from './day-two-fixtures.js';
 
 const T = { timeout: 30_000 };
@@ -45,7 +58,11 @@ describe('a FlinkDeployment without a spec', () => {
   // Apache operator: examples/canary.yaml (metadata only, label flink.apache.org/canary: "true"), which the Apache
   // operator uses for its health probe; this operator must not fail on it with a raw TypeError, and its finalizer must
   // not block deletion.
-  const canary = (name: string) => ({ apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', metadata: { name, namespace: NS, labels: { 'flink.apache.org/canary': 'true' } } });
+  const canary = (name: string) => ({
+    apiVersion: 'flink.apache.org/v1',
+    kind: 'FlinkDeployment',
+    metadata: { name, namespace: NS, labels: { 'flink.apache.org/canary': 'true' } },
+  });
 
   /** Creates it; false when the CRD does not admit it (then the API server's answer must name spec). */
   async function createCanary(name: string): Promise<boolean> {
@@ -76,9 +93,12 @@ describe('a FlinkDeployment without a spec', () => {
     const name = 'canary-delete';
     if (!(await createCanary(name))) return;
     // Give the operator the time to act on it (add its finalizer) before the delete.
-    await h.waitUntil(async () => ((await h.get(name))?.metadata?.finalizers?.length ? true : undefined), `${name}: the operator's finalizer`, 3_000).catch(() => undefined);
+    await h
+      .waitUntil(async () => ((await h.get(name))?.metadata?.finalizers?.length ? true : undefined), `${name}: the operator's finalizer`, 3_000)
+      .catch(() => undefined);
     await h.delete(name);
-    await h.waitUntil(async () => ((await h.get(name)) === undefined ? true : undefined), `${name} to disappear`, 5_000)
+    await h
+      .waitUntil(async () => ((await h.get(name)) === undefined ? true : undefined), `${name} to disappear`, 5_000)
       .catch(async (error: Error) => {
         const left = await h.get(name);
         throw new Error(`${error.message}; still there with finalizers ${JSON.stringify(left?.metadata?.finalizers)}, status ${JSON.stringify(left?.status)}`);
@@ -104,7 +124,9 @@ describe('Ready and lifecycle stay honest', () => {
       await h.waitFor(name, stable(3), `${name} running again`, WAIT);
       const samples = (await recording.stop()).filter((s) => s.generation >= 3);
       assert.ok(samples.length >= 2, `statuses were recorded during the resume:\n${trail(samples)}`);
-      const early = samples.filter((s) => s.status?.lifecycleState === 'STABLE' && (s.status?.jobManagerDeploymentStatus !== 'READY' || s.status?.jobStatus?.state !== 'RUNNING'));
+      const early = samples.filter(
+        (s) => s.status?.lifecycleState === 'STABLE' && (s.status?.jobManagerDeploymentStatus !== 'READY' || s.status?.jobStatus?.state !== 'RUNNING'),
+      );
       assert.deepEqual(early.map(describeSample), [], `never STABLE while the JobManager is not READY or the job not RUNNING:\n${trail(samples)}`);
     } finally {
       await recording?.stop().catch(() => undefined);
@@ -144,10 +166,14 @@ describe('a failing manual savepoint of a healthy job', () => {
     const name = 'sp-fails';
     let recording: StatusRecording | undefined;
     try {
-      await h.create(flinkDeployment(name).withFlinkConfiguration({
-        'simulator.savepoint.failure': 'fail',
-        'kubernetes.operator.savepoint.trigger.grace-period': '2 s',
-      }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withFlinkConfiguration({
+            'simulator.savepoint.failure': 'fail',
+            'kubernetes.operator.savepoint.trigger.grace-period': '2 s',
+          })
+          .build(),
+      );
       const running = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       recording = await recordStatuses(h, name);
       const errorEvents = async () => (await events(h, name)).filter((e) => e.reason === 'SavepointError' && e.type === 'Warning');
@@ -171,13 +197,21 @@ describe('a failing manual savepoint of a healthy job', () => {
       const samples = await recording.stop();
       assert.ok(firstFailureAt !== undefined, `the savepoint failed (${describeLineage(lineage(h, name))})`);
       assert.ok(seenAt.length > 0, 'a SavepointError event');
-      assert.ok(seenAt[0]! - firstFailureAt! <= 1_000, `a SavepointError within ~1 s of the first failure (first failure at +${firstFailureAt! - triggeredAt} ms, first event seen at +${seenAt[0]! - triggeredAt} ms)`);
-      assert.ok(seenAt.some((t) => t >= triggeredAt + 2_000), `a final SavepointError after the 2 s grace period (events seen at ${seenAt.map((t) => `+${t - triggeredAt} ms`).join(', ')})`);
+      assert.ok(
+        seenAt[0]! - firstFailureAt! <= 1_000,
+        `a SavepointError within ~1 s of the first failure (first failure at +${firstFailureAt! - triggeredAt} ms, first event seen at +${seenAt[0]! - triggeredAt} ms)`,
+      );
+      assert.ok(
+        seenAt.some((t) => t >= triggeredAt + 2_000),
+        `a final SavepointError after the 2 s grace period (events seen at ${seenAt.map((t) => `+${t - triggeredAt} ms`).join(', ')})`,
+      );
 
       const l = lineage(h, name);
       assert.ok(l.savepoints.length >= 2, `retried within the grace period (${describeLineage(l)})`);
       assert.equal(l.submissions.length, 1, 'the job is not touched');
-      const off = samples.filter((s) => s.status?.lifecycleState !== 'STABLE' || ready(s.status)?.status !== 'True' || s.status?.jobStatus?.state !== 'RUNNING');
+      const off = samples.filter(
+        (s) => s.status?.lifecycleState !== 'STABLE' || ready(s.status)?.status !== 'True' || s.status?.jobStatus?.state !== 'RUNNING',
+      );
       assert.deepEqual(off.map(describeSample), [], `STABLE, Ready True and RUNNING throughout:\n${trail(samples)}`);
       assert.equal((await h.get(name))?.status?.jobStatus?.jobId, jobIdOf(running));
     } finally {
@@ -193,10 +227,18 @@ describe('a FlinkDeployment invalid at creation', () => {
     // at least 1) is reported and not deployed; nothing was lost, so there is no state to rebuild.
     const name = 'invalid-first';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { parallelism: -1 } }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { parallelism: -1 } })
+          .build(),
+      );
       await h.waitFor(name, (d) => (d.status?.error ?? '').includes('spec.job.parallelism'), 'the validation error in status', WAIT);
       await sleep(1_000);
-      assert.equal(await eventCount(h, name, 'StateRebuilt'), 0, `no StateRebuilt while invalid (events: ${JSON.stringify((await events(h, name)).map((e) => `${e.reason}: ${e.message.slice(0, 120)}`))})`);
+      assert.equal(
+        await eventCount(h, name, 'StateRebuilt'),
+        0,
+        `no StateRebuilt while invalid (events: ${JSON.stringify((await events(h, name)).map((e) => `${e.reason}: ${e.message.slice(0, 120)}`))})`,
+      );
       assert.equal(lineage(h, name).submissions.length, 0, 'nothing deployed while invalid');
 
       await h.patch(name, { spec: { job: { parallelism: 2 } } });
@@ -218,23 +260,38 @@ describe('a finished batch job', () => {
     const name = 'batch';
     const recording = await recordStatuses(h, name);
     try {
-      await h.create(flinkDeployment(name).withFlinkConfiguration({
-        'simulator.job.finish-after': '300 ms',
-        'kubernetes.operator.jm-deployment.shutdown-ttl': '1 s',
-      }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withFlinkConfiguration({
+            'simulator.job.finish-after': '300 ms',
+            'kubernetes.operator.jm-deployment.shutdown-ttl': '1 s',
+          })
+          .build(),
+      );
       // The job's end as Flink records it, read while its JobManager still runs.
       let finishedAt: number | undefined;
-      await h.waitUntil(() => {
-        const jobId = lineage(h, name).submissions[0]?.jobId;
-        finishedAt = jobId === undefined ? undefined : flinkJob(h, name, jobId)?.timestamps.get('FINISHED');
-        return finishedAt;
-      }, `the job of ${name} FINISHED in Flink`, WAIT);
-      const finished = await h.waitUntil(() => recording.samples.find((s) => s.status?.jobStatus?.state === 'FINISHED'), `${name}: a status with jobStatus.state FINISHED`, 5_000)
-        .catch((error: Error) => { throw new Error(`${error.message}:\n${trail(recording.samples)}`); });
+      await h.waitUntil(
+        () => {
+          const jobId = lineage(h, name).submissions[0]?.jobId;
+          finishedAt = jobId === undefined ? undefined : flinkJob(h, name, jobId)?.timestamps.get('FINISHED');
+          return finishedAt;
+        },
+        `the job of ${name} FINISHED in Flink`,
+        WAIT,
+      );
+      const finished = await h
+        .waitUntil(() => recording.samples.find((s) => s.status?.jobStatus?.state === 'FINISHED'), `${name}: a status with jobStatus.state FINISHED`, 5_000)
+        .catch((error: Error) => {
+          throw new Error(`${error.message}:\n${trail(recording.samples)}`);
+        });
       const r = ready(finished.status);
       assert.ok(!(r?.status === 'True' && r.reason === 'JobRunning'), `Ready is not True/JobRunning for a FINISHED job: ${describeSample(finished)}`);
 
-      const goneAt = await h.waitUntil(async () => ((await clusterDeploymentNames(h, name)).length === 0 ? Date.now() : undefined), 'the JobManager and TaskManager Deployments deleted after the shutdown TTL', 8_000);
+      const goneAt = await h.waitUntil(
+        async () => ((await clusterDeploymentNames(h, name)).length === 0 ? Date.now() : undefined),
+        'the JobManager and TaskManager Deployments deleted after the shutdown TTL',
+        8_000,
+      );
       assert.ok(goneAt - finishedAt! >= 900, `not deleted before the 1 s TTL (deleted ${goneAt - finishedAt!} ms after the job finished)`);
       assert.ok(goneAt - finishedAt! <= 4_000, `deleted about 1 s after the job finished (${goneAt - finishedAt!} ms)`);
 
@@ -246,7 +303,9 @@ describe('a finished batch job', () => {
       assert.equal(d.status?.jobStatus?.state, 'FINISHED', `the status still says FINISHED once the cluster is shut down: ${JSON.stringify(d.status)}`);
       assert.equal(d.status?.error, undefined, 'no error: the job ended as designed');
       const samples = await recording.stop();
-      const misleading = samples.filter((s) => s.status?.jobStatus?.state === 'FINISHED' && ready(s.status)?.status === 'True' && ready(s.status)?.reason === 'JobRunning');
+      const misleading = samples.filter(
+        (s) => s.status?.jobStatus?.state === 'FINISHED' && ready(s.status)?.status === 'True' && ready(s.status)?.reason === 'JobRunning',
+      );
       assert.deepEqual(misleading.map(describeSample), [], `never Ready/JobRunning once FINISHED:\n${trail(samples)}`);
     } finally {
       await recording.stop().catch(() => undefined);

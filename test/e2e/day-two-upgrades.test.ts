@@ -16,9 +16,31 @@ import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startHarness, type OperatorHarness } from './operator-harness.js';
 import {
-  CHECKPOINTS, HA, NS, assertNoJobIdSubmittedTwice, clusterDeploymentNames, completedSavepoints, describeLineage, describeSample,
-  discard, eventCount, events, haCheckpointRecorded, haConfigMaps, jobManagerDeployment, jobManagerPodWaitingReasons, lineage,
-  newestCheckpointOf, ready, recordStatuses, samePath, setJobManagerImage, sleep, stable, submitted, waitForEvent,
+  CHECKPOINTS,
+  HA,
+  NS,
+  assertNoJobIdSubmittedTwice,
+  clusterDeploymentNames,
+  completedSavepoints,
+  describeLineage,
+  describeSample,
+  discard,
+  eventCount,
+  events,
+  haCheckpointRecorded,
+  haConfigMaps,
+  jobManagerDeployment,
+  jobManagerPodWaitingReasons,
+  lineage,
+  newestCheckpointOf,
+  ready,
+  recordStatuses,
+  samePath,
+  setJobManagerImage,
+  sleep,
+  stable,
+  submitted,
+  waitForEvent,
 } from './day-two-fixtures.js';
 
 const T = { timeout: 30_000 };
@@ -47,7 +69,11 @@ describe('first deployment from a savepoint', () => {
       await h.waitUntil(() => completedSavepoints(lineage(h, source))[0], `a manual savepoint of ${source}`, WAIT);
       const path = completedSavepoints(lineage(h, source))[0]!.location!;
 
-      await h.create(flinkDeployment(target).withSpec({ job: { upgradeMode: 'savepoint', initialSavepointPath: path } }).build());
+      await h.create(
+        flinkDeployment(target)
+          .withSpec({ job: { upgradeMode: 'savepoint', initialSavepointPath: path } })
+          .build(),
+      );
       const d = await h.waitFor(target, stable(1), `${target} STABLE`, WAIT);
       const l = lineage(h, target);
       assert.equal(l.submissions.length, 1, describeLineage(l));
@@ -70,10 +96,18 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
       // A job that has run for a while: its JobManager Deployment is well older than the upgrade that breaks it.
       await sleep(1_500);
       await h.patch(name, { spec: { image: 'flink:missing' } });
-      const upgradeSavepoint = await h.waitUntil(() => completedSavepoints(lineage(h, name)).find((s) => s.kind === 'stop-with-savepoint'), 'the upgrade savepoint', WAIT);
+      const upgradeSavepoint = await h.waitUntil(
+        () => completedSavepoints(lineage(h, name)).find((s) => s.kind === 'stop-with-savepoint'),
+        'the upgrade savepoint',
+        WAIT,
+      );
       assert.equal(upgradeSavepoint.jobId, jobIdOf(first));
       // As a user finds it: the new JobManager pod in ImagePullBackOff, the status saying ERROR.
-      await h.waitUntil(async () => ((await jobManagerPodWaitingReasons(h, name)).includes('ImagePullBackOff') ? true : undefined), 'the new JobManager pod in ImagePullBackOff', WAIT);
+      await h.waitUntil(
+        async () => ((await jobManagerPodWaitingReasons(h, name)).includes('ImagePullBackOff') ? true : undefined),
+        'the new JobManager pod in ImagePullBackOff',
+        WAIT,
+      );
       await h.waitFor(name, (d) => d.status?.jobManagerDeploymentStatus === 'ERROR', 'status.jobManagerDeploymentStatus ERROR', WAIT);
       assert.equal(lineage(h, name).submissions.length, 1, 'the JobManager with the bad image never submitted a job');
 
@@ -97,7 +131,11 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
     // state, ready for upgrade from observed latest state"), never without state when a checkpoint exists.
     const name = 'failed-ckpt';
     try {
-      await h.create(flinkDeployment(name).withFlinkConfiguration({ ...CHECKPOINTS, 'simulator.job.fail-after': '1500 ms' }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withFlinkConfiguration({ ...CHECKPOINTS, 'simulator.job.fail-after': '1500 ms' })
+          .build(),
+      );
       const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       const failedJob = jobIdOf(first);
       await h.waitFor(name, (d) => d.status?.jobStatus?.state === 'FAILED', `${name} FAILED`, WAIT);
@@ -142,11 +180,20 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
 
   /** A savepoint-mode deployment with HA and checkpoints whose JobManager is then made to crash-loop behind the operator's back. */
   async function crashLoopingWithHa(name: string, extra: Record<string, string> = {}): Promise<string> {
-    await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'savepoint' } }).withFlinkConfiguration({ ...HA, ...CHECKPOINTS, ...extra }).build());
+    await h.create(
+      flinkDeployment(name)
+        .withSpec({ job: { upgradeMode: 'savepoint' } })
+        .withFlinkConfiguration({ ...HA, ...CHECKPOINTS, ...extra })
+        .build(),
+    );
     const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
     await haCheckpointRecorded(h, name);
     await setJobManagerImage(h, name, 'flink:crashloop');
-    await h.waitUntil(async () => ((await jobManagerPodWaitingReasons(h, name)).includes('CrashLoopBackOff') ? true : undefined), 'the JobManager in CrashLoopBackOff', WAIT);
+    await h.waitUntil(
+      async () => ((await jobManagerPodWaitingReasons(h, name)).includes('CrashLoopBackOff') ? true : undefined),
+      'the JobManager in CrashLoopBackOff',
+      WAIT,
+    );
     return jobIdOf(first);
   }
 
@@ -162,12 +209,15 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
       const l = lineage(h, name);
       assert.equal(l.savepoints.length, 0, `no savepoint: the job was not running (${describeLineage(l)})`);
       assert.equal(submitted(l).length, 1, `no new job id submitted (${describeLineage(l)})`);
-      assert.ok(l.submissions.every((s) => s.jobId === jobId), `only job ${jobId} in the lineage (${describeLineage(l)})`);
+      assert.ok(
+        l.submissions.every((s) => s.jobId === jobId),
+        `only job ${jobId} in the lineage (${describeLineage(l)})`,
+      );
       const recovered = l.submissions.at(-1)!;
       assert.equal(recovered.origin, 'ha-recovered', describeLineage(l));
       assert.match(recovered.restoredFrom ?? '', /chk-\d+$/, 'recovered from its latest checkpoint');
       const jm = await jobManagerDeployment(h, name);
-      assert.equal(jm?.spec?.template.spec?.containers[0]?.image, 'flink:1.20', 'the spec\'s image runs again');
+      assert.equal(jm?.spec?.template.spec?.containers[0]?.image, 'flink:1.20', "the spec's image runs again");
     } finally {
       await discard(h, name);
     }
@@ -180,7 +230,12 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
     try {
       await crashLoopingWithHa(name, { 'kubernetes.operator.job.upgrade.last-state-fallback.enabled': 'false' });
       await upgrade(name, 'v2');
-      const d = await h.waitFor(name, (x) => (x.status?.error ?? '').includes('last-state-fallback.enabled'), 'status.error naming kubernetes.operator.job.upgrade.last-state-fallback.enabled', 8_000);
+      const d = await h.waitFor(
+        name,
+        (x) => (x.status?.error ?? '').includes('last-state-fallback.enabled'),
+        'status.error naming kubernetes.operator.job.upgrade.last-state-fallback.enabled',
+        8_000,
+      );
       assert.notEqual(ready(d.status)?.status, 'True', 'Ready is not True: the job does not run');
       await sleep(1_500);
       const l = lineage(h, name);
@@ -197,7 +252,11 @@ describe('JobManager Deployment recovery', () => {
     // Apache operator: kubernetes.operator.jm-deployment-recovery.enabled (default true), event reason RecoverDeployment.
     const name = 'recover-ha';
     try {
-      await h.create(flinkDeployment(name).withFlinkConfiguration({ ...HA, ...CHECKPOINTS }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withFlinkConfiguration({ ...HA, ...CHECKPOINTS })
+          .build(),
+      );
       const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       const jobId = jobIdOf(first);
       await haCheckpointRecorded(h, name);
@@ -233,7 +292,11 @@ describe('JobManager Deployment recovery', () => {
     // Apache operator: kubernetes.operator.jm-deployment-recovery.enabled; upgradeMode stateless recovers without HA.
     const name = 'recover-sl';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'stateless' } }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'stateless' } })
+          .build(),
+      );
       const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       await h.apps.deleteNamespacedDeployment({ namespace: NS, name });
       await waitForEvent(h, name, 'RecoverDeployment', 'Warning', WAIT);
@@ -271,11 +334,20 @@ describe('JobManager Deployment recovery', () => {
     // Apache operator: kubernetes.operator.jm-deployment-recovery.enabled: "false".
     const name = 'norecover-off';
     try {
-      await h.create(flinkDeployment(name).withFlinkConfiguration({ ...HA, ...CHECKPOINTS, 'kubernetes.operator.jm-deployment-recovery.enabled': 'false' }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withFlinkConfiguration({ ...HA, ...CHECKPOINTS, 'kubernetes.operator.jm-deployment-recovery.enabled': 'false' })
+          .build(),
+      );
       await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       await haCheckpointRecorded(h, name);
       await h.apps.deleteNamespacedDeployment({ namespace: NS, name });
-      const d = await h.waitFor(name, (x) => (x.status?.error ?? '').includes('jm-deployment-recovery.enabled'), 'status.error naming kubernetes.operator.jm-deployment-recovery.enabled', WAIT);
+      const d = await h.waitFor(
+        name,
+        (x) => (x.status?.error ?? '').includes('jm-deployment-recovery.enabled'),
+        'status.error naming kubernetes.operator.jm-deployment-recovery.enabled',
+        WAIT,
+      );
       assert.equal(ready(d.status)?.status, 'False');
       await sleep(1_500);
       assert.equal(await jobManagerDeployment(h, name), undefined, 'not recreated');
@@ -312,12 +384,22 @@ describe('cluster health check', () => {
     // .restarts.threshold (64; here 3), event RestartUnhealthyJob. Needs simulator.job.restart-every (being added).
     const name = 'unhealthy-restarts';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration({
-        ...healthCheck,
-        'kubernetes.operator.cluster.health-check.restarts.threshold': '3',
-        'simulator.job.restart-every': '200ms',
-      }).build());
-      await h.waitFor(name, (d) => d.status?.jobStatus?.jobId !== undefined && lineage(h, name).submissions.length === 1 && d.status?.jobManagerDeploymentStatus === 'READY', `${name} deployed`, WAIT);
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'last-state' } })
+          .withFlinkConfiguration({
+            ...healthCheck,
+            'kubernetes.operator.cluster.health-check.restarts.threshold': '3',
+            'simulator.job.restart-every': '200ms',
+          })
+          .build(),
+      );
+      await h.waitFor(
+        name,
+        (d) => d.status?.jobStatus?.jobId !== undefined && lineage(h, name).submissions.length === 1 && d.status?.jobManagerDeploymentStatus === 'READY',
+        `${name} deployed`,
+        WAIT,
+      );
       await expectRestartThroughHa(name);
     } finally {
       await discard(h, name);
@@ -331,14 +413,19 @@ describe('cluster health check', () => {
     // timeout (10 min by default) is set to 500 ms here. Needs simulator.checkpoint.stall-after (being added).
     const name = 'unhealthy-checkpoints';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration({
-        ...healthCheck,
-        'kubernetes.operator.cluster.health-check.checkpoint-progress.enabled': 'true',
-        'kubernetes.operator.cluster.health-check.checkpoint-progress.window': '2 s',
-        'execution.checkpointing.timeout': '500 ms',
-        'execution.checkpointing.tolerable-failed-checkpoints': '0',
-        'simulator.checkpoint.stall-after': '1s',
-      }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'last-state' } })
+          .withFlinkConfiguration({
+            ...healthCheck,
+            'kubernetes.operator.cluster.health-check.checkpoint-progress.enabled': 'true',
+            'kubernetes.operator.cluster.health-check.checkpoint-progress.window': '2 s',
+            'execution.checkpointing.timeout': '500 ms',
+            'execution.checkpointing.tolerable-failed-checkpoints': '0',
+            'simulator.checkpoint.stall-after': '1s',
+          })
+          .build(),
+      );
       await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       await expectRestartThroughHa(name);
     } finally {
@@ -356,7 +443,11 @@ describe('suspending a last-state deployment', () => {
     const submitsBefore = await eventCount(h, name, 'Submit');
     await h.patch(name, { spec: { job: { state: 'suspended' } } });
     await h.waitFor(name, (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, `${name} SUSPENDED`, 5_000);
-    await h.waitUntil(async () => ((await clusterDeploymentNames(h, name)).length === 0 ? true : undefined), 'the JobManager and TaskManager Deployments deleted', 5_000);
+    await h.waitUntil(
+      async () => ((await clusterDeploymentNames(h, name)).length === 0 ? true : undefined),
+      'the JobManager and TaskManager Deployments deleted',
+      5_000,
+    );
     const revisions: string[] = [];
     for (let i = 0; i < 8; i++) {
       revisions.push((await h.stateConfigMap(name))?.data?.revision ?? '');
@@ -364,18 +455,30 @@ describe('suspending a last-state deployment', () => {
     }
     const changes = revisions.filter((r, i) => i > 0 && r !== revisions[i - 1]).length;
     assert.ok(changes <= 1, `the state ConfigMap is quiet once suspended (revisions over 1.5 s: ${revisions.join(', ')})`);
-    assert.equal(await eventCount(h, name, 'Submit'), submitsBefore, `no Submit event after the suspend started (${JSON.stringify((await events(h, name)).filter((e) => e.reason === 'Submit'))})`);
+    assert.equal(
+      await eventCount(h, name, 'Submit'),
+      submitsBefore,
+      `no Submit event after the suspend started (${JSON.stringify((await events(h, name)).filter((e) => e.reason === 'Submit'))})`,
+    );
     const d = (await h.get(name))!;
     assert.equal(d.status?.lifecycleState, 'SUSPENDED');
     const l = lineage(h, name);
-    assert.ok(l.submissions.slice(1).every((s) => s.restoredFrom !== null), `no submission without state after the first (${describeLineage(l)})`);
+    assert.ok(
+      l.submissions.slice(1).every((s) => s.restoredFrom !== null),
+      `no submission without state after the first (${describeLineage(l)})`,
+    );
   }
 
   it('with HA and a checkpoint: suspends without a savepoint; the resume recovers the same job', T, async () => {
     // Apache operator: upgradeMode last-state suspend (SuspendMode.LAST_STATE: the cluster is deleted, HA metadata kept); resume recovers through HA.
     const name = 'sus-ls-ckpt';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration({ ...HA, ...CHECKPOINTS }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'last-state' } })
+          .withFlinkConfiguration({ ...HA, ...CHECKPOINTS })
+          .build(),
+      );
       const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       await haCheckpointRecorded(h, name);
       await suspendSettles(name);
@@ -395,7 +498,12 @@ describe('suspending a last-state deployment', () => {
     // Apache operator: last-state needs a checkpoint to restore; without one the suspend falls back to a savepoint.
     const name = 'sus-ls-nockpt';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration({ ...HA }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'last-state' } })
+          .withFlinkConfiguration({ ...HA })
+          .build(),
+      );
       await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       await suspendSettles(name);
       const savepoint = completedSavepoints(lineage(h, name)).at(-1);
@@ -416,12 +524,17 @@ describe('suspending a last-state deployment', () => {
     // Kubernetes HA ConfigMap and the operator finds no HA metadata to resume from.
     const name = 'sus-ls-noha';
     try {
-      await h.create(flinkDeployment(name).withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration({
-        'high-availability.type': 'zookeeper',
-        'high-availability.zookeeper.quorum': 'zookeeper:2181',
-        'high-availability.storageDir': 'file:///flink-data/ha',
-        ...CHECKPOINTS,
-      }).build());
+      await h.create(
+        flinkDeployment(name)
+          .withSpec({ job: { upgradeMode: 'last-state' } })
+          .withFlinkConfiguration({
+            'high-availability.type': 'zookeeper',
+            'high-availability.zookeeper.quorum': 'zookeeper:2181',
+            'high-availability.storageDir': 'file:///flink-data/ha',
+            ...CHECKPOINTS,
+          })
+          .build(),
+      );
       await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       assert.equal((await haConfigMaps(h, name)).length, 0, 'no Kubernetes HA metadata');
       await suspendSettles(name);
@@ -443,7 +556,11 @@ describe('deletion', () => {
     // Apache operator: kubernetes.operator.job.savepoint-on-deletion (default false): cleanup cancels the job
     // (SuspendMode.STATELESS) and deletes the cluster with its HA data (deleteClusterDeployment(..., deleteHaData=true)).
     const name = 'delete-ha';
-    await h.create(flinkDeployment(name).withFlinkConfiguration({ ...HA, ...CHECKPOINTS }).build());
+    await h.create(
+      flinkDeployment(name)
+        .withFlinkConfiguration({ ...HA, ...CHECKPOINTS })
+        .build(),
+    );
     const running = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
     const jobId = jobIdOf(running);
     await haCheckpointRecorded(h, name);
@@ -451,9 +568,15 @@ describe('deletion', () => {
     await h.waitUntil(async () => ((await h.get(name)) === undefined ? true : undefined), `${name} to disappear`, 10_000);
     const l = lineage(h, name);
     assert.equal(l.savepoints.length, 0, `no savepoint (${describeLineage(l)})`);
-    assert.ok(l.cancellations.some((c) => c.jobId === jobId), `the job is cancelled, not left to die with its pod (${describeLineage(l)})`);
-    await h.waitUntil(async () => ((await haConfigMaps(h, name)).length === 0 ? true : undefined), `the HA ConfigMaps of ${name} deleted`, 5_000)
-      .catch(async (error: Error) => { throw new Error(`${error.message}: ${(await haConfigMaps(h, name)).map((c) => c.metadata?.name).join(', ')}`); });
+    assert.ok(
+      l.cancellations.some((c) => c.jobId === jobId),
+      `the job is cancelled, not left to die with its pod (${describeLineage(l)})`,
+    );
+    await h
+      .waitUntil(async () => ((await haConfigMaps(h, name)).length === 0 ? true : undefined), `the HA ConfigMaps of ${name} deleted`, 5_000)
+      .catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${(await haConfigMaps(h, name)).map((c) => c.metadata?.name).join(', ')}`);
+      });
     await sleep(500);
     assert.equal((await haConfigMaps(h, name)).length, 0, 'and not written again');
     assert.deepEqual(await clusterDeploymentNames(h, name), []);

@@ -47,7 +47,9 @@ function counts(name: string) {
 }
 
 function assertNoDuplicateJobIds(name: string): void {
-  const ids = lineage(name).submissions.filter((s) => s.origin === 'submitted').map((s) => s.jobId);
+  const ids = lineage(name)
+    .submissions.filter((s) => s.origin === 'submitted')
+    .map((s) => s.jobId);
   assert.equal(new Set(ids).size, ids.length, `no job id submitted twice (${ids.join(', ')})`);
 }
 
@@ -59,19 +61,27 @@ async function deleteStateConfigMap(name: string): Promise<string | undefined> {
 
 /** Waits for a state ConfigMap that is not the incarnation `oldUid`. */
 function rebuiltStateConfigMap(name: string, oldUid: string | undefined): Promise<V1ConfigMap> {
-  return h.waitUntil(async () => {
-    const cm = await h.stateConfigMap(name);
-    return cm && cm.metadata?.uid !== oldUid ? cm : undefined;
-  }, `the state ConfigMap of ${name} to exist again`, TIMEOUT);
+  return h.waitUntil(
+    async () => {
+      const cm = await h.stateConfigMap(name);
+      return cm && cm.metadata?.uid !== oldUid ? cm : undefined;
+    },
+    `the state ConfigMap of ${name} to exist again`,
+    TIMEOUT,
+  );
 }
 
 /** The status has caught up with the newest state revision (nothing left to write). */
 async function settled(name: string, generation: number): Promise<FlinkDeploymentV1> {
-  return h.waitUntil(async () => {
-    const d = await h.get(name);
-    const cm = await h.stateConfigMap(name);
-    return d && cm && stable(generation)(d) && String(d.status?.stateRef?.revision) === cm.data?.revision ? d : undefined;
-  }, `${name} STABLE on generation ${generation}, its status reflecting the newest state revision`, TIMEOUT);
+  return h.waitUntil(
+    async () => {
+      const d = await h.get(name);
+      const cm = await h.stateConfigMap(name);
+      return d && cm && stable(generation)(d) && String(d.status?.stateRef?.revision) === cm.data?.revision ? d : undefined;
+    },
+    `${name} STABLE on generation ${generation}, its status reflecting the newest state revision`,
+    TIMEOUT,
+  );
 }
 
 async function replaceStateData(name: string, from: V1ConfigMap): Promise<V1ConfigMap> {
@@ -107,7 +117,11 @@ async function jobManagerExists(name: string, namespace = NS): Promise<boolean> 
 const upgrade = (name: string, value: string) => h.patch(name, { spec: { flinkConfiguration: { 'fault-safety.marker': value } } });
 
 function waitForStopInProgress(name: string): Promise<true> {
-  return h.waitUntil(() => (stops(lineage(name)).some((s) => s.status === 'IN_PROGRESS') ? true : undefined), `a stop-with-savepoint of ${name} in progress`, TIMEOUT);
+  return h.waitUntil(
+    () => (stops(lineage(name)).some((s) => s.status === 'IN_PROGRESS') ? true : undefined),
+    `a stop-with-savepoint of ${name} in progress`,
+    TIMEOUT,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -135,49 +149,61 @@ test('1. a lost state ConfigMap of a STABLE deployment without job.state is rebu
   await deleteAndExpectRebuiltUntouched(name, jobId, before);
 });
 
-test('2. a lost state ConfigMap after a manual savepoint: the job is untouched, and the next upgrade restores from the newest savepoint', { timeout: 60_000 }, async () => {
-  const name = 'lost-after-manual';
-  await h.create(flinkDeployment(name).withExactSpec(readmeSpec()).build());
-  await settled(name, 1);
-  await h.patch(name, { spec: { job: { savepointTriggerNonce: 1 } } });
-  await h.waitFor(name, (d) => d.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL' && stable(2)(d), 'the manual savepoint', TIMEOUT);
-  const running = await settled(name, 2);
-  const jobId = running.status!.jobStatus!.jobId!;
-  const manual = lineage(name).savepoints.find((s) => s.kind === 'savepoint' && s.status === 'COMPLETED');
-  assert.ok(manual?.location, 'the manual savepoint completed');
-  const before = counts(name);
+test(
+  '2. a lost state ConfigMap after a manual savepoint: the job is untouched, and the next upgrade restores from the newest savepoint',
+  { timeout: 60_000 },
+  async () => {
+    const name = 'lost-after-manual';
+    await h.create(flinkDeployment(name).withExactSpec(readmeSpec()).build());
+    await settled(name, 1);
+    await h.patch(name, { spec: { job: { savepointTriggerNonce: 1 } } });
+    await h.waitFor(name, (d) => d.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL' && stable(2)(d), 'the manual savepoint', TIMEOUT);
+    const running = await settled(name, 2);
+    const jobId = running.status!.jobStatus!.jobId!;
+    const manual = lineage(name).savepoints.find((s) => s.kind === 'savepoint' && s.status === 'COMPLETED');
+    assert.ok(manual?.location, 'the manual savepoint completed');
+    const before = counts(name);
 
-  await deleteAndExpectRebuiltUntouched(name, jobId, before);
+    await deleteAndExpectRebuiltUntouched(name, jobId, before);
 
-  await upgrade(name, 'v2');
-  await h.waitFor(name, stable(3), `${name} STABLE after the upgrade`, TIMEOUT);
-  const l = lineage(name);
-  const upgradeStops = stops(l).slice(before.stops);
-  assert.equal(upgradeStops.length, 1, 'the upgrade takes exactly one stop-with-savepoint');
-  assert.equal(upgradeStops[0]!.status, 'COMPLETED');
-  assert.equal(upgradeStops[0]!.jobId, jobId, 'it stops the running job');
-  assert.equal(l.submissions.length, before.submissions + 1, 'one new job');
-  assert.equal(l.submissions.at(-1)!.restoredFrom, upgradeStops[0]!.location, 'the new job restores from the upgrade savepoint (the newest)');
-  assertNoDuplicateJobIds(name);
-});
+    await upgrade(name, 'v2');
+    await h.waitFor(name, stable(3), `${name} STABLE after the upgrade`, TIMEOUT);
+    const l = lineage(name);
+    const upgradeStops = stops(l).slice(before.stops);
+    assert.equal(upgradeStops.length, 1, 'the upgrade takes exactly one stop-with-savepoint');
+    assert.equal(upgradeStops[0]!.status, 'COMPLETED');
+    assert.equal(upgradeStops[0]!.jobId, jobId, 'it stops the running job');
+    assert.equal(l.submissions.length, before.submissions + 1, 'one new job');
+    assert.equal(l.submissions.at(-1)!.restoredFrom, upgradeStops[0]!.location, 'the new job restores from the upgrade savepoint (the newest)');
+    assertNoDuplicateJobIds(name);
+  },
+);
 
-test('3. the state ConfigMap deleted while the upgrade stop-with-savepoint is in flight: one savepoint, the new job restores from it', { timeout: 60_000 }, async () => {
-  const name = 'lost-mid-stop';
-  await h.create(flinkDeployment(name).withFlinkConfiguration({ 'simulator.savepoint.duration': '1500 ms' }).build());
-  await settled(name, 1);
-  await upgrade(name, 'v2');
-  await waitForStopInProgress(name);
-  await deleteStateConfigMap(name);
+test(
+  '3. the state ConfigMap deleted while the upgrade stop-with-savepoint is in flight: one savepoint, the new job restores from it',
+  { timeout: 60_000 },
+  async () => {
+    const name = 'lost-mid-stop';
+    await h.create(flinkDeployment(name).withFlinkConfiguration({ 'simulator.savepoint.duration': '1500 ms' }).build());
+    await settled(name, 1);
+    await upgrade(name, 'v2');
+    await waitForStopInProgress(name);
+    await deleteStateConfigMap(name);
 
-  const after = await h.waitFor(name, stable(2), `${name} STABLE on generation 2`, TIMEOUT);
-  const l = lineage(name);
-  const completed = stops(l).filter((s) => s.status === 'COMPLETED');
-  assert.equal(completed.length, 1, `exactly one completed stop-with-savepoint (savepoints: ${JSON.stringify(l.savepoints)}; submissions: ${JSON.stringify(l.submissions.map((s) => ({ jobId: s.jobId, restoredFrom: s.restoredFrom })))})`);
-  const last = l.submissions.at(-1)!;
-  assert.equal(last.restoredFrom, completed[0]!.location, `the new job restores from the upgrade savepoint (${JSON.stringify(l.submissions)})`);
-  assert.equal(after.status?.jobStatus?.jobId, last.jobId);
-  assertNoDuplicateJobIds(name);
-});
+    const after = await h.waitFor(name, stable(2), `${name} STABLE on generation 2`, TIMEOUT);
+    const l = lineage(name);
+    const completed = stops(l).filter((s) => s.status === 'COMPLETED');
+    assert.equal(
+      completed.length,
+      1,
+      `exactly one completed stop-with-savepoint (savepoints: ${JSON.stringify(l.savepoints)}; submissions: ${JSON.stringify(l.submissions.map((s) => ({ jobId: s.jobId, restoredFrom: s.restoredFrom })))})`,
+    );
+    const last = l.submissions.at(-1)!;
+    assert.equal(last.restoredFrom, completed[0]!.location, `the new job restores from the upgrade savepoint (${JSON.stringify(l.submissions)})`);
+    assert.equal(after.status?.jobStatus?.jobId, last.jobId);
+    assertNoDuplicateJobIds(name);
+  },
+);
 
 test('4. a state ConfigMap put back to an older revision is refused, not acted on', { timeout: 60_000 }, async () => {
   const name = 'stale-state';
@@ -201,11 +227,17 @@ test('4. a state ConfigMap put back to an older revision is refused, not acted o
   assertNoDuplicateJobIds(name);
   const cm = (await h.stateConfigMap(name))!;
   const untouched = cm.metadata?.resourceVersion === put.metadata?.resourceVersion;
-  assert.ok(untouched || Number(cm.data?.revision) >= newestRevision, `the old revision is not built upon (revision now ${cm.data?.revision}, newest was ${newestRevision})`);
+  assert.ok(
+    untouched || Number(cm.data?.revision) >= newestRevision,
+    `the old revision is not built upon (revision now ${cm.data?.revision}, newest was ${newestRevision})`,
+  );
   const d = await h.waitFor(name, (x) => /revision/i.test(x.status?.error ?? ''), 'status.error naming the revision', 5_000);
   assert.match(d.status!.error!, /revision/i);
   const warnings = await warningEvents(name);
-  assert.ok(warnings.some((e) => e.reason === 'StateError'), `a StateError event (${JSON.stringify(warnings)})`);
+  assert.ok(
+    warnings.some((e) => e.reason === 'StateError'),
+    `a StateError event (${JSON.stringify(warnings)})`,
+  );
 });
 
 test("5. another deployment's state content copied into a state ConfigMap is refused; neither job is touched", { timeout: 60_000 }, async () => {
@@ -223,7 +255,12 @@ test("5. another deployment's state content copied into a state ConfigMap is ref
 
   assert.deepEqual(counts(a), beforeA, `${a}: no submission, savepoint, stop or cancellation`);
   assert.deepEqual(counts(b), beforeB, `${b}: no submission, savepoint, stop or cancellation`);
-  const d = await h.waitFor(a, (x) => /belongs to|another FlinkDeployment|other FlinkDeployment/i.test(x.status?.error ?? ''), `${a}: status.error saying the state belongs to another deployment`, 5_000);
+  const d = await h.waitFor(
+    a,
+    (x) => /belongs to|another FlinkDeployment|other FlinkDeployment/i.test(x.status?.error ?? ''),
+    `${a}: status.error saying the state belongs to another deployment`,
+    5_000,
+  );
   assert.match(d.status!.error!, /belongs to|another FlinkDeployment|other FlinkDeployment/i);
 });
 
@@ -264,7 +301,7 @@ test('6. hand-edited status (foreign savepoint, bogus job id) does not leak into
   assert.equal(upgradeStops[0]!.jobId, jobA);
   const restoredFrom = l.submissions.at(-1)!.restoredFrom;
   assert.notEqual(restoredFrom, foreign, "A never restores from B's savepoint");
-  assert.equal(restoredFrom, upgradeStops[0]!.location, "A restores from its own upgrade savepoint");
+  assert.equal(restoredFrom, upgradeStops[0]!.location, 'A restores from its own upgrade savepoint');
   assert.ok(!JSON.stringify((await h.stateConfigMap(a))?.data ?? {}).includes(foreign), "B's savepoint is not in A's state after the upgrade");
   for (const who of [a, b]) {
     assert.ok(!lineage(who).disposals.some((x) => x.path === foreign), `B's savepoint is never disposed (lineage of ${who})`);
@@ -330,23 +367,40 @@ test('9. a failing Kubernetes write during a deploy is reported in status.error,
   let jobManagerCreatedAt: number | undefined;
   const watch = new Watch(h.kubeConfig);
   const watches = [
-    await watch.watch(`/apis/flink.apache.org/v1/namespaces/${namespace}/flinkdeployments`, {}, (phase, obj: FlinkDeploymentV1) => {
-      if (phase !== 'DELETED' && obj.metadata?.name === name) versions.push(obj);
-    }, () => {}),
-    await watch.watch(`/apis/apps/v1/namespaces/${namespace}/deployments`, {}, (phase, obj: { metadata?: { name?: string; resourceVersion?: string } }) => {
-      if (phase === 'ADDED' && obj.metadata?.name === name && jobManagerCreatedAt === undefined) jobManagerCreatedAt = Number(obj.metadata.resourceVersion);
-    }, () => {}),
+    await watch.watch(
+      `/apis/flink.apache.org/v1/namespaces/${namespace}/flinkdeployments`,
+      {},
+      (phase, obj: FlinkDeploymentV1) => {
+        if (phase !== 'DELETED' && obj.metadata?.name === name) versions.push(obj);
+      },
+      () => {},
+    ),
+    await watch.watch(
+      `/apis/apps/v1/namespaces/${namespace}/deployments`,
+      {},
+      (phase, obj: { metadata?: { name?: string; resourceVersion?: string } }) => {
+        if (phase === 'ADDED' && obj.metadata?.name === name && jobManagerCreatedAt === undefined) jobManagerCreatedAt = Number(obj.metadata.resourceVersion);
+      },
+      () => {},
+    ),
   ];
   const faults = h.world.cluster.faults;
   try {
-    faults.failNext({ verb: 'create', resource: 'deployments', namespace }, { code: 403, message: `deployments.apps is forbidden: exceeded quota: compute-resources` }, 5);
+    faults.failNext(
+      { verb: 'create', resource: 'deployments', namespace },
+      { code: 403, message: `deployments.apps is forbidden: exceeded quota: compute-resources` },
+      5,
+    );
     await h.create(flinkDeployment(name).inNamespace(namespace).build());
     await h.waitUntil(() => (faults.pending() === 0 ? true : undefined), 'the injected failures to be consumed', TIMEOUT);
     await h.waitFor(name, stable(1), `${name} STABLE after the failures`, TIMEOUT, namespace);
     await h.waitUntil(() => jobManagerCreatedAt, 'the watch to report the JobManager Deployment', 5_000);
     const whileFailing = versions.filter((v) => Number(v.metadata.resourceVersion) < jobManagerCreatedAt! && v.status !== undefined);
     const seen = JSON.stringify(whileFailing.map((v) => ({ lifecycle: v.status?.lifecycleState, job: v.status?.jobStatus?.state, error: v.status?.error })));
-    assert.ok(whileFailing.length > 0, `a status was written while the JobManager Deployment could not be created (${versions.length} versions watched, none with a status before the JobManager Deployment was created at resourceVersion ${jobManagerCreatedAt})`);
+    assert.ok(
+      whileFailing.length > 0,
+      `a status was written while the JobManager Deployment could not be created (${versions.length} versions watched, none with a status before the JobManager Deployment was created at resourceVersion ${jobManagerCreatedAt})`,
+    );
     assert.ok((whileFailing.at(-1)!.status?.error ?? '') !== '', `status.error is set while the writes fail (statuses seen: ${seen})`);
   } finally {
     faults.clear();
@@ -356,10 +410,14 @@ test('9. a failing Kubernetes write during a deploy is reported in status.error,
 
 test('10. a failed upgrade stop-with-savepoint is not retried on every pass; the old job keeps running', { timeout: 60_000 }, async () => {
   const name = 'stop-fails';
-  await h.create(flinkDeployment(name).withFlinkConfiguration({
-    'simulator.savepoint.failure': 'fail',
-    'kubernetes.operator.savepoint.trigger.grace-period': '400 ms',
-  }).build());
+  await h.create(
+    flinkDeployment(name)
+      .withFlinkConfiguration({
+        'simulator.savepoint.failure': 'fail',
+        'kubernetes.operator.savepoint.trigger.grace-period': '400 ms',
+      })
+      .build(),
+  );
   const running = await settled(name, 1);
   const jobId = running.status!.jobStatus!.jobId!;
   await upgrade(name, 'v2');
@@ -369,7 +427,11 @@ test('10. a failed upgrade stop-with-savepoint is not retried on every pass; the
   await sleep(3_000);
   const failedLater = stops(lineage(name)).filter((s) => s.status === 'FAILED').length;
   assert.ok(failedSoon >= 1, 'the stop failed');
-  assert.equal(failedLater, failedSoon, `the failed stop is not retried on every pass (${failedSoon} failed attempts 1 s after the error, ${failedLater} 4 s after)`);
+  assert.equal(
+    failedLater,
+    failedSoon,
+    `the failed stop is not retried on every pass (${failedSoon} failed attempts 1 s after the error, ${failedLater} 4 s after)`,
+  );
   const d = (await h.get(name))!;
   assert.match(d.status?.error ?? '', /savepoint/i, 'status.error mentions the failed savepoint');
   assert.match(d.status?.error ?? '', /fail/i);

@@ -22,7 +22,8 @@ const stable = (generation: number) => (d: FlinkDeploymentV1) =>
   d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING';
 const lineage = (name: string) => h.world.simulation.lineage('default', name);
 const reasons = async (name: string) => (await h.events(name)).map((e) => e.reason ?? '');
-const history = async (name: string) => parseYaml((await h.stateConfigMap(name))?.data?.savepointHistory ?? '[]') as Array<{ location: string; triggerType: string; triggerNonce?: number }>;
+const history = async (name: string) =>
+  parseYaml((await h.stateConfigMap(name))?.data?.savepointHistory ?? '[]') as Array<{ location: string; triggerType: string; triggerNonce?: number }>;
 
 test('restartNonce redeploys the same spec through a savepoint', async () => {
   await h.create(flinkDeployment('restart').build());
@@ -58,16 +59,24 @@ test('a new savepointTriggerNonce takes exactly one savepoint and the job keeps 
 });
 
 test('periodic savepoints keep the history within its limits and dispose what leaves it', async () => {
-  await h.create(flinkDeployment('periodic').withFlinkConfiguration({
-    'kubernetes.operator.periodic.savepoint.interval': '300 ms',
-    'kubernetes.operator.savepoint.history.max.count': '2',
-  }).build());
+  await h.create(
+    flinkDeployment('periodic')
+      .withFlinkConfiguration({
+        'kubernetes.operator.periodic.savepoint.interval': '300 ms',
+        'kubernetes.operator.savepoint.history.max.count': '2',
+      })
+      .build(),
+  );
   await h.waitFor('periodic', stable(1), 'periodic STABLE');
   await h.waitUntil(() => (lineage('periodic').disposals.length >= 2 ? true : undefined), 'two disposals', 20_000);
   const l = lineage('periodic');
   const completed = l.savepoints.filter((s) => s.status === 'COMPLETED');
   assert.ok(completed.length >= 4, `several periodic savepoints (${completed.length})`);
-  assert.deepEqual(l.disposals.slice(0, 2).map((d) => d.path), completed.slice(0, 2).map((s) => s.location), 'the oldest are disposed first');
+  assert.deepEqual(
+    l.disposals.slice(0, 2).map((d) => d.path),
+    completed.slice(0, 2).map((s) => s.location),
+    'the oldest are disposed first',
+  );
   const kept = await h.waitUntil(async () => {
     const current = await history('periodic');
     return current.length === 2 ? current : undefined;
@@ -78,14 +87,21 @@ test('periodic savepoints keep the history within its limits and dispose what le
 });
 
 test('a failing manual savepoint is retried within the grace period, then reported; the job keeps running', async () => {
-  await h.create(flinkDeployment('spfail').withFlinkConfiguration({
-    'simulator.savepoint.failure': 'fail',
-    'kubernetes.operator.savepoint.trigger.grace-period': '400 ms',
-  }).build());
+  await h.create(
+    flinkDeployment('spfail')
+      .withFlinkConfiguration({
+        'simulator.savepoint.failure': 'fail',
+        'kubernetes.operator.savepoint.trigger.grace-period': '400 ms',
+      })
+      .build(),
+  );
   const running = await h.waitFor('spfail', stable(1), 'spfail STABLE');
   await h.patch('spfail', { spec: { job: { savepointTriggerNonce: 5 } } });
   // Each failed attempt is a SavepointError event; the last one says it is given up.
-  await h.waitUntil(async () => ((await h.events('spfail')).some((e) => e.reason === 'SavepointError' && (e.message ?? '').includes('not retried further')) ? true : undefined), 'the final SavepointError event');
+  await h.waitUntil(
+    async () => ((await h.events('spfail')).some((e) => e.reason === 'SavepointError' && (e.message ?? '').includes('not retried further')) ? true : undefined),
+    'the final SavepointError event',
+  );
   const l = lineage('spfail');
   assert.ok(l.savepoints.length >= 2, `retried (${l.savepoints.length} attempts)`);
   assert.ok(l.savepoints.every((s) => s.status === 'FAILED'));
@@ -112,7 +128,12 @@ async function haCheckpointRecorded(name: string): Promise<void> {
 }
 
 test('a last-state upgrade recovers the same job from its latest checkpoint through HA, without a savepoint', async () => {
-  await h.create(flinkDeployment('laststate').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  await h.create(
+    flinkDeployment('laststate')
+      .withSpec({ job: { upgradeMode: 'last-state' } })
+      .withFlinkConfiguration(HA)
+      .build(),
+  );
   const before = await h.waitFor('laststate', stable(1), 'laststate STABLE');
   await haCheckpointRecorded('laststate');
   await h.patch('laststate', { spec: { image: 'flink:1.20.1' } });
@@ -127,12 +148,20 @@ test('a last-state upgrade recovers the same job from its latest checkpoint thro
 });
 
 test('a last-state suspend removes the cluster and keeps HA metadata; the resume recovers the same job from its latest checkpoint', async () => {
-  await h.create(flinkDeployment('lastsuspend').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  await h.create(
+    flinkDeployment('lastsuspend')
+      .withSpec({ job: { upgradeMode: 'last-state' } })
+      .withFlinkConfiguration(HA)
+      .build(),
+  );
   const before = await h.waitFor('lastsuspend', stable(1), 'lastsuspend STABLE');
   await haCheckpointRecorded('lastsuspend');
   await h.patch('lastsuspend', { spec: { job: { state: 'suspended' } } });
   await h.waitFor('lastsuspend', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'lastsuspend SUSPENDED');
-  await h.waitUntil(async () => ((await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=lastsuspend' })).items.length === 0 ? true : undefined), 'the cluster removed');
+  await h.waitUntil(
+    async () => ((await h.apps.listNamespacedDeployment({ namespace: 'default', labelSelector: 'app=lastsuspend' })).items.length === 0 ? true : undefined),
+    'the cluster removed',
+  );
   const revision = (await h.stateConfigMap('lastsuspend'))?.data?.revision;
   await new Promise((r) => setTimeout(r, 1_000));
   assert.equal((await h.stateConfigMap('lastsuspend'))?.data?.revision, revision, 'suspended means quiet: no state writes while nothing happens');
@@ -149,7 +178,12 @@ test('a last-state suspend removes the cluster and keeps HA metadata; the resume
 });
 
 test('a last-state upgrade that changes the Flink version falls back to a savepoint', async () => {
-  await h.create(flinkDeployment('lsversion').withSpec({ job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  await h.create(
+    flinkDeployment('lsversion')
+      .withSpec({ job: { upgradeMode: 'last-state' } })
+      .withFlinkConfiguration(HA)
+      .build(),
+  );
   await h.waitFor('lsversion', stable(1), 'lsversion STABLE');
   await h.patch('lsversion', { spec: { flinkVersion: 'v2_0', image: 'flink:2.0' } });
   await h.waitFor('lsversion', stable(2), 'lsversion STABLE on generation 2');
@@ -160,14 +194,23 @@ test('a last-state upgrade that changes the Flink version falls back to a savepo
 });
 
 test('a spec that never becomes ready is rolled back to the last stable spec', async () => {
-  await h.create(flinkDeployment('rollback').withFlinkConfiguration({
-    'kubernetes.operator.deployment.rollback.enabled': 'true',
-    // Long enough for a healthy deployment on a loaded machine: a new spec that is merely slow must not be rolled back.
-    'kubernetes.operator.deployment.readiness.timeout': '4 s',
-  }).build());
+  await h.create(
+    flinkDeployment('rollback')
+      .withFlinkConfiguration({
+        'kubernetes.operator.deployment.rollback.enabled': 'true',
+        // Long enough for a healthy deployment on a loaded machine: a new spec that is merely slow must not be rolled back.
+        'kubernetes.operator.deployment.readiness.timeout': '4 s',
+      })
+      .build(),
+  );
   await h.waitFor('rollback', stable(1), 'rollback STABLE');
   await h.patch('rollback', { spec: { image: 'flink:crashloop' } });
-  const rolledBack = await h.waitFor('rollback', (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status?.jobStatus?.state === 'RUNNING', 'ROLLED_BACK', 30_000);
+  const rolledBack = await h.waitFor(
+    'rollback',
+    (d) => d.status?.lifecycleState === 'ROLLED_BACK' && d.status?.jobStatus?.state === 'RUNNING',
+    'ROLLED_BACK',
+    30_000,
+  );
   const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'rollback' });
   assert.equal(jm.spec?.template.spec?.containers[0]?.image, 'flink:1.20', 'the stable image runs again');
   const l = lineage('rollback');
@@ -181,7 +224,12 @@ test('a spec that never becomes ready is rolled back to the last stable spec', a
 });
 
 test('in standalone reactive mode a replicas change rescales the TaskManagers without a restart', async () => {
-  await h.create(flinkDeployment('reactive').withSpec({ mode: 'standalone', taskManager: { replicas: 1 } }).withFlinkConfiguration({ 'scheduler-mode': 'REACTIVE' }).build());
+  await h.create(
+    flinkDeployment('reactive')
+      .withSpec({ mode: 'standalone', taskManager: { replicas: 1 } })
+      .withFlinkConfiguration({ 'scheduler-mode': 'REACTIVE' })
+      .build(),
+  );
   const before = await h.waitFor('reactive', stable(1), 'reactive STABLE');
   await h.patch('reactive', { spec: { taskManager: { replicas: 3 } } });
   const after = await h.waitFor('reactive', stable(2), 'reactive STABLE on generation 2');
@@ -203,7 +251,10 @@ test('with savepoint-on-deletion, deleting takes a final savepoint and names it 
   assert.equal(l.savepoints[0]!.kind, 'stop-with-savepoint');
   assert.equal(l.savepoints[0]!.status, 'COMPLETED');
   const cleanup = (await h.events('final')).filter((e) => e.reason === 'Cleanup').map((e) => e.message ?? '');
-  assert.ok(cleanup.some((m) => m.includes(l.savepoints[0]!.location!)), cleanup.join(' | '));
+  assert.ok(
+    cleanup.some((m) => m.includes(l.savepoints[0]!.location!)),
+    cleanup.join(' | '),
+  );
 });
 
 test('a failed job is shown as FAILED with its exception, or restarted when configured', async () => {
@@ -213,7 +264,9 @@ test('a failed job is shown as FAILED with its exception, or restarted when conf
   assert.ok((await reasons('fails')).includes('JobException'));
   assert.equal(lineage('fails').submissions.length, 1, 'not restarted by default');
 
-  await h.create(flinkDeployment('restarts').withFlinkConfiguration({ 'simulator.job.fail-after': '300 ms', 'kubernetes.operator.job.restart.failed': 'true' }).build());
+  await h.create(
+    flinkDeployment('restarts').withFlinkConfiguration({ 'simulator.job.fail-after': '300 ms', 'kubernetes.operator.job.restart.failed': 'true' }).build(),
+  );
   await h.waitUntil(() => (lineage('restarts').submissions.length >= 2 ? true : undefined), 'a restart of the failed job', 20_000);
   assert.ok((await reasons('restarts')).includes('RestartFailedJob'));
   const ids = lineage('restarts').submissions.map((s) => s.jobId);

@@ -126,15 +126,20 @@ for (const { slug, title, request: pattern, answerAfterMs } of PAUSE_MOMENTS) {
       let pausedRequest = '';
       const target = pattern(name);
       if (answerAfterMs !== undefined) faults.delay({ verb: 'get', path: target }, answerAfterMs, 1);
-      faults.delay({ path: new GatedPattern((path) => {
-        if (armed && target.test(path)) {
-          armed = false;
-          a.pause();
-          pausedAt = Date.now();
-          pausedRequest = path;
-        }
-        return false;
-      }) }, 0);
+      faults.delay(
+        {
+          path: new GatedPattern((path) => {
+            if (armed && target.test(path)) {
+              armed = false;
+              a.pause();
+              pausedAt = Date.now();
+              pausedRequest = path;
+            }
+            return false;
+          }),
+        },
+        0,
+      );
       let startedAt = Date.now();
       await h.patch({ spec: { flinkConfiguration: { 'chaos.revision': '1' } } });
       actions.push({ kind: 'upgrade', startedAt, label: '#1 upgrade (A paused)' });
@@ -174,32 +179,51 @@ for (const { slug, title, request: pattern, answerAfterMs } of PAUSE_MOMENTS) {
       const violations = checkLineage({ lineage, mode: 'savepoint', actions, t0, finalJobId: dAfter?.status?.jobStatus?.jobId, finalSuspended: false });
       for (const v of violations) problems.push(`[${v.invariant}] ${v.detail}`);
       if (jmAfter?.metadata?.resourceVersion !== jmBefore?.metadata?.resourceVersion) {
-        problems.push(`the JobManager Deployment was rewritten after SIGCONT: before ${summary(jmBefore)}, image ${jobManagerImage(jmBefore)}; after ${summary(jmAfter)}, image ${jobManagerImage(jmAfter)}`);
+        problems.push(
+          `the JobManager Deployment was rewritten after SIGCONT: before ${summary(jmBefore)}, image ${jobManagerImage(jmBefore)}; after ${summary(jmAfter)}, image ${jobManagerImage(jmAfter)}`,
+        );
       }
       const revision = (cm: V1ConfigMap | undefined) => /chaos\.revision:\s*"?([^"\n]*)/.exec(cm?.data?.['config.yaml'] ?? '')?.[1];
-      if (configAfter?.metadata?.resourceVersion !== configBefore?.metadata?.resourceVersion || JSON.stringify(configAfter?.data) !== JSON.stringify(configBefore?.data)) {
-        problems.push(`flink-config-${name} was rewritten after SIGCONT: before ${summary(configBefore)} (chaos.revision ${revision(configBefore)}); after ${summary(configAfter)} (chaos.revision ${revision(configAfter)})`);
+      if (
+        configAfter?.metadata?.resourceVersion !== configBefore?.metadata?.resourceVersion ||
+        JSON.stringify(configAfter?.data) !== JSON.stringify(configBefore?.data)
+      ) {
+        problems.push(
+          `flink-config-${name} was rewritten after SIGCONT: before ${summary(configBefore)} (chaos.revision ${revision(configBefore)}); after ${summary(configAfter)} (chaos.revision ${revision(configAfter)})`,
+        );
       }
       const newSubmissions = lineage.submissions.filter((s) => Date.parse(s.at) >= resumedAt);
-      if (newSubmissions.length > 0) problems.push(`submissions after SIGCONT: ${newSubmissions.map((s) => `${s.jobId} (${s.origin}) from ${s.restoredFrom} on ${s.podName}`).join('; ')}`);
+      if (newSubmissions.length > 0)
+        problems.push(`submissions after SIGCONT: ${newSubmissions.map((s) => `${s.jobId} (${s.origin}) from ${s.restoredFrom} on ${s.podName}`).join('; ')}`);
       const newSavepoints = lineage.savepoints.filter((p) => Date.parse(p.triggeredAt) >= resumedAt);
       if (newSavepoints.length > 0) problems.push(`savepoints after SIGCONT: ${newSavepoints.map((p) => `${p.kind} of ${p.jobId} ${p.status}`).join('; ')}`);
       if (live.length !== 1 || live[0]!.jobId !== bLastJob || live[0]!.state !== 'RUNNING') {
-        problems.push(`B's last job ${bLastJob} should be the only one running; Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]`);
+        problems.push(
+          `B's last job ${bLastJob} should be the only one running; Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]`,
+        );
       }
-      if (dAfter?.status?.jobStatus?.jobId !== bLastJob || dAfter?.status?.lifecycleState !== 'STABLE' || dAfter?.status?.observedGeneration !== dAfter?.metadata.generation) {
+      if (
+        dAfter?.status?.jobStatus?.jobId !== bLastJob ||
+        dAfter?.status?.lifecycleState !== 'STABLE' ||
+        dAfter?.status?.observedGeneration !== dAfter?.metadata.generation
+      ) {
         problems.push(`status after SIGCONT: ${describeStatus(dAfter)} (before: ${describeStatus(dBefore)}); expected STABLE with job ${bLastJob}`);
       }
-      const requests = world.world.cluster.requestLog.entries({ namespace: h.namespace, excludeUserAgentPrefix: SIMULATION_USER_AGENT })
+      const requests = world.world.cluster.requestLog
+        .entries({ namespace: h.namespace, excludeUserAgentPrefix: SIMULATION_USER_AGENT })
         .filter((e) => e.time >= pausedAt - 500 && e.verb !== 'watch' && e.verb !== 'list' && !(e.resource === 'flinkdeployments' && e.verb === 'get'))
-        .map((e) => `+${((e.time - t0) / 1000).toFixed(2)}s ${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name} ${e.code}${e.subresource === 'proxy' ? ` ${e.path.replace(/^.*\/proxy/, '')}` : ''}`);
+        .map(
+          (e) =>
+            `+${((e.time - t0) / 1000).toFixed(2)}s ${e.verb} ${e.resource}${e.subresource ? `/${e.subresource}` : ''} ${e.name} ${e.code}${e.subresource === 'proxy' ? ` ${e.path.replace(/^.*\/proxy/, '')}` : ''}`,
+        );
       const story = [
         `A (${holderAtPause === a.identity ? 'the leader' : `NOT the leader: the Lease said ${holderAtPause}`}) SIGSTOPped at +${((pausedAt - t0) / 1000).toFixed(1)}s on ${pausedRequest}, for ${pausedForMs} ms; SIGCONT at +${((resumedAt - t0) / 1000).toFixed(1)}s`,
         `lineage: ${describeLineage(lineage, t0)}`,
       ];
       t.diagnostic(story.join('\n'));
       if (process.env.LEADERSHIP_LOGS) t.diagnostic(`requests from the pause on:\n${requests.join('\n')}\noperator output:\n${logs(processes)}`);
-      if (problems.length > 0) assert.fail([...story, ...problems, `requests from the pause on:\n${requests.join('\n')}`, `operator output:\n${logs(processes)}`].join('\n'));
+      if (problems.length > 0)
+        assert.fail([...story, ...problems, `requests from the pause on:\n${requests.join('\n')}`, `operator output:\n${logs(processes)}`].join('\n'));
     } finally {
       faults.clear();
       for (const p of processes) p.resume();
@@ -260,7 +284,8 @@ test('two instances without leader election submit each job once and take one sa
     const completed = lineage.savepoints.filter((p) => p.status === 'COMPLETED');
     const stops = completed.filter((p) => p.kind === 'stop-with-savepoint').length;
     const manual = completed.filter((p) => p.kind === 'savepoint').length;
-    if (stops !== 4 || manual !== 1) problems.push(`${stops} completed stop-with-savepoints (expected 4: three upgrades and the suspend) and ${manual} savepoints (expected 1: the nonce)`);
+    if (stops !== 4 || manual !== 1)
+      problems.push(`${stops} completed stop-with-savepoints (expected 4: three upgrades and the suspend) and ${manual} savepoints (expected 1: the nonce)`);
     const story = [
       `two instances ${world.noLeaderElectFlag ? 'with --no-leader-elect' : 'without --leader-elect (no --no-leader-elect flag)'}`,
       `lineage: ${describeLineage(lineage, t0)}`,

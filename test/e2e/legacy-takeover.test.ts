@@ -29,7 +29,9 @@ test('a legacy status with no state ConfigMap is migrated by the operator before
 
   await h.startOperator();
   const cm = await h.waitUntil(() => h.stateConfigMap('green'), 'the state ConfigMap');
-  const legacyReconciled = JSON.parse(fixture.status.reconciliationStatus!.lastReconciledSpec!) as { spec: { image: string; job: { initialSavepointPath: string } } };
+  const legacyReconciled = JSON.parse(fixture.status.reconciliationStatus!.lastReconciledSpec!) as {
+    spec: { image: string; job: { initialSavepointPath: string } };
+  };
   const reconciled = parseYaml(cm.data!.lastReconciledSpec!) as { image: string; job: { initialSavepointPath: string } };
   assert.equal(reconciled.image, legacyReconciled.spec.image);
   assert.equal(reconciled.job.initialSavepointPath, legacyReconciled.spec.job.initialSavepointPath);

@@ -47,7 +47,11 @@ async function deploymentExists(name: string): Promise<boolean> {
 }
 
 test('native mode: the JobManager creates its TaskManager pods, a savepoint upgrade replaces the whole cluster, deletion removes everything', async () => {
-  await h.create(flinkDeployment('native').withSpec({ mode: 'native', job: { parallelism: 3 } }).build());
+  await h.create(
+    flinkDeployment('native')
+      .withSpec({ mode: 'native', job: { parallelism: 3 } })
+      .build(),
+  );
   const first = await h.waitFor('native', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 2, 'native STABLE with 2 TaskManagers');
 
   const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'native' });
@@ -57,10 +61,17 @@ test('native mode: the JobManager creates its TaskManager pods, a savepoint upgr
   assert.equal(await deploymentExists('native-taskmanager'), false, 'no TaskManager Deployment in native mode');
 
   const pods = await taskManagerPods('native');
-  assert.deepEqual(pods.map((p) => p.metadata?.name), ['native-taskmanager-1-1', 'native-taskmanager-1-2'], 'ceil(3 / 2 slots) TaskManagers');
+  assert.deepEqual(
+    pods.map((p) => p.metadata?.name),
+    ['native-taskmanager-1-1', 'native-taskmanager-1-2'],
+    'ceil(3 / 2 slots) TaskManagers',
+  );
   for (const pod of pods) {
     assert.equal(pod.metadata?.labels?.type, 'flink-native-kubernetes');
-    assert.deepEqual(pod.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid]), [['Deployment', 'native', jm.metadata?.uid]]);
+    assert.deepEqual(
+      pod.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid]),
+      [['Deployment', 'native', jm.metadata?.uid]],
+    );
     assert.equal(pod.spec?.serviceAccountName, 'flink');
     assert.equal(pod.spec?.containers[0]?.image, 'flink:1.20');
   }
@@ -68,7 +79,12 @@ test('native mode: the JobManager creates its TaskManager pods, a savepoint upgr
 
   // parallelism change = upgrade (stop with savepoint, new cluster restored from it)
   await h.patch('native', { spec: { job: { parallelism: 6 } } });
-  const upgraded = await h.waitFor('native', (d) => stable(2)(d) && d.status?.taskManager?.replicas === 3, 'native STABLE on generation 2 with 3 TaskManagers', 20_000);
+  const upgraded = await h.waitFor(
+    'native',
+    (d) => stable(2)(d) && d.status?.taskManager?.replicas === 3,
+    'native STABLE on generation 2 with 3 TaskManagers',
+    20_000,
+  );
   assert.notEqual(upgraded.status?.jobStatus?.jobId, first.status?.jobStatus?.jobId, 'a new job');
   const lineage = h.world.simulation.lineage('default', 'native');
   const stopSavepoint = lineage.savepoints.find((s) => s.kind === 'stop-with-savepoint' && s.status === 'COMPLETED');
@@ -98,7 +114,11 @@ test('a FlinkDeployment without spec.mode runs in native mode', async () => {
   assert.equal(deployed.spec.mode, undefined);
   const jm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'unset' });
   assert.equal(jm.metadata?.labels?.type, 'flink-native-kubernetes');
-  assert.deepEqual((await taskManagerPods('unset')).map((p) => p.metadata?.name), ['unset-taskmanager-1-1'], 'ceil(2 / 2 slots) = 1 TaskManager');
+  assert.deepEqual(
+    (await taskManagerPods('unset')).map((p) => p.metadata?.name),
+    ['unset-taskmanager-1-1'],
+    'ceil(2 / 2 slots) = 1 TaskManager',
+  );
   assert.equal(await deploymentExists('unset-taskmanager'), false);
   const config = await h.core.readNamespacedConfigMap({ namespace: 'default', name: 'flink-config-unset' });
   assert.match(config.data?.['config.yaml'] ?? '', /^execution\.target: "kubernetes-application"$/m);
@@ -106,7 +126,12 @@ test('a FlinkDeployment without spec.mode runs in native mode', async () => {
 
 test('native last-state upgrade: the new JobManager recovers the same job through HA after the old cluster is gone, with new TaskManagers', async () => {
   const HA = { 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///flink-data/ha', 'execution.checkpointing.interval': '100 ms' };
-  await h.create(flinkDeployment('nls').withSpec({ mode: 'native', job: { upgradeMode: 'last-state' } }).withFlinkConfiguration(HA).build());
+  await h.create(
+    flinkDeployment('nls')
+      .withSpec({ mode: 'native', job: { upgradeMode: 'last-state' } })
+      .withFlinkConfiguration(HA)
+      .build(),
+  );
   const before = await h.waitFor('nls', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 1, 'nls STABLE');
   await h.waitUntil(async () => {
     const ha = await h.core.listNamespacedConfigMap({ namespace: 'default', labelSelector: 'app=nls,configmap-type=high-availability' });
@@ -120,7 +145,10 @@ test('native last-state upgrade: the new JobManager recovers the same job throug
   assert.equal(lineage.submissions.at(-1)!.origin, 'ha-recovered');
   assert.equal(after.status?.jobStatus?.jobId, before.status?.jobStatus?.jobId, 'the same job continues');
   const pods = await taskManagerPods('nls');
-  assert.ok(pods.every((p) => !oldPods.includes(p.metadata?.uid)), 'no TaskManager of the old image was adopted');
+  assert.ok(
+    pods.every((p) => !oldPods.includes(p.metadata?.uid)),
+    'no TaskManager of the old image was adopted',
+  );
   assert.ok(pods.every((p) => p.spec?.containers[0]?.image === 'flink:1.20.1'));
 });
 
@@ -129,7 +157,10 @@ test('native suspend removes the JobManager and its TaskManagers; resume restore
   await h.waitFor('nsus', (d) => stable(1)(d) && d.status?.taskManager?.replicas === 1, 'nsus STABLE');
   await h.patch('nsus', { spec: { job: { state: 'suspended' } } });
   await h.waitFor('nsus', (d) => d.status?.lifecycleState === 'SUSPENDED' && d.status?.observedGeneration === 2, 'nsus SUSPENDED');
-  await h.waitUntil(async () => ((await h.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=nsus' })).items.length === 0 ? true : undefined), 'no pods left while suspended');
+  await h.waitUntil(
+    async () => ((await h.core.listNamespacedPod({ namespace: 'default', labelSelector: 'app=nsus' })).items.length === 0 ? true : undefined),
+    'no pods left while suspended',
+  );
   await h.patch('nsus', { spec: { job: { state: 'running' } } });
   await h.waitFor('nsus', (d) => stable(3)(d) && d.status?.taskManager?.replicas === 1, 'nsus running again');
   const lineage = h.world.simulation.lineage('default', 'nsus');
@@ -149,10 +180,14 @@ test('operator stopped while a native redeploy waits for the old cluster: no new
   await h.core.patchNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name!, body: { metadata: { finalizers: ['e2e.test/hold'] } } }, mergePatch);
 
   await h.patch('ncrash', { spec: { image: 'flink:1.20.1' } });
-  const intent = await h.waitUntil(async () => {
-    const cm = await h.stateConfigMap('ncrash');
-    return cm?.data?.phase === 'DEPLOYING' && jobIdToSubmit(cm) && !(await deploymentExists('ncrash')) ? cm : undefined;
-  }, 'the deploy intent recorded and the old JobManager Deployment deleted', 20_000);
+  const intent = await h.waitUntil(
+    async () => {
+      const cm = await h.stateConfigMap('ncrash');
+      return cm?.data?.phase === 'DEPLOYING' && jobIdToSubmit(cm) && !(await deploymentExists('ncrash')) ? cm : undefined;
+    },
+    'the deploy intent recorded and the old JobManager Deployment deleted',
+    20_000,
+  );
   await h.stopOperator();
   const held = await h.core.readNamespacedPod({ namespace: 'default', name: oldTm.metadata!.name! });
   assert.ok(held.metadata?.deletionTimestamp, 'the old TaskManager is terminating');
@@ -170,5 +205,8 @@ test('operator stopped while a native redeploy waits for the old cluster: no new
   const newJm = await h.apps.readNamespacedDeployment({ namespace: 'default', name: 'ncrash' });
   assert.notEqual(newJm.metadata?.uid, oldJm.metadata?.uid);
   const pods = await taskManagerPods('ncrash');
-  assert.deepEqual(pods.map((p) => p.metadata?.ownerReferences?.[0]?.uid), [newJm.metadata?.uid]);
+  assert.deepEqual(
+    pods.map((p) => p.metadata?.ownerReferences?.[0]?.uid),
+    [newJm.metadata?.uid],
+  );
 });

@@ -76,7 +76,9 @@ export interface OperatorHarness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(options: { simulation?: SimulationOptions; operator?: Partial<Record<keyof OperatorConfig, unknown>> | false } = {}): Promise<OperatorHarness> {
+export async function startHarness(
+  options: { simulation?: SimulationOptions; operator?: Partial<Record<keyof OperatorConfig, unknown>> | false } = {},
+): Promise<OperatorHarness> {
   const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 60, ...options.simulation } });
   const kubeConfig = world.cluster.kubeConfig();
   await installCrd(kubeConfig);
@@ -93,7 +95,12 @@ export async function startHarness(options: { simulation?: SimulationOptions; op
     manager: undefined,
     async startOperator(overrides = {}) {
       const config = testOperatorConfig(overrides);
-      const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'json', level: config.logLevel as never }) });
+      const manager = new Manager({
+        config,
+        kubeConfig,
+        makeReconciler: makeFlinkDeploymentReconciler,
+        logger: createLogger({ format: 'json', level: config.logLevel as never }),
+      });
       await manager.start();
       harness.manager = manager;
       return manager;
@@ -133,17 +140,22 @@ export async function startHarness(options: { simulation?: SimulationOptions; op
         } catch (error) {
           last = error;
         }
-        if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${last ? ` (last error: ${(last as Error).message})` : ''}`);
         await new Promise((r) => setTimeout(r, 40));
       }
     },
     async waitFor(name, predicate, description, timeoutMs = 15_000, namespace = 'default') {
       let last: FlinkDeploymentV1 | undefined;
       try {
-        return await harness.waitUntil(async () => {
-          last = await harness.get(name, namespace);
-          return last && predicate(last) ? last : undefined;
-        }, description, timeoutMs);
+        return await harness.waitUntil(
+          async () => {
+            last = await harness.get(name, namespace);
+            return last && predicate(last) ? last : undefined;
+          },
+          description,
+          timeoutMs,
+        );
       } catch (error) {
         throw new Error(`${(error as Error).message}; last status: ${JSON.stringify(last?.status)}`);
       }

@@ -10,16 +10,7 @@
  * kind (upgrade, manual-savepoint, suspend, resume, rollback). `--verbose` prints faults and actions
  * as they happen; `--logs` adds the operators' output to a failed run.
  */
-import {
-  chaosRun,
-  FAULT_KINDS,
-  formatRun,
-  INVARIANTS,
-  parseScenario,
-  runKeptInvariants,
-  startChaosWorld,
-  type ChaosRunResult,
-} from './chaos.js';
+import { chaosRun, FAULT_KINDS, formatRun, INVARIANTS, parseScenario, runKeptInvariants, startChaosWorld, type ChaosRunResult } from './chaos.js';
 import { killAllOperatorProcesses } from './crash-recovery.js';
 
 const args = process.argv.slice(2);
@@ -58,8 +49,17 @@ try {
     results.push(r);
     const ok = runKeptInvariants(r);
     const kinds = [...new Set(r.violations.map((v) => v.invariant.split(' ')[0]))].join(',');
-    console.log(`${ok ? 'ok  ' : 'FAIL'} seed ${seed} ${r.plan} | faults ${r.faults.length} | ${r.durationMs} ms${ok ? '' : ` | ${r.error ? 'harness error' : `invariants ${kinds}`}`}`);
-    if (!ok) console.log(formatRun(r, logs).split('\n').slice(1).map((l) => `   ${l}`).join('\n'));
+    console.log(
+      `${ok ? 'ok  ' : 'FAIL'} seed ${seed} ${r.plan} | faults ${r.faults.length} | ${r.durationMs} ms${ok ? '' : ` | ${r.error ? 'harness error' : `invariants ${kinds}`}`}`,
+    );
+    if (!ok)
+      console.log(
+        formatRun(r, logs)
+          .split('\n')
+          .slice(1)
+          .map((l) => `   ${l}`)
+          .join('\n'),
+      );
   }
 } finally {
   await world.stop();
@@ -70,19 +70,22 @@ try {
 const pad = (s: string | number, n: number) => String(s).padEnd(n);
 const padL = (s: string | number, n: number) => String(s).padStart(n);
 const failed = results.filter((r) => !runKeptInvariants(r));
-console.log(`\n${results.length} runs in ${((Date.now() - started) / 1000).toFixed(0)} s, seeds ${listed ? listed.join(',') : `${firstSeed}..${firstSeed + runs - 1}`}, scenario ${scenario}`);
+console.log(
+  `\n${results.length} runs in ${((Date.now() - started) / 1000).toFixed(0)} s, seeds ${listed ? listed.join(',') : `${firstSeed}..${firstSeed + runs - 1}`}, scenario ${scenario}`,
+);
 
 console.log('\nscenario mix');
 const modes = new Map<string, number>();
 for (const r of results) modes.set(r.mode, (modes.get(r.mode) ?? 0) + 1);
 console.log(`  upgrade mode   ${[...modes].map(([m, n]) => `${m} ${n}`).join(', ')}`);
 const actionCounts = new Map<string, { n: number; done: number }>();
-for (const r of results) for (const a of r.actions) {
-  const c = actionCounts.get(a.kind) ?? { n: 0, done: 0 };
-  c.n++;
-  if (a.converged) c.done++;
-  actionCounts.set(a.kind, c);
-}
+for (const r of results)
+  for (const a of r.actions) {
+    const c = actionCounts.get(a.kind) ?? { n: 0, done: 0 };
+    c.n++;
+    if (a.converged) c.done++;
+    actionCounts.set(a.kind, c);
+  }
 console.log(`  actions        ${[...actionCounts].map(([k, c]) => `${k} ${c.n} (${c.done} done)`).join(', ')}`);
 
 console.log(`\n  ${pad('fault', 16)}${padL('injected', 9)}${padL('skipped', 9)}${padL('runs', 6)}${padL('failed runs', 13)}`);
@@ -102,7 +105,10 @@ for (const inv of INVARIANTS) {
   console.log(`  ${pad(inv, 40)}${padL(count, 11)}${padL(runsWith.length, 6)}  ${runsWith.map((r) => r.seed).join(' ')}`);
 }
 const remedied = results.filter((r) => r.userRemedies.length > 0);
-if (remedied.length > 0) console.log(`  (the harness, as a user, deleted a refused state ConfigMap as status.error advises in ${remedied.length} run(s): seeds ${remedied.map((r) => r.seed).join(' ')})`);
+if (remedied.length > 0)
+  console.log(
+    `  (the harness, as a user, deleted a refused state ConfigMap as status.error advises in ${remedied.length} run(s): seeds ${remedied.map((r) => r.seed).join(' ')})`,
+  );
 const harness = results.filter((r) => r.error !== undefined);
 console.log(`  ${pad('harness errors', 40)}${padL(harness.length, 11)}${padL(harness.length, 6)}  ${harness.map((r) => r.seed).join(' ')}`);
 

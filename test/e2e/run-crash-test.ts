@@ -25,7 +25,9 @@ try {
       results.push(r);
       const ok = runKeptInvariants(r);
       if (!ok) failures++;
-      console.log(`${ok ? 'ok  ' : 'FAIL'} ${scenario} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${r.detail}`}`);
+      console.log(
+        `${ok ? 'ok  ' : 'FAIL'} ${scenario} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${r.detail}`}`,
+      );
     } catch (error) {
       failures++;
       console.log(`FAIL seed ${seed}: ${(error as Error).message}`);

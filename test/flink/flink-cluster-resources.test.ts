@@ -19,7 +19,13 @@ import { seededRandom } from '../../src/devcluster/simulation/simulation-random.
 const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const UID = '6f1c2b9e-0000-4000-8000-000000000001';
 const deployment = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withGeneration(3).build();
-const inputs = (over: Partial<FlinkClusterInputs> = {}): FlinkClusterInputs => ({ spec: deployment.spec, generation: 3, specHash: 'sha256-abc', jobId: JOB, ...over });
+const inputs = (over: Partial<FlinkClusterInputs> = {}): FlinkClusterInputs => ({
+  spec: deployment.spec,
+  generation: 3,
+  specHash: 'sha256-abc',
+  jobId: JOB,
+  ...over,
+});
 const mainContainer = (d: V1Deployment): V1Container => {
   const c = d.spec!.template.spec!.containers.find((x) => x.name === 'flink-main-container');
   assert.ok(c, 'flink-main-container missing');
@@ -29,7 +35,9 @@ const mainContainer = (d: V1Deployment): V1Container => {
 test('every object has its contract name, labels and a controller owner reference to the FlinkDeployment', () => {
   const r = buildFlinkClusterResources(deployment, inputs());
   const owner = [{ apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', name: 'orders', uid: UID, controller: true, blockOwnerDeletion: true }];
-  const expected: Array<[string, { metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; ownerReferences?: unknown } }, Record<string, string>]> = [
+  const expected: Array<
+    [string, { metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; ownerReferences?: unknown } }, Record<string, string>]
+  > = [
     ['flink-config-orders', r.configMap, { app: 'orders', type: 'flink-standalone-kubernetes' }],
     ['orders', r.jobManagerDeployment, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'jobmanager' }],
     ['orders-taskmanager', r.taskManagerDeployment!, { app: 'orders', type: 'flink-standalone-kubernetes', component: 'taskmanager' }],
@@ -92,8 +100,13 @@ test('JobManager args: --fromSavepoint and --allowNonRestoredState before the pr
   const noClass: FlinkDeploymentSpec = { ...spec, job: { jarURI: 'local:///job.jar' } };
   assert.deepEqual(jobManagerArgs({ spec: noClass, allowNonRestoredState: true }), ['standalone-job']);
   assert.deepEqual(jobManagerArgs({ spec: noClass, highAvailability: true }), ['standalone-job', '-D', 'jobmanager.rpc.address=$(_POD_IP_ADDRESS)']);
-  const ha = flinkDeployment('orders').withUid(UID).withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' }).build();
-  assert.ok(mainContainer(buildFlinkClusterResources(ha, inputs({ spec: ha.spec })).jobManagerDeployment).args?.includes('jobmanager.rpc.address=$(_POD_IP_ADDRESS)'));
+  const ha = flinkDeployment('orders')
+    .withUid(UID)
+    .withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' })
+    .build();
+  assert.ok(
+    mainContainer(buildFlinkClusterResources(ha, inputs({ spec: ha.spec })).jobManagerDeployment).args?.includes('jobmanager.rpc.address=$(_POD_IP_ADDRESS)'),
+  );
 });
 
 test('TaskManager Deployment: args, port and the replicas rule', () => {
@@ -112,7 +125,11 @@ test('TaskManager Deployment: args, port and the replicas rule', () => {
 
 test('Services: <name>-rest on port rest 8081, headless <name> with RPC and blob ports, both selecting the JobManager', () => {
   const r = buildFlinkClusterResources(deployment, inputs());
-  assert.deepEqual(r.restService.spec, { type: 'ClusterIP', selector: { app: 'orders', component: 'jobmanager' }, ports: [{ name: 'rest', port: 8081, targetPort: 8081, protocol: 'TCP' }] });
+  assert.deepEqual(r.restService.spec, {
+    type: 'ClusterIP',
+    selector: { app: 'orders', component: 'jobmanager' },
+    ports: [{ name: 'rest', port: 8081, targetPort: 8081, protocol: 'TCP' }],
+  });
   assert.deepEqual(r.internalService.spec, {
     clusterIP: 'None',
     selector: { app: 'orders', component: 'jobmanager' },
@@ -132,7 +149,10 @@ test('ConfigMap: config.yaml and log4j-console.properties; logConfiguration over
   assert.deepEqual(Object.keys(r.configMap.data ?? {}), ['config.yaml', 'log4j-console.properties']);
   assert.match(r.configMap.data!['config.yaml']!, /^\$internal\.pipeline\.job-id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0"$/m);
   assert.match(r.configMap.data!['log4j-console.properties']!, /appender\.console\.type = CONSOLE/);
-  const logged = flinkDeployment('orders').withUid(UID).withSpec({ logConfiguration: { 'log4j-console.properties': 'rootLogger.level = DEBUG\n', 'logback-console.xml': '<configuration/>' } }).build();
+  const logged = flinkDeployment('orders')
+    .withUid(UID)
+    .withSpec({ logConfiguration: { 'log4j-console.properties': 'rootLogger.level = DEBUG\n', 'logback-console.xml': '<configuration/>' } })
+    .build();
   const data = buildFlinkClusterResources(logged, inputs({ spec: logged.spec })).configMap.data!;
   assert.equal(data['log4j-console.properties'], 'rootLogger.level = DEBUG\n');
   assert.equal(data['logback-console.xml'], '<configuration/>');
@@ -167,22 +187,42 @@ test('pod templates: base then component template, the operator decorating flink
   const owner = flinkDeployment('basic-checkpoint-ha-example').withUid(UID).withExactSpec(spec).build();
   const r = buildFlinkClusterResources(owner, inputs({ spec }));
   const template = r.jobManagerDeployment.spec!.template;
-  assert.deepEqual(template.metadata?.labels, { team: 'payments', component: 'jobmanager', app: 'basic-checkpoint-ha-example', type: 'flink-standalone-kubernetes' });
+  assert.deepEqual(template.metadata?.labels, {
+    team: 'payments',
+    component: 'jobmanager',
+    app: 'basic-checkpoint-ha-example',
+    type: 'flink-standalone-kubernetes',
+  });
   assert.deepEqual(template.metadata?.annotations, { 'prometheus.io/scrape': 'true' });
-  assert.deepEqual(template.spec?.containers.map((c) => c.name), ['flink-main-container', 'sidecar']);
+  assert.deepEqual(
+    template.spec?.containers.map((c) => c.name),
+    ['flink-main-container', 'sidecar'],
+  );
   const c = mainContainer(r.jobManagerDeployment);
   assert.deepEqual(c.volumeMounts, [
     { mountPath: '/flink-data', name: 'flink-volume' },
     { name: 'flink-config-volume', mountPath: '/opt/flink/conf' },
   ]);
-  assert.deepEqual(c.env?.map((e) => e.name), ['TZ', '_POD_IP_ADDRESS']);
+  assert.deepEqual(
+    c.env?.map((e) => e.name),
+    ['TZ', '_POD_IP_ADDRESS'],
+  );
   assert.equal(c.args?.[0], 'standalone-job');
   assert.deepEqual(c.resources, { requests: { memory: '2048m', cpu: '1' } });
-  assert.deepEqual(template.spec?.volumes?.map((v) => v.name), ['flink-volume', 'flink-config-volume']);
+  assert.deepEqual(
+    template.spec?.volumes?.map((v) => v.name),
+    ['flink-volume', 'flink-config-volume'],
+  );
   // The TaskManager gets the base template only, not the JobManager's sidecar.
   const tm = r.taskManagerDeployment!.spec!.template;
-  assert.deepEqual(tm.spec?.containers.map((x) => x.name), ['flink-main-container']);
-  assert.deepEqual(mainContainer(r.taskManagerDeployment!).volumeMounts?.map((m) => m.mountPath), ['/flink-data', '/opt/flink/conf']);
+  assert.deepEqual(
+    tm.spec?.containers.map((x) => x.name),
+    ['flink-main-container'],
+  );
+  assert.deepEqual(
+    mainContainer(r.taskManagerDeployment!).volumeMounts?.map((m) => m.mountPath),
+    ['/flink-data', '/opt/flink/conf'],
+  );
 });
 
 test('rendering is deterministic and does not mutate its inputs', () => {
@@ -192,7 +232,10 @@ test('rendering is deterministic and does not mutate its inputs', () => {
 });
 
 test('contract: the simulated JobManager reads back the job id, restore path, parallelism and directories the operator rendered', () => {
-  const r = buildFlinkClusterResources(deployment, inputs({ restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab', allowNonRestoredState: true }));
+  const r = buildFlinkClusterResources(
+    deployment,
+    inputs({ restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab', allowNonRestoredState: true }),
+  );
   const config = parseFlinkConfigYaml(r.configMap.data!['config.yaml']!);
   const c = mainContainer(r.jobManagerDeployment);
   const launch = buildJobManagerLaunch(c.args!, config, c.image);
@@ -215,7 +258,12 @@ test('contract: the simulated JobManager reads back the job id, restore path, pa
 // Sources: Flink 1.15-1.18 GlobalConfiguration reads only conf/flink-conf.yaml (legacy flat
 // format, Flink 1.x GlobalConfiguration.loadYAMLResource); 1.19+ reads config.yaml.
 test('ConfigMap: Flink 1.15-1.18 get flink-conf.yaml (and no config.yaml), 1.19 and newer config.yaml', () => {
-  for (const [flinkVersion, image] of [['v1_15', 'flink:1.15'], ['v1_16', 'flink:1.16'], ['v1_17', 'flink:1.17'], ['v1_18', 'flink:1.18']] as const) {
+  for (const [flinkVersion, image] of [
+    ['v1_15', 'flink:1.15'],
+    ['v1_16', 'flink:1.16'],
+    ['v1_17', 'flink:1.17'],
+    ['v1_18', 'flink:1.18'],
+  ] as const) {
     const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion, image }).build();
     const data = buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!;
     assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties'], flinkVersion);
@@ -223,10 +271,17 @@ test('ConfigMap: Flink 1.15-1.18 get flink-conf.yaml (and no config.yaml), 1.19 
   }
   for (const flinkVersion of ['v1_19', 'v1_20', 'v2_0'] as const) {
     const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion }).build();
-    assert.deepEqual(Object.keys(buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!), ['config.yaml', 'log4j-console.properties'], flinkVersion);
+    assert.deepEqual(
+      Object.keys(buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!),
+      ['config.yaml', 'log4j-console.properties'],
+      flinkVersion,
+    );
   }
   // a logConfiguration entry named like a configuration file never replaces it
-  const sneaky = flinkDeployment('orders').withUid(UID).withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', logConfiguration: { 'flink-conf.yaml': 'x: y\n', 'config.yaml': 'x: y\n' } }).build();
+  const sneaky = flinkDeployment('orders')
+    .withUid(UID)
+    .withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17', logConfiguration: { 'flink-conf.yaml': 'x: y\n', 'config.yaml': 'x: y\n' } })
+    .build();
   const data = buildFlinkClusterResources(sneaky, inputs({ spec: sneaky.spec })).configMap.data!;
   assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties']);
   assert.doesNotMatch(data['flink-conf.yaml']!, /^x: y$/m);
@@ -248,7 +303,12 @@ test('flinkConfigurationTextOf: config.yaml as is, flink-conf.yaml as the standa
 });
 
 test('contract: a simulated Flink 1.17 JobManager reads the job id, restore path and RPC address from the rendered flink-conf.yaml', () => {
-  const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17' }).withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' }).build();
+  const d = flinkDeployment('orders')
+    .inNamespace('team-a')
+    .withUid(UID)
+    .withSpec({ flinkVersion: 'v1_17', image: 'flink:1.17' })
+    .withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' })
+    .build();
   const r = buildFlinkClusterResources(d, inputs({ spec: d.spec, restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab' }));
   const c = mainContainer(r.jobManagerDeployment);
   const loaded = loadFlinkConfiguration(r.configMap.data!, '1.17.0');
@@ -256,7 +316,11 @@ test('contract: a simulated Flink 1.17 JobManager reads the job id, restore path
   const launch = buildJobManagerLaunch(c.args!, loaded.config, c.image);
   assert.equal(launch.flinkVersion, '1.17.0');
   assert.equal(launch.settings.pinnedJobId, JOB);
-  assert.equal(launch.settings.savepointPath, 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab', 'from execution.savepoint.path (the Flink < 1.20 key)');
+  assert.equal(
+    launch.settings.savepointPath,
+    'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab',
+    'from execution.savepoint.path (the Flink < 1.20 key)',
+  );
   assert.equal(launch.config.get('jobmanager.rpc.address'), '$(_POD_IP_ADDRESS)', 'HA: -D overrides the rendered <name>.<ns>');
   assert.equal(loaded.config.get('jobmanager.rpc.address'), 'orders.team-a');
   assert.equal(launch.settings.highAvailability.enabled, true);
@@ -270,8 +334,16 @@ test('a session cluster (no job) starts the session entry point `jobmanager`, an
   const r = buildFlinkClusterResources(session, inputs({ spec: session.spec }));
   const c = mainContainer(r.jobManagerDeployment);
   assert.deepEqual(c.args, ['jobmanager']);
-  const ha = flinkDeployment('pool').withUid(UID).withoutJob().withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' }).build();
-  assert.deepEqual(mainContainer(buildFlinkClusterResources(ha, inputs({ spec: ha.spec })).jobManagerDeployment).args, ['jobmanager', '-D', 'jobmanager.rpc.address=$(_POD_IP_ADDRESS)']);
+  const ha = flinkDeployment('pool')
+    .withUid(UID)
+    .withoutJob()
+    .withFlinkConfiguration({ 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///ha' })
+    .build();
+  assert.deepEqual(mainContainer(buildFlinkClusterResources(ha, inputs({ spec: ha.spec })).jobManagerDeployment).args, [
+    'jobmanager',
+    '-D',
+    'jobmanager.rpc.address=$(_POD_IP_ADDRESS)',
+  ]);
   assert.equal(parseFlinkArgs(c.args!).role, 'session-jobmanager');
   const launch = buildJobManagerLaunch(c.args!, loadFlinkConfiguration(r.configMap.data!, '1.20.0').config, c.image);
   const lineage = new LineageRecorder();

@@ -3,7 +3,13 @@ import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { defaultSpec, mergeDeep } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
-import { buildFlinkConfiguration, classpathEntryForJar, renderFlinkConfigFile, renderFlinkConfigYaml, renderLegacyFlinkConf } from '../../src/flink/flink-config-builder.js';
+import {
+  buildFlinkConfiguration,
+  classpathEntryForJar,
+  renderFlinkConfigFile,
+  renderFlinkConfigYaml,
+  renderLegacyFlinkConf,
+} from '../../src/flink/flink-config-builder.js';
 import { parseLegacyFlinkConf } from '../../src/devcluster/simulation/flink-configuration.js';
 import { parseMemoryBytes } from '../../src/flink/flink-container-resources.js';
 
@@ -160,12 +166,14 @@ test('flink-conf.yaml rendering: sorted unquoted `key: value` lines that Flink 1
   assert.deepEqual(Object.fromEntries(parseLegacyFlinkConf(text)), config, 'Flink 1.x reads every value back unchanged (quotes included)');
   assert.equal(renderLegacyFlinkConf({}), '');
   assert.throws(() => renderLegacyFlinkConf({ 's3.secret-key': 'a#b' }), /cannot render flink-conf\.yaml: configuration key "s3\.secret-key" contains '#'/);
-  assert.throws(() => renderLegacyFlinkConf({ 'x': 'a\nb' }), /line break/);
-  assert.throws(() => renderLegacyFlinkConf({ 'x': ' a' }), /whitespace/);
+  assert.throws(() => renderLegacyFlinkConf({ x: 'a\nb' }), /line break/);
+  assert.throws(() => renderLegacyFlinkConf({ x: ' a' }), /whitespace/);
 });
 
 test('the configuration file follows the Flink version: flink-conf.yaml for v1_15..v1_18, config.yaml from v1_19', () => {
   const config = { 'parallelism.default': '2' };
-  for (const v of ['v1_15', 'v1_16', 'v1_17', 'v1_18'] as const) assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'flink-conf.yaml', text: 'parallelism.default: 2\n' }, v);
-  for (const v of ['v1_19', 'v1_20', 'v2_0', 'v2_2', undefined] as const) assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'config.yaml', text: 'parallelism.default: "2"\n' }, String(v));
+  for (const v of ['v1_15', 'v1_16', 'v1_17', 'v1_18'] as const)
+    assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'flink-conf.yaml', text: 'parallelism.default: 2\n' }, v);
+  for (const v of ['v1_19', 'v1_20', 'v2_0', 'v2_2', undefined] as const)
+    assert.deepEqual(renderFlinkConfigFile(config, v), { file: 'config.yaml', text: 'parallelism.default: "2"\n' }, String(v));
 });

@@ -31,30 +31,48 @@ async function rejection(promise: Promise<unknown>): Promise<FlinkRestError> {
 }
 
 const overview = {
-  jobs: [{ jid: JOB, name: 'StateMachineExample', state: 'RUNNING', 'start-time': 1700000000000, 'end-time': -1, duration: 5000, 'last-modification': 1700000000100, tasks: { running: 2, total: 2 } }],
+  jobs: [
+    {
+      jid: JOB,
+      name: 'StateMachineExample',
+      state: 'RUNNING',
+      'start-time': 1700000000000,
+      'end-time': -1,
+      duration: 5000,
+      'last-modification': 1700000000100,
+      tasks: { running: 2, total: 2 },
+    },
+  ],
 };
 
 test('listJobs reads GET /jobs/overview', async () => {
-  await withScriptedServer([{ method: 'GET', path: '/jobs/overview', headers: { accept: 'application/json' }, answer: { status: 200, json: overview } }], async (server) => {
-    const jobs = await clientFor(server).listJobs();
-    assert.deepEqual(jobs, overview.jobs);
-  });
+  await withScriptedServer(
+    [{ method: 'GET', path: '/jobs/overview', headers: { accept: 'application/json' }, answer: { status: 200, json: overview } }],
+    async (server) => {
+      const jobs = await clientFor(server).listJobs();
+      assert.deepEqual(jobs, overview.jobs);
+    },
+  );
 });
 
 test('getConfig returns the Flink version of the JobManager', async () => {
-  const config = { 'refresh-interval': 3000, 'timezone-name': 'Coordinated Universal Time', 'timezone-offset': 0, 'flink-version': '1.20.1', 'flink-revision': 'abc @ 2025', features: { 'web-submit': false } };
+  const config = {
+    'refresh-interval': 3000,
+    'timezone-name': 'Coordinated Universal Time',
+    'timezone-offset': 0,
+    'flink-version': '1.20.1',
+    'flink-revision': 'abc @ 2025',
+    features: { 'web-submit': false },
+  };
   await withScriptedServer([{ method: 'GET', path: '/config', answer: { status: 200, json: config } }], async (server) => {
     assert.equal((await clientFor(server).getConfig())['flink-version'], '1.20.1');
   });
 });
 
 test('getJob answers undefined when Flink does not know the job, without retrying', async () => {
-  await withScriptedServer(
-    [{ method: 'GET', path: `/jobs/${JOB}`, answer: { status: 404, json: { errors: ['Job 0f1e... not found'] } } }],
-    async (server) => {
-      assert.equal(await clientFor(server).getJob(JOB), undefined);
-    },
-  );
+  await withScriptedServer([{ method: 'GET', path: `/jobs/${JOB}`, answer: { status: 404, json: { errors: ['Job 0f1e... not found'] } } }], async (server) => {
+    assert.equal(await clientFor(server).getJob(JOB), undefined);
+  });
 });
 
 test('cancelJob sends PATCH ?mode=cancel once and maps 202, 404 and 409 to outcomes', async () => {
@@ -83,7 +101,14 @@ test('cancelJob sends PATCH ?mode=cancel once and maps 202, 404 and 409 to outco
 test('cancelJob recognises "already reached another terminal state" in a 500 answer, and fails on other 500s without retry', async () => {
   await withScriptedServer(
     [
-      { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 500, json: { errors: ['org.apache.flink.runtime.rest.handler.RestHandlerException: Job has already reached another terminal state.\n\tat ...'] } } },
+      {
+        method: 'PATCH',
+        path: `/jobs/${JOB}?mode=cancel`,
+        answer: {
+          status: 500,
+          json: { errors: ['org.apache.flink.runtime.rest.handler.RestHandlerException: Job has already reached another terminal state.\n\tat ...'] },
+        },
+      },
       { method: 'PATCH', path: `/jobs/${JOB}?mode=cancel`, answer: { status: 500, json: { errors: ['Internal server error.'] } } },
     ],
     async (server) => {
@@ -91,7 +116,10 @@ test('cancelJob recognises "already reached another terminal state" in a 500 ans
       assert.equal((await client.cancelJob(JOB)).outcome, 'already-terminal');
       const error = await rejection(client.cancelJob(JOB));
       assert.equal(error.status, 500);
-      assert.equal(error.message, `Flink REST API of default/orders: PATCH /jobs/${JOB}?mode=cancel failed with 500 Internal Server Error: Internal server error.`);
+      assert.equal(
+        error.message,
+        `Flink REST API of default/orders: PATCH /jobs/${JOB}?mode=cancel failed with 500 Internal Server Error: Internal server error.`,
+      );
     },
   );
 });
@@ -139,7 +167,14 @@ test('triggerSavepoint posts target-directory, cancel-job false and the format',
 
 test('a savepoint trigger answered 503 is NOT retried (a second savepoint must not be started)', async () => {
   await withScriptedServer(
-    [{ method: 'POST', path: `/jobs/${JOB}/savepoints`, body: { 'cancel-job': false, formatType: 'CANONICAL' }, answer: { status: 503, json: { errors: ['Service temporarily unavailable due to an ongoing leader election. Please refresh.'] } } }],
+    [
+      {
+        method: 'POST',
+        path: `/jobs/${JOB}/savepoints`,
+        body: { 'cancel-job': false, formatType: 'CANONICAL' },
+        answer: { status: 503, json: { errors: ['Service temporarily unavailable due to an ongoing leader election. Please refresh.'] } },
+      },
+    ],
     async (server) => {
       const error = await rejection(clientFor(server, { retry: { getAttempts: 5, backoffMs: [1] } }).triggerSavepoint(JOB));
       assert.equal(error.status, 503);
@@ -158,7 +193,10 @@ test('a stop-with-savepoint whose answer never comes times out once, unretried, 
       assert.ok(Date.now() - started < 1_500);
       assert.equal(error.code, 'ETIMEDOUT');
       assert.equal(error.source, 'transport');
-      assert.match(error.message, /^Flink REST API of default\/orders unreachable via http:\/\/127\.0\.0\.1:\d+\/jobs\/[0-9a-f]{32}\/stop: ETIMEDOUT \(no complete answer within 150 ms\); is the JobManager running\? The POST was not retried/);
+      assert.match(
+        error.message,
+        /^Flink REST API of default\/orders unreachable via http:\/\/127\.0\.0\.1:\d+\/jobs\/[0-9a-f]{32}\/stop: ETIMEDOUT \(no complete answer within 150 ms\); is the JobManager running\? The POST was not retried/,
+      );
       assert.equal(server.received.length, 1);
     },
   );
@@ -209,14 +247,11 @@ test('a GET timeout is retried, and the deadline applies per attempt', async () 
 });
 
 test('4xx answers to GETs are not retried', async () => {
-  await withScriptedServer(
-    [{ method: 'GET', path: `/jobs/${JOB}/exceptions`, answer: { status: 400, json: { errors: ['Bad request'] } } }],
-    async (server) => {
-      const error = await rejection(clientFor(server).getExceptions(JOB));
-      assert.equal(error.status, 400);
-      assert.equal(server.received.length, 1);
-    },
-  );
+  await withScriptedServer([{ method: 'GET', path: `/jobs/${JOB}/exceptions`, answer: { status: 400, json: { errors: ['Bad request'] } } }], async (server) => {
+    const error = await rejection(clientFor(server).getExceptions(JOB));
+    assert.equal(error.status, 400);
+    assert.equal(server.received.length, 1);
+  });
 });
 
 test('a JobManager that is not listening gives an actionable ECONNREFUSED message', async () => {
@@ -228,7 +263,10 @@ test('a JobManager that is not listening gives an actionable ECONNREFUSED messag
   assert.equal(error.code, 'ECONNREFUSED');
   assert.equal(error.attempts, 2);
   assert.ok(error.isUnreachable);
-  assert.match(error.message, new RegExp(`^Flink REST API of default/orders unreachable via http://127\\.0\\.0\\.1:${port}/jobs/overview: ECONNREFUSED.*; is the JobManager running\\?$`));
+  assert.match(
+    error.message,
+    new RegExp(`^Flink REST API of default/orders unreachable via http://127\\.0\\.0\\.1:${port}/jobs/overview: ECONNREFUSED.*; is the JobManager running\\?$`),
+  );
 });
 
 test('savepoint status: in progress, completed with a location, completed with a failure cause', async () => {
@@ -236,17 +274,36 @@ test('savepoint status: in progress, completed with a location, completed with a
   await withScriptedServer(
     [
       { method: 'GET', path, answer: { status: 200, json: { status: { id: 'IN_PROGRESS' }, operation: null } } },
-      { method: 'GET', path, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab' } } } },
       {
         method: 'GET',
         path,
-        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.util.concurrent.CompletionException', 'stack-trace': 'java.io.IOException: disk full\n\tat x', 'serialized-throwable': 'rO0=' } } } },
+        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab' } } },
+      },
+      {
+        method: 'GET',
+        path,
+        answer: {
+          status: 200,
+          json: {
+            status: { id: 'COMPLETED' },
+            operation: {
+              'failure-cause': {
+                class: 'java.util.concurrent.CompletionException',
+                'stack-trace': 'java.io.IOException: disk full\n\tat x',
+                'serialized-throwable': 'rO0=',
+              },
+            },
+          },
+        },
       },
     ],
     async (server) => {
       const client = clientFor(server);
       assert.deepEqual(await client.getSavepointStatus(JOB, TRIGGER), { status: 'IN_PROGRESS' });
-      assert.deepEqual(await client.getSavepointStatus(JOB, TRIGGER), { status: 'COMPLETED', location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab' });
+      assert.deepEqual(await client.getSavepointStatus(JOB, TRIGGER), {
+        status: 'COMPLETED',
+        location: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab',
+      });
       const failed = await client.getSavepointStatus(JOB, TRIGGER);
       assert.ok('failureCause' in failed);
       assert.equal(failed.failureCause['stack-trace'], 'java.io.IOException: disk full\n\tat x');
@@ -256,7 +313,13 @@ test('savepoint status: in progress, completed with a location, completed with a
 
 test('an unknown savepoint trigger is a Flink 404 error (callers fall back to the checkpoint history)', async () => {
   await withScriptedServer(
-    [{ method: 'GET', path: `/jobs/${JOB}/savepoints/${TRIGGER}`, answer: { status: 404, json: { errors: ['There is no savepoint operation with triggerId=...'] } } }],
+    [
+      {
+        method: 'GET',
+        path: `/jobs/${JOB}/savepoints/${TRIGGER}`,
+        answer: { status: 404, json: { errors: ['There is no savepoint operation with triggerId=...'] } },
+      },
+    ],
     async (server) => {
       const error = await rejection(clientFor(server).getSavepointStatus(JOB, TRIGGER));
       assert.ok(error.isFlinkNotFound);
@@ -277,11 +340,20 @@ test('checkpoint trigger and status, checkpoint statistics and exceptions', asyn
     },
     history: [],
   };
-  const exceptions = { exceptionHistory: { entries: [{ exceptionName: 'java.lang.RuntimeException', stacktrace: 'boom', timestamp: 12, taskName: 'Map', location: 'tm-1' }], truncated: false } };
+  const exceptions = {
+    exceptionHistory: {
+      entries: [{ exceptionName: 'java.lang.RuntimeException', stacktrace: 'boom', timestamp: 12, taskName: 'Map', location: 'tm-1' }],
+      truncated: false,
+    },
+  };
   await withScriptedServer(
     [
       { method: 'POST', path: `/jobs/${JOB}/checkpoints`, body: { checkpointType: 'FULL' }, answer: { status: 202, json: { 'request-id': TRIGGER } } },
-      { method: 'GET', path: `/jobs/${JOB}/checkpoints/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { checkpointId: 4 } } } },
+      {
+        method: 'GET',
+        path: `/jobs/${JOB}/checkpoints/${TRIGGER}`,
+        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { checkpointId: 4 } } },
+      },
       { method: 'GET', path: `/jobs/${JOB}/checkpoints`, answer: { status: 200, json: stats } },
       { method: 'GET', path: `/jobs/${JOB}/exceptions`, answer: { status: 200, json: exceptions } },
     ],
@@ -298,11 +370,24 @@ test('checkpoint trigger and status, checkpoint statistics and exceptions', asyn
 test('savepoint disposal: trigger with the path, then poll', async () => {
   await withScriptedServer(
     [
-      { method: 'POST', path: '/savepoint-disposal', body: { 'savepoint-path': 'file:/sp/savepoint-1' }, answer: { status: 200, json: { 'request-id': TRIGGER } } },
+      {
+        method: 'POST',
+        path: '/savepoint-disposal',
+        body: { 'savepoint-path': 'file:/sp/savepoint-1' },
+        answer: { status: 200, json: { 'request-id': TRIGGER } },
+      },
       { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'IN_PROGRESS' } } } },
       { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: {} } } },
-      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': null } } } },
-      { method: 'GET', path: `/savepoint-disposal/${TRIGGER}`, answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.io.FileNotFoundException' } } } } },
+      {
+        method: 'GET',
+        path: `/savepoint-disposal/${TRIGGER}`,
+        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': null } } },
+      },
+      {
+        method: 'GET',
+        path: `/savepoint-disposal/${TRIGGER}`,
+        answer: { status: 200, json: { status: { id: 'COMPLETED' }, operation: { 'failure-cause': { class: 'java.io.FileNotFoundException' } } } },
+      },
     ],
     async (server) => {
       const client = clientFor(server);
@@ -341,7 +426,17 @@ test('ids are validated before anything is sent', async () => {
 test('getJobMetrics asks for the named job metrics and returns their values by name', async () => {
   await withScriptedServer(
     [
-      { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts,uptime,noSuchMetric`, answer: { status: 200, json: [{ id: 'numRestarts', value: '3' }, { id: 'uptime', value: '1200' }] } },
+      {
+        method: 'GET',
+        path: `/jobs/${JOB}/metrics?get=numRestarts,uptime,noSuchMetric`,
+        answer: {
+          status: 200,
+          json: [
+            { id: 'numRestarts', value: '3' },
+            { id: 'uptime', value: '1200' },
+          ],
+        },
+      },
       { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts`, answer: { status: 200, json: [] } },
       { method: 'GET', path: `/jobs/${JOB}/metrics?get=numRestarts`, answer: { status: 200, json: { metrics: [{ id: 'numRestarts', value: '3' }] } } },
     ],
@@ -359,9 +454,26 @@ test('getJobMetrics asks for the named job metrics and returns their values by n
 });
 
 test('the job overview carries end-time: -1 while running, the end once terminal', async () => {
-  const finished = { jid: JOB, name: 'Bounded', state: 'FINISHED', 'start-time': 1700000000000, 'end-time': 1700000005000, duration: 5000, 'last-modification': 1700000005000 };
-  await withScriptedServer([{ method: 'GET', path: '/jobs/overview', answer: { status: 200, json: { jobs: [overview.jobs[0], finished] } } }], async (server) => {
-    const jobs = await clientFor(server).listJobs();
-    assert.deepEqual(jobs.map((j) => [j.state, j['end-time']]), [['RUNNING', -1], ['FINISHED', 1700000005000]]);
-  });
+  const finished = {
+    jid: JOB,
+    name: 'Bounded',
+    state: 'FINISHED',
+    'start-time': 1700000000000,
+    'end-time': 1700000005000,
+    duration: 5000,
+    'last-modification': 1700000005000,
+  };
+  await withScriptedServer(
+    [{ method: 'GET', path: '/jobs/overview', answer: { status: 200, json: { jobs: [overview.jobs[0], finished] } } }],
+    async (server) => {
+      const jobs = await clientFor(server).listJobs();
+      assert.deepEqual(
+        jobs.map((j) => [j.state, j['end-time']]),
+        [
+          ['RUNNING', -1],
+          ['FINISHED', 1700000005000],
+        ],
+      );
+    },
+  );
 });

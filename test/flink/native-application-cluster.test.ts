@@ -12,9 +12,16 @@ import { buildJobManagerLaunch, parseFlinkArgs } from '../../src/devcluster/simu
 const JOB = '0f1e2d3c4b5a69788796a5b4c3d2e1f0';
 const UID = '6f1c2b9e-0000-4000-8000-000000000002';
 const nativeDeployment = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withGeneration(2).withSpec({ mode: 'native' }).build();
-const inputs = (spec: FlinkDeploymentSpec = nativeDeployment.spec, over: Partial<FlinkClusterInputs> = {}): FlinkClusterInputs => ({ spec, generation: 2, specHash: 'sha256-n', jobId: JOB, ...over });
+const inputs = (spec: FlinkDeploymentSpec = nativeDeployment.spec, over: Partial<FlinkClusterInputs> = {}): FlinkClusterInputs => ({
+  spec,
+  generation: 2,
+  specHash: 'sha256-n',
+  jobId: JOB,
+  ...over,
+});
 const main = (d: V1Deployment): V1Container => d.spec!.template.spec!.containers.find((c) => c.name === 'flink-main-container')!;
-const configOf = (r: ReturnType<typeof buildFlinkClusterResources>): Record<string, unknown> => parseYaml(flinkConfigurationTextOf(r.configMap)!) as Record<string, unknown>;
+const configOf = (r: ReturnType<typeof buildFlinkClusterResources>): Record<string, unknown> =>
+  parseYaml(flinkConfigurationTextOf(r.configMap)!) as Record<string, unknown>;
 
 test('native mode renders a JobManager Deployment, the two Services and the ConfigMap, and no TaskManager Deployment', () => {
   const r = buildFlinkClusterResources(nativeDeployment, inputs());
@@ -32,17 +39,41 @@ test('native mode renders a JobManager Deployment, the two Services and the Conf
   assert.deepEqual(r.internalService.spec?.selector, jmLabels);
   assert.equal(r.internalService.spec?.clusterIP, 'None');
   assert.equal(r.jobManagerDeployment.spec?.strategy, undefined, 'Flink sets no strategy; the operator never updates a native JobManager in place');
-  assert.deepEqual(r.jobManagerDeployment.metadata?.ownerReferences?.map((o) => o.uid), [UID]);
-  assert.deepEqual(r.jobManagerDeployment.metadata?.annotations, { 'flinkdeployment.flink.apache.org/generation': '2', 'flink-operator.io/spec-hash': 'sha256-n', 'flink-operator.io/job-id': r.configMap.metadata?.annotations?.['flink-operator.io/job-id'] });
+  assert.deepEqual(
+    r.jobManagerDeployment.metadata?.ownerReferences?.map((o) => o.uid),
+    [UID],
+  );
+  assert.deepEqual(r.jobManagerDeployment.metadata?.annotations, {
+    'flinkdeployment.flink.apache.org/generation': '2',
+    'flink-operator.io/spec-hash': 'sha256-n',
+    'flink-operator.io/job-id': r.configMap.metadata?.annotations?.['flink-operator.io/job-id'],
+  });
 });
 
 test('native JobManager container: Flink entry point with the bash-wrapped kubernetes-jobmanager.sh, ports, pod IP env, config volume, service account', () => {
-  const jm = buildFlinkClusterResources(nativeDeployment, inputs({ ...nativeDeployment.spec, job: { ...nativeDeployment.spec.job!, args: ['--x', '1'] } }, { restoreFrom: 'file:///sp/1' })).jobManagerDeployment;
+  const jm = buildFlinkClusterResources(
+    nativeDeployment,
+    inputs({ ...nativeDeployment.spec, job: { ...nativeDeployment.spec.job!, args: ['--x', '1'] } }, { restoreFrom: 'file:///sp/1' }),
+  ).jobManagerDeployment;
   const c = main(jm);
   assert.deepEqual(c.command, ['/docker-entrypoint.sh']);
-  assert.deepEqual(c.args, ['bash', '-c', 'kubernetes-jobmanager.sh kubernetes-application '], 'no job options in args: native reads them from the configuration');
-  assert.deepEqual(c.ports?.map((p) => [p.name, p.containerPort]), [['rest', 8081], ['jobmanager-rpc', 6123], ['blobserver', 6124]]);
-  assert.deepEqual(c.env?.map((e) => e.name), ['_POD_IP_ADDRESS']);
+  assert.deepEqual(
+    c.args,
+    ['bash', '-c', 'kubernetes-jobmanager.sh kubernetes-application '],
+    'no job options in args: native reads them from the configuration',
+  );
+  assert.deepEqual(
+    c.ports?.map((p) => [p.name, p.containerPort]),
+    [
+      ['rest', 8081],
+      ['jobmanager-rpc', 6123],
+      ['blobserver', 6124],
+    ],
+  );
+  assert.deepEqual(
+    c.env?.map((e) => e.name),
+    ['_POD_IP_ADDRESS'],
+  );
   assert.deepEqual(c.volumeMounts, [{ name: 'flink-config-volume', mountPath: '/opt/flink/conf' }]);
   assert.equal(c.image, 'flink:1.20');
   assert.equal(jm.spec?.template.spec?.serviceAccountName, 'flink');
@@ -50,10 +81,18 @@ test('native JobManager container: Flink entry point with the bash-wrapped kuber
 });
 
 test('native configuration: target, jars, entry class and args, image, service account, replicas, rest service type, cpu, restore path', () => {
-  const spec: FlinkDeploymentSpec = { ...nativeDeployment.spec, imagePullPolicy: 'IfNotPresent', job: { ...nativeDeployment.spec.job!, args: ['--input', 'a b', '--fast'] } };
+  const spec: FlinkDeploymentSpec = {
+    ...nativeDeployment.spec,
+    imagePullPolicy: 'IfNotPresent',
+    job: { ...nativeDeployment.spec.job!, args: ['--input', 'a b', '--fast'] },
+  };
   const config = configOf(buildFlinkClusterResources(nativeDeployment, inputs(spec, { restoreFrom: 'file:///sp/7', allowNonRestoredState: true })));
   assert.equal(config['execution.target'], 'kubernetes-application');
-  assert.equal(config['pipeline.jars'], 'local:///opt/flink/examples/streaming/StateMachineExample.jar', 'the jar URI as given (Flink native resolves local://)');
+  assert.equal(
+    config['pipeline.jars'],
+    'local:///opt/flink/examples/streaming/StateMachineExample.jar',
+    'the jar URI as given (Flink native resolves local://)',
+  );
   assert.equal(config['pipeline.classpaths'], undefined);
   assert.equal(config['$internal.application.main'], 'org.apache.flink.streaming.examples.statemachine.StateMachineExample');
   assert.equal(config['$internal.application.program-args'], '--input;a b;--fast');
@@ -77,7 +116,11 @@ test('native configuration: target, jars, entry class and args, image, service a
 });
 
 test('older Flink versions get kubernetes.container.image; a user rest-service type is kept', () => {
-  const spec: FlinkDeploymentSpec = { ...nativeDeployment.spec, flinkVersion: 'v1_16', flinkConfiguration: { ...nativeDeployment.spec.flinkConfiguration, 'kubernetes.rest-service.exposed.type': 'NodePort' } };
+  const spec: FlinkDeploymentSpec = {
+    ...nativeDeployment.spec,
+    flinkVersion: 'v1_16',
+    flinkConfiguration: { ...nativeDeployment.spec.flinkConfiguration, 'kubernetes.rest-service.exposed.type': 'NodePort' },
+  };
   const config = configOf(buildFlinkClusterResources(nativeDeployment, inputs(spec)));
   assert.equal(config['kubernetes.container.image'], 'flink:1.20');
   assert.equal(config['kubernetes.container.image.ref'], undefined);
@@ -89,11 +132,18 @@ test('TaskManager pod templates reach the JobManager as a file in its configurat
   const spec: FlinkDeploymentSpec = {
     ...nativeDeployment.spec,
     podTemplate: { metadata: { labels: { team: 'a' } }, spec: { nodeSelector: { pool: 'flink' } } },
-    taskManager: { ...nativeDeployment.spec.taskManager, podTemplate: { spec: { containers: [{ name: 'flink-main-container', env: [{ name: 'TM', value: '1' }] }] } } },
+    taskManager: {
+      ...nativeDeployment.spec.taskManager,
+      podTemplate: { spec: { containers: [{ name: 'flink-main-container', env: [{ name: 'TM', value: '1' }] }] } },
+    },
   };
   const r = buildFlinkClusterResources(nativeDeployment, inputs(spec));
   assert.equal(configOf(r)['kubernetes.pod-template-file.taskmanager'], '/opt/flink/conf/taskmanager-pod-template.yaml');
-  const template = parseYaml(r.configMap.data!['taskmanager-pod-template.yaml']!) as { kind: string; metadata: { labels: Record<string, string> }; spec: { nodeSelector: Record<string, string>; containers: Array<{ name: string; env: unknown[] }> } };
+  const template = parseYaml(r.configMap.data!['taskmanager-pod-template.yaml']!) as {
+    kind: string;
+    metadata: { labels: Record<string, string> };
+    spec: { nodeSelector: Record<string, string>; containers: Array<{ name: string; env: unknown[] }> };
+  };
   assert.equal(template.kind, 'Pod');
   assert.deepEqual(template.metadata.labels, { team: 'a' });
   assert.deepEqual(template.spec.nodeSelector, { pool: 'flink' });
@@ -112,7 +162,10 @@ test('an unset mode renders native; standalone stays standalone', () => {
 });
 
 test('the simulated JobManager reads the native rendering as a native application JobManager', () => {
-  const r = buildFlinkClusterResources(nativeDeployment, inputs({ ...nativeDeployment.spec, job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] } }, { restoreFrom: 'file:///sp/9' }));
+  const r = buildFlinkClusterResources(
+    nativeDeployment,
+    inputs({ ...nativeDeployment.spec, job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] } }, { restoreFrom: 'file:///sp/9' }),
+  );
   const c = main(r.jobManagerDeployment);
   const launch = buildJobManagerLaunch(c.args!, parseFlinkConfigYaml(r.configMap.data!['config.yaml']!), c.image);
   assert.equal(launch.args.role, 'application-jobmanager');
@@ -140,7 +193,12 @@ test('a native session cluster (no job) targets kubernetes-session', () => {
 // application entry point reads its job from $internal.application.* in that configuration
 // (KubernetesApplicationClusterEntrypoint), so on those versions everything must be in that file.
 test('native mode on Flink 1.17 renders flink-conf.yaml, from which a simulated 1.17 native JobManager reads its job and restore path', () => {
-  const spec: FlinkDeploymentSpec = { ...nativeDeployment.spec, flinkVersion: 'v1_17', image: 'flink:1.17', job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] } };
+  const spec: FlinkDeploymentSpec = {
+    ...nativeDeployment.spec,
+    flinkVersion: 'v1_17',
+    image: 'flink:1.17',
+    job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] },
+  };
   const r = buildFlinkClusterResources(nativeDeployment, inputs(spec, { restoreFrom: 'file:///sp/9' }));
   assert.deepEqual(Object.keys(r.configMap.data!), ['flink-conf.yaml', 'log4j-console.properties']);
   const c = main(r.jobManagerDeployment);

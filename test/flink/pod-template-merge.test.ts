@@ -14,7 +14,15 @@ test('containers merge by name: the overlay refines a container, other container
   const overlay = {
     spec: {
       containers: [
-        { name: 'flink-main-container', image: 'flink:2.2', env: [{ name: 'A', value: '2' }, { name: 'B', value: '3' }], volumeMounts: [{ name: 'conf', mountPath: '/opt/flink/conf' }] },
+        {
+          name: 'flink-main-container',
+          image: 'flink:2.2',
+          env: [
+            { name: 'A', value: '2' },
+            { name: 'B', value: '3' },
+          ],
+          volumeMounts: [{ name: 'conf', mountPath: '/opt/flink/conf' }],
+        },
         { name: 'log-shipper', image: 'fluent-bit:3' },
       ],
     },
@@ -26,8 +34,14 @@ test('containers merge by name: the overlay refines a container, other container
         {
           name: 'flink-main-container',
           image: 'flink:2.2',
-          env: [{ name: 'A', value: '2' }, { name: 'B', value: '3' }],
-          volumeMounts: [{ name: 'data', mountPath: '/flink-data' }, { name: 'conf', mountPath: '/opt/flink/conf' }],
+          env: [
+            { name: 'A', value: '2' },
+            { name: 'B', value: '3' },
+          ],
+          volumeMounts: [
+            { name: 'data', mountPath: '/flink-data' },
+            { name: 'conf', mountPath: '/opt/flink/conf' },
+          ],
         },
         { name: 'log-shipper', image: 'fluent-bit:3' },
       ],
@@ -37,9 +51,18 @@ test('containers merge by name: the overlay refines a container, other container
 
 test('volumeMounts merge by mountPath and ports by containerPort, as a strategic merge patch does', () => {
   const base = { volumeMounts: [{ name: 'data', mountPath: '/a' }], ports: [{ name: 'rest', containerPort: 8081 }] };
-  const overlay = { volumeMounts: [{ name: 'data', mountPath: '/b' }, { name: 'data', mountPath: '/a', readOnly: true }], ports: [{ containerPort: 8081, protocol: 'TCP' }] };
+  const overlay = {
+    volumeMounts: [
+      { name: 'data', mountPath: '/b' },
+      { name: 'data', mountPath: '/a', readOnly: true },
+    ],
+    ports: [{ containerPort: 8081, protocol: 'TCP' }],
+  };
   assert.deepEqual(mergeObjects(base, overlay), {
-    volumeMounts: [{ name: 'data', mountPath: '/a', readOnly: true }, { name: 'data', mountPath: '/b' }],
+    volumeMounts: [
+      { name: 'data', mountPath: '/a', readOnly: true },
+      { name: 'data', mountPath: '/b' },
+    ],
     ports: [{ name: 'rest', containerPort: 8081, protocol: 'TCP' }],
   });
 });
@@ -58,7 +81,14 @@ test('mergePodTemplates folds left to right, skips absent templates and never mu
   const component = { spec: { volumes: [{ name: 'v2', emptyDir: {} }] } };
   const frozenBase = structuredClone(base);
   const merged = mergePodTemplates(base, undefined, component, { spec: { volumes: [{ name: 'v1', emptyDir: { medium: 'Memory' } }] } });
-  assert.deepEqual(merged, { spec: { volumes: [{ name: 'v1', emptyDir: { medium: 'Memory' } }, { name: 'v2', emptyDir: {} }] } });
+  assert.deepEqual(merged, {
+    spec: {
+      volumes: [
+        { name: 'v1', emptyDir: { medium: 'Memory' } },
+        { name: 'v2', emptyDir: {} },
+      ],
+    },
+  });
   assert.deepEqual(base, frozenBase);
   (merged.spec as { volumes: unknown[] }).volumes.push('x');
   assert.equal(base.spec.volumes.length, 1);

@@ -57,7 +57,16 @@ export class ScriptedFlinkRestServer {
     let instance: ScriptedFlinkRestServer | undefined;
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => instance!.handle(req, res);
     const server = options.tls
-      ? https.createServer({ key: options.tls.key, cert: options.tls.cert, ...(options.tls.ca ? { ca: options.tls.ca } : {}), requestCert: options.tls.requestCert ?? false, rejectUnauthorized: options.tls.requestCert ?? false }, handler)
+      ? https.createServer(
+          {
+            key: options.tls.key,
+            cert: options.tls.cert,
+            ...(options.tls.ca ? { ca: options.tls.ca } : {}),
+            requestCert: options.tls.requestCert ?? false,
+            rejectUnauthorized: options.tls.requestCert ?? false,
+          },
+          handler,
+        )
       : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
@@ -72,7 +81,13 @@ export class ScriptedFlinkRestServer {
       const body = Buffer.concat(chunks).toString('utf8');
       const socket = req.socket as { getPeerCertificate?: () => { subject?: { CN?: string } } };
       const subject = socket.getPeerCertificate?.()?.subject?.CN;
-      const received: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', body, headers: req.headers, ...(subject ? { clientCertificateSubject: subject } : {}) };
+      const received: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        body,
+        headers: req.headers,
+        ...(subject ? { clientCertificateSubject: subject } : {}),
+      };
       this.received.push(received);
       const expected = this.script[this.next];
       const problem = expected ? this.mismatch(expected, received) : `unscripted request ${received.method} ${received.path}`;

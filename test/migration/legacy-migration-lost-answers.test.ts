@@ -13,7 +13,12 @@ import { InMemoryFlinkDeploymentClient } from '../state/in-memory-flink-deployme
 import { builtVariants } from './legacy-variants.js';
 import { KubeApiError } from '../../src/kube/api-errors.js';
 
-function setup(): { configMaps: InMemoryConfigMapClient; deployments: InMemoryFlinkDeploymentClient; deps: MigrationDependencies; object: () => Promise<FlinkDeploymentV1beta1> } {
+function setup(): {
+  configMaps: InMemoryConfigMapClient;
+  deployments: InMemoryFlinkDeploymentClient;
+  deps: MigrationDependencies;
+  object: () => Promise<FlinkDeploymentV1beta1>;
+} {
   const configMaps = new InMemoryConfigMapClient();
   const deployments = new InMemoryFlinkDeploymentClient();
   const v = builtVariants().find((x) => x.object.metadata.name === 'mid-upgrade')!;
@@ -31,7 +36,11 @@ test('the ConfigMap POST lands but its answer is lost: the retry finds it with t
   configMaps.failNext('create', 0, { applyFirst: true });
   const outcome = await migrateLegacyDeployment(await object(), deps);
   assert.equal(outcome.kind, 'resumed', outcome.message);
-  assert.deepEqual(configMaps.calls.map((c) => c.verb), ['get', 'create', 'get'], 'one POST, never a PUT of the ConfigMap');
+  assert.deepEqual(
+    configMaps.calls.map((c) => c.verb),
+    ['get', 'create', 'get'],
+    'one POST, never a PUT of the ConfigMap',
+  );
   assert.equal(deployments.count('replaceStatusV1beta1'), 1);
   assert.equal(hasLegacyFields((await object()).status), false);
   assert.ok(readLegacyStatusArchive(configMaps.peek('default', 'mid-upgrade-operator-state')));
@@ -84,6 +93,12 @@ test('dry run makes only reads', async () => {
   const { configMaps, deployments, deps, object } = setup();
   const outcome = await migrateLegacyDeployment(await object(), { ...deps, dryRun: true });
   assert.equal(outcome.kind, 'would-migrate');
-  assert.deepEqual(configMaps.calls.map((c) => c.verb), ['get']);
-  assert.deepEqual(deployments.calls.map((c) => c.verb), ['getV1beta1']);
+  assert.deepEqual(
+    configMaps.calls.map((c) => c.verb),
+    ['get'],
+  );
+  assert.deepEqual(
+    deployments.calls.map((c) => c.verb),
+    ['getV1beta1'],
+  );
 });

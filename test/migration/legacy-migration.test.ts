@@ -9,7 +9,14 @@ import assert from 'node:assert/strict';
 import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../../src/api/flink-deployment.js';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import { decodeLegacyStatus, hasLegacyFields } from '../../src/api/legacy-status-codec.js';
-import { MIGRATE_COMMAND_WRITER, migrateIfLegacy, migrateLegacyDeployment, planMigration, readLegacyStatusArchive, type MigrationDependencies } from '../../src/state/legacy-migration.js';
+import {
+  MIGRATE_COMMAND_WRITER,
+  migrateIfLegacy,
+  migrateLegacyDeployment,
+  planMigration,
+  readLegacyStatusArchive,
+  type MigrationDependencies,
+} from '../../src/state/legacy-migration.js';
 import { decodeStateConfigMap, encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
 import { startLegacyCluster, type LegacyCluster } from './legacy-cluster.js';
 import { builtVariants, captureVariants, malformedStatus } from './legacy-variants.js';
@@ -61,7 +68,10 @@ for (const v of [...builtVariants(), ...captureVariants()]) {
     const { lastWriter, ...rest } = state;
     // Fields the ConfigMap format cannot hold (planMigration reports them) live in the archive only.
     const archiveOnly = planMigration(stored, { writer: MIGRATE_COMMAND_WRITER }).archiveOnly;
-    assert.ok(archiveOnly.every((f) => f === 'lastStableFirstDeployment'), `only tolerated fields are archive-only: ${archiveOnly.join(', ')}`);
+    assert.ok(
+      archiveOnly.every((f) => f === 'lastStableFirstDeployment'),
+      `only tolerated fields are archive-only: ${archiveOnly.join(', ')}`,
+    );
     const expectedState = JSON.parse(JSON.stringify(expected.state)) as Record<string, unknown>;
     for (const field of archiveOnly) delete expectedState[field];
     assert.deepEqual(rest, expectedState, 'the ConfigMap holds exactly the decoded legacy state');
@@ -191,12 +201,22 @@ test('a spec edit between read and status write (409) re-reads and completes', a
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'edited' } }, v.status);
   await lc.custom.patchNamespacedCustomObject(
     // through v1beta1: a write through v1 would drop the legacy status (design/002), as on a real server
-    { group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'edited', body: [{ op: 'replace', path: '/spec/job/parallelism', value: 7 }] },
+    {
+      group: 'flink.apache.org',
+      version: 'v1beta1',
+      namespace: 'default',
+      plural: 'flinkdeployments',
+      name: 'edited',
+      body: [{ op: 'replace', path: '/spec/job/parallelism', value: 7 }],
+    },
   );
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps); // `stored` has the old resourceVersion
   assert.equal(outcome.kind, 'migrated', outcome.message);
-  const conflicts = lc.cluster.requestLog.entries().slice(m).filter((e) => e.subresource === 'status' && e.code === 409);
+  const conflicts = lc.cluster.requestLog
+    .entries()
+    .slice(m)
+    .filter((e) => e.subresource === 'status' && e.code === 409);
   assert.equal(conflicts.length, 1, 'the first status write was refused for its stale resourceVersion');
   const after = await lc.getV1beta1('edited');
   assert.equal(after.spec.job?.parallelism, 7, 'the user edit is kept');
@@ -212,7 +232,10 @@ test('a ConfigMap that exists with different content is never overwritten; the r
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps);
   assert.equal(outcome.kind, 'refused');
-  assert.match(outcome.message, /default\/clash: ConfigMap default\/clash-operator-state already exists with different content \(differs in: phase, annotation flink-operator.io\/legacy-status\); not overwriting/);
+  assert.match(
+    outcome.message,
+    /default\/clash: ConfigMap default\/clash-operator-state already exists with different content \(differs in: phase, annotation flink-operator.io\/legacy-status\); not overwriting/,
+  );
   assert.deepEqual(writesSince(m), []);
   assert.equal((await lc.configMaps.get('default', 'clash-operator-state'))?.metadata?.resourceVersion, cm.metadata?.resourceVersion);
   assert.ok(hasLegacyFields((await lc.getV1beta1('clash')).status));

@@ -32,10 +32,27 @@ const userFields = {
   conditions: [{ type: 'Running', status: 'True', reason: 'Running', message: 'Job status RUNNING', lastTransitionTime: '2026-07-18T06:02:16Z' }],
 };
 
-const jobUser = { jobName: 'StateMachineExample', jobId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', state: 'RUNNING', startTime: '1784354379909', updateTime: '1784354404067' };
-const lastSavepoint = { timeStamp: 1784354000000, location: 's3://b/savepoints/savepoint-1', triggerType: 'UPGRADE', formatType: 'CANONICAL', triggerNonce: null };
+const jobUser = {
+  jobName: 'StateMachineExample',
+  jobId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+  state: 'RUNNING',
+  startTime: '1784354379909',
+  updateTime: '1784354404067',
+};
+const lastSavepoint = {
+  timeStamp: 1784354000000,
+  location: 's3://b/savepoints/savepoint-1',
+  triggerType: 'UPGRADE',
+  formatType: 'CANONICAL',
+  triggerNonce: null,
+};
 
-function variant(label: string, name: string, status: Record<string, unknown>, build: (b: ReturnType<typeof flinkDeployment>) => ReturnType<typeof flinkDeployment> = (b) => b): LegacyVariant {
+function variant(
+  label: string,
+  name: string,
+  status: Record<string, unknown>,
+  build: (b: ReturnType<typeof flinkDeployment>) => ReturnType<typeof flinkDeployment> = (b) => b,
+): LegacyVariant {
   return { label, object: build(flinkDeployment(name).withGeneration(3)).buildV1beta1(), status };
 }
 
@@ -43,7 +60,11 @@ export function builtVariants(): LegacyVariant[] {
   return [
     variant('current format (resource_metadata without generation), "cpu":1.0, nulls', 'current', {
       ...userFields,
-      jobStatus: { ...jobUser, savepointInfo: { lastSavepoint, savepointHistory: [lastSavepoint], lastPeriodicSavepointTimestamp: 0, triggerId: null }, checkpointInfo: { lastPeriodicCheckpointTimestamp: 0, lastCheckpoint: null } },
+      jobStatus: {
+        ...jobUser,
+        savepointInfo: { lastSavepoint, savepointHistory: [lastSavepoint], lastPeriodicSavepointTimestamp: 0, triggerId: null },
+        checkpointInfo: { lastPeriodicCheckpointTimestamp: 0, lastCheckpoint: null },
+      },
       reconciliationStatus: { reconciliationTimestamp: 1784354370115, lastReconciledSpec: currentFormat(), lastStableSpec: currentFormat(), state: 'DEPLOYED' },
       error: null,
     }),
@@ -52,8 +73,14 @@ export function builtVariants(): LegacyVariant[] {
       jobStatus: { ...jobUser, savepointInfo: { savepointHistory: [] } },
       reconciliationStatus: {
         reconciliationTimestamp: 1784354370115,
-        lastReconciledSpec: JSON.stringify({ spec, resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', metadata: { generation: 3 }, firstDeployment: false } }),
-        lastStableSpec: JSON.stringify({ spec, resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', metadata: { generation: 2 }, firstDeployment: true } }),
+        lastReconciledSpec: JSON.stringify({
+          spec,
+          resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', metadata: { generation: 3 }, firstDeployment: false },
+        }),
+        lastStableSpec: JSON.stringify({
+          spec,
+          resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', metadata: { generation: 2 }, firstDeployment: true },
+        }),
         state: 'DEPLOYED',
       },
     }),
@@ -74,18 +101,41 @@ export function builtVariants(): LegacyVariant[] {
         ...jobUser,
         state: 'RUNNING',
         upgradeSavepointPath: 's3://b/savepoints/savepoint-0',
-        savepointInfo: { triggerId: 'trigger-42', triggerTimestamp: 1784354500000, triggerType: 'UPGRADE', formatType: 'CANONICAL', savepointHistory: [lastSavepoint], lastSavepoint },
+        savepointInfo: {
+          triggerId: 'trigger-42',
+          triggerTimestamp: 1784354500000,
+          triggerType: 'UPGRADE',
+          formatType: 'CANONICAL',
+          savepointHistory: [lastSavepoint],
+          lastSavepoint,
+        },
         checkpointInfo: { triggerId: 'cp-7', triggerTimestamp: 1784354500001, triggerType: 'MANUAL', formatType: 'FULL' },
       },
-      reconciliationStatus: { reconciliationTimestamp: 1784354500000, lastReconciledSpec: currentFormat({ parallelism: 4 }), lastStableSpec: currentFormat(), state: 'UPGRADING' },
+      reconciliationStatus: {
+        reconciliationTimestamp: 1784354500000,
+        lastReconciledSpec: currentFormat({ parallelism: 4 }),
+        lastStableSpec: currentFormat(),
+        state: 'UPGRADING',
+      },
     }),
-    variant('session cluster without job', 'session', {
-      lifecycleState: 'STABLE',
-      jobManagerDeploymentStatus: 'READY',
-      observedGeneration: 1,
-      jobStatus: { savepointInfo: { savepointHistory: [] }, checkpointInfo: {} },
-      reconciliationStatus: { lastReconciledSpec: JSON.stringify({ spec: (({ job: _j, ...rest }) => rest)(spec), resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', firstDeployment: false } }), state: 'DEPLOYED' },
-    }, (b) => b.withoutJob()),
+    variant(
+      'session cluster without job',
+      'session',
+      {
+        lifecycleState: 'STABLE',
+        jobManagerDeploymentStatus: 'READY',
+        observedGeneration: 1,
+        jobStatus: { savepointInfo: { savepointHistory: [] }, checkpointInfo: {} },
+        reconciliationStatus: {
+          lastReconciledSpec: JSON.stringify({
+            spec: (({ job: _j, ...rest }) => rest)(spec),
+            resource_metadata: { apiVersion: 'flink.apache.org/v1beta1', firstDeployment: false },
+          }),
+          state: 'DEPLOYED',
+        },
+      },
+      (b) => b.withoutJob(),
+    ),
     variant('only reconciliationStatus, no jobStatus at all', 'no-job-status', {
       lifecycleState: 'DEPLOYED',
       reconciliationStatus: { lastReconciledSpec: JSON.stringify(spec), state: 'DEPLOYED' },

@@ -16,8 +16,31 @@ import type { DecisionInput } from '../../src/reconciler/decide.js';
 import type { GatherableFact } from '../../src/reconciler/observation.js';
 import type { ReconcileStep } from '../../src/reconciler/reconcile-step.js';
 import {
-  HISTORY, HOUR, JOB_A, JOB_B, JOB_C, MINUTE, NEWEST_SAVEPOINT, NOW, SECOND,
-  assertMatches, changed, decideGathering, decisionInput, iso, jobIn, jobManagerMissing, jobOverview, jobRunning, newImage, pendingSavepoint, resumedSpec, savepoint, spec, stateIn, suspendedSpec,
+  HISTORY,
+  HOUR,
+  JOB_A,
+  JOB_B,
+  JOB_C,
+  MINUTE,
+  NEWEST_SAVEPOINT,
+  NOW,
+  SECOND,
+  assertMatches,
+  changed,
+  decideGathering,
+  decisionInput,
+  iso,
+  jobIn,
+  jobManagerMissing,
+  jobOverview,
+  jobRunning,
+  newImage,
+  pendingSavepoint,
+  resumedSpec,
+  savepoint,
+  spec,
+  stateIn,
+  suspendedSpec,
   type Facts,
 } from './decision-fixtures.js';
 
@@ -41,7 +64,11 @@ const SP_HA = spec({ ha: true });
 const LS = spec({ upgradeMode: 'last-state', ha: true });
 const SL = spec({ upgradeMode: 'stateless' });
 const STOP_SAVEPOINT = 'file:///flink-data/savepoints/savepoint-stop';
-const CHECKPOINT = { completedCount: 4, newestRestorePoint: { path: 'file:///flink-data/checkpoints/chk-4', triggeredAt: NOW - MINUTE, ackAt: NOW - MINUTE + 500 }, newestCompletedAckAt: NOW - MINUTE + 500 };
+const CHECKPOINT = {
+  completedCount: 4,
+  newestRestorePoint: { path: 'file:///flink-data/checkpoints/chk-4', triggeredAt: NOW - MINUTE, ackAt: NOW - MINUTE + 500 },
+  newestCompletedAckAt: NOW - MINUTE + 500,
+};
 const HA_HOLDS = { jobIds: [JOB_A], hasCheckpoint: true };
 const HA_GRAPH_ONLY = { jobIds: [JOB_A], hasCheckpoint: false };
 const withConfig = (config: Record<string, string>, options: Parameters<typeof spec>[0] = {}) => spec({ ...options, config });
@@ -55,18 +82,53 @@ const rows: Row[] = [
   {
     name: 'NEW: the first deployment restores from job.initialSavepointPath',
     input: decisionInput({ state: stateIn('NEW'), desired: spec({ initialSavepointPath: 'file:///flink-data/savepoints/initial' }) }),
-    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 1, restoreFrom: 'file:///flink-data/savepoints/initial', keepJobId: undefined, spec: { job: { initialSavepointPath: 'file:///flink-data/savepoints/initial' } } } },
+    step: {
+      kind: 'deploy',
+      intent: {
+        phase: 'DEPLOYING',
+        generation: 1,
+        restoreFrom: 'file:///flink-data/savepoints/initial',
+        keepJobId: undefined,
+        spec: { job: { initialSavepointPath: 'file:///flink-data/savepoints/initial' } },
+      },
+    },
   },
-  { name: 'NEW without initialSavepointPath: deployed without state', input: decisionInput({ state: stateIn('NEW'), desired: SP }), step: { kind: 'deploy', intent: { phase: 'DEPLOYING', restoreFrom: undefined, keepJobId: undefined } } },
-  { name: 'NEW with an invalid spec: nothing is started', input: decisionInput({ state: stateIn('NEW'), desired: SP, specInvalid: true }), step: { kind: 'wait', requeue: 'steady' }, error: null },
-  { name: 'NEW and suspended: nothing is started', input: decisionInput({ state: stateIn('NEW'), desired: spec({ state: 'suspended' }) }), step: { kind: 'wait', requeue: 'steady' }, error: null },
+  {
+    name: 'NEW without initialSavepointPath: deployed without state',
+    input: decisionInput({ state: stateIn('NEW'), desired: SP }),
+    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', restoreFrom: undefined, keepJobId: undefined } },
+  },
+  {
+    name: 'NEW with an invalid spec: nothing is started',
+    input: decisionInput({ state: stateIn('NEW'), desired: SP, specInvalid: true }),
+    step: { kind: 'wait', requeue: 'steady' },
+    error: null,
+  },
+  {
+    name: 'NEW and suspended: nothing is started',
+    input: decisionInput({ state: stateIn('NEW'), desired: spec({ state: 'suspended' }) }),
+    step: { kind: 'wait', requeue: 'steady' },
+    error: null,
+  },
 
   // ---- DEPLOYING / ROLLING_BACK / STOPPED / SUSPENDING ----
-  { name: 'DEPLOYING with a pinned job id: apply it', input: decisionInput({ state: stateIn('DEPLOYING', SP, { jobIdToSubmit: JOB_B }) }), step: { kind: 'apply-pinned' } },
-  { name: 'ROLLING_BACK with a pinned job id: apply it', input: decisionInput({ state: stateIn('ROLLING_BACK', SP, { jobIdToSubmit: JOB_B, lastStableSpec: SP }) }), step: { kind: 'apply-pinned' } },
+  {
+    name: 'DEPLOYING with a pinned job id: apply it',
+    input: decisionInput({ state: stateIn('DEPLOYING', SP, { jobIdToSubmit: JOB_B }) }),
+    step: { kind: 'apply-pinned' },
+  },
+  {
+    name: 'ROLLING_BACK with a pinned job id: apply it',
+    input: decisionInput({ state: stateIn('ROLLING_BACK', SP, { jobIdToSubmit: JOB_B, lastStableSpec: SP }) }),
+    step: { kind: 'apply-pinned' },
+  },
   {
     name: 'STOPPED: the upgrade deploys from the stop savepoint (upgradeSavepointPath)',
-    input: decisionInput({ state: stateIn('STOPPED', SP, { upgradeSavepointPath: STOP_SAVEPOINT, savepointHistory: HISTORY }), desired: newImage(SP), generation: 2 }),
+    input: decisionInput({
+      state: stateIn('STOPPED', SP, { upgradeSavepointPath: STOP_SAVEPOINT, savepointHistory: HISTORY }),
+      desired: newImage(SP),
+      generation: 2,
+    }),
     step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 2, restoreFrom: STOP_SAVEPOINT, keepJobId: undefined, spec: { image: 'flink:1.20.1' } } },
   },
   {
@@ -79,10 +141,19 @@ const rows: Row[] = [
     input: decisionInput({ state: stateIn('STOPPED', SL, { savepointHistory: HISTORY }), desired: newImage(SL), generation: 2 }),
     step: { kind: 'deploy', intent: { phase: 'DEPLOYING', restoreFrom: undefined, keepJobId: undefined } },
   },
-  { name: 'SUSPENDING: the cluster is shut down, then SUSPENDED', input: decisionInput({ state: stateIn('SUSPENDING', SP) }), step: { kind: 'shut-down', then: 'SUSPENDED' } },
+  {
+    name: 'SUSPENDING: the cluster is shut down, then SUSPENDED',
+    input: decisionInput({ state: stateIn('SUSPENDING', SP) }),
+    step: { kind: 'shut-down', then: 'SUSPENDED' },
+  },
 
   // ---- SUSPENDED ----
-  { name: 'SUSPENDED and still suspended: wait', input: decisionInput({ state: stateIn('SUSPENDED', SP) }), step: { kind: 'wait', requeue: 'steady' }, error: null },
+  {
+    name: 'SUSPENDED and still suspended: wait',
+    input: decisionInput({ state: stateIn('SUSPENDED', SP) }),
+    step: { kind: 'wait', requeue: 'steady' },
+    error: null,
+  },
   {
     name: 'SUSPENDED, the suspended spec changed: acknowledged, nothing started',
     input: decisionInput({ state: stateIn('SUSPENDED', SP), desired: suspendedSpec(newImage(SP)), generation: 2 }),
@@ -117,14 +188,32 @@ const rows: Row[] = [
   },
   {
     name: 'SUSPENDED + resume, savepoint mode: the suspend savepoint, HA not asked',
-    input: decisionInput({ state: stateIn('SUSPENDED', SP, { upgradeSavepointPath: STOP_SAVEPOINT, savepointHistory: HISTORY }), desired: resumedSpec(SP), generation: 2 }),
+    input: decisionInput({
+      state: stateIn('SUSPENDED', SP, { upgradeSavepointPath: STOP_SAVEPOINT, savepointHistory: HISTORY }),
+      desired: resumedSpec(SP),
+      generation: 2,
+    }),
     step: { kind: 'deploy', intent: { keepJobId: undefined, restoreFrom: STOP_SAVEPOINT } },
   },
 
   // ---- DEPLOYED / RUNNING: promotion, upgrades ----
-  { name: 'DEPLOYED + job RUNNING: promoted to RUNNING', input: decisionInput({ state: stateIn('DEPLOYED', SP), observed: jobRunning() }), step: { kind: 'mark-running' } },
-  { name: 'DEPLOYED, JobManager still starting: wait for progress', input: decisionInput({ state: stateIn('DEPLOYED', SP), observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 } }), step: { kind: 'wait', requeue: 'progress' }, error: null },
-  { name: 'RUNNING, nothing to do: wait steady', input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobRunning() }), step: { kind: 'wait', requeue: 'steady', wakeUpInMs: undefined }, error: null },
+  {
+    name: 'DEPLOYED + job RUNNING: promoted to RUNNING',
+    input: decisionInput({ state: stateIn('DEPLOYED', SP), observed: jobRunning() }),
+    step: { kind: 'mark-running' },
+  },
+  {
+    name: 'DEPLOYED, JobManager still starting: wait for progress',
+    input: decisionInput({ state: stateIn('DEPLOYED', SP), observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 } }),
+    step: { kind: 'wait', requeue: 'progress' },
+    error: null,
+  },
+  {
+    name: 'RUNNING, nothing to do: wait steady',
+    input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobRunning() }),
+    step: { kind: 'wait', requeue: 'steady', wakeUpInMs: undefined },
+    error: null,
+  },
   {
     name: 'RUNNING, image change, savepoint mode, job RUNNING: stop with a savepoint',
     input: decisionInput({ state: stateIn('RUNNING', SP), desired: newImage(SP), generation: 2, observed: jobRunning() }),
@@ -146,8 +235,13 @@ const rows: Row[] = [
   {
     name: 'last-state, newest checkpoint older than max.allowed.checkpoint.age: stop with a savepoint instead',
     input: decisionInput({
-      state: stateIn('RUNNING', spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } })),
-      desired: newImage(spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } })),
+      state: stateIn(
+        'RUNNING',
+        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
+      ),
+      desired: newImage(
+        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
+      ),
       generation: 2,
       observed: jobRunning(),
     }),
@@ -158,8 +252,13 @@ const rows: Row[] = [
   {
     name: 'last-state, newest checkpoint within max.allowed.checkpoint.age: the same job id',
     input: decisionInput({
-      state: stateIn('RUNNING', spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } })),
-      desired: newImage(spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } })),
+      state: stateIn(
+        'RUNNING',
+        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
+      ),
+      desired: newImage(
+        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
+      ),
       generation: 2,
       observed: jobRunning(),
     }),
@@ -169,7 +268,12 @@ const rows: Row[] = [
   },
   {
     name: 'savepoint mode, job not running, HA holds it, last-state fallback on (default): upgraded through HA',
-    input: decisionInput({ state: stateIn('RUNNING', SP_HA), desired: newImage(SP_HA), generation: 2, observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 } }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP_HA),
+      desired: newImage(SP_HA),
+      generation: 2,
+      observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 },
+    }),
     facts: { ha: HA_HOLDS },
     gathered: ['ha'],
     step: { kind: 'deploy', intent: { phase: 'DEPLOYING', keepJobId: JOB_A, restoreFrom: undefined } },
@@ -190,12 +294,27 @@ const rows: Row[] = [
   {
     name: 'the JobManager never started (no HA): the fix is deployed from what the broken deployment restored from',
     input: decisionInput({
-      state: stateIn('DEPLOYED', changed(SP, (s) => { s.image = 'flink:does-not-exist'; }), { deployedFrom: 'file:///flink-data/savepoints/deployed-from', savepointHistory: HISTORY }),
+      state: stateIn(
+        'DEPLOYED',
+        changed(SP, (s) => {
+          s.image = 'flink:does-not-exist';
+        }),
+        { deployedFrom: 'file:///flink-data/savepoints/deployed-from', savepointHistory: HISTORY },
+      ),
       desired: SP,
       generation: 2,
       observed: { jobManager: 'ERROR', jobManagerError: 'ImagePullBackOff', jobManagerNeverStarted: true, savepointsAwaitingDisposal: 0 },
     }),
-    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 2, restoreFrom: 'file:///flink-data/savepoints/deployed-from', keepJobId: undefined, spec: { image: 'flink:1.20' } } },
+    step: {
+      kind: 'deploy',
+      intent: {
+        phase: 'DEPLOYING',
+        generation: 2,
+        restoreFrom: 'file:///flink-data/savepoints/deployed-from',
+        keepJobId: undefined,
+        spec: { image: 'flink:1.20' },
+      },
+    },
     announce: 'SpecChanged',
   },
   {
@@ -213,8 +332,15 @@ const rows: Row[] = [
   {
     name: 'SCALE (standalone, reactive): rescaled without a restart',
     input: decisionInput({
-      state: stateIn('RUNNING', changed(withConfig({ 'scheduler-mode': 'reactive' }), (s) => { s.taskManager = { ...s.taskManager, replicas: 2 }; })),
-      desired: changed(withConfig({ 'scheduler-mode': 'reactive' }), (s) => { s.taskManager = { ...s.taskManager, replicas: 3 }; }),
+      state: stateIn(
+        'RUNNING',
+        changed(withConfig({ 'scheduler-mode': 'reactive' }), (s) => {
+          s.taskManager = { ...s.taskManager, replicas: 2 };
+        }),
+      ),
+      desired: changed(withConfig({ 'scheduler-mode': 'reactive' }), (s) => {
+        s.taskManager = { ...s.taskManager, replicas: 3 };
+      }),
       generation: 2,
       observed: jobRunning(),
     }),
@@ -225,10 +351,17 @@ const rows: Row[] = [
   {
     name: 'RUNNING, JobManager MISSING, stateless: recreated with a new job id',
     input: decisionInput({ state: stateIn('RUNNING', SL), observed: jobManagerMissing() }),
-    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 1, keepJobId: undefined, restoreFrom: undefined, spec: { job: { upgradeMode: 'stateless' } } } },
+    step: {
+      kind: 'deploy',
+      intent: { phase: 'DEPLOYING', generation: 1, keepJobId: undefined, restoreFrom: undefined, spec: { job: { upgradeMode: 'stateless' } } },
+    },
     announce: 'RecoverDeployment',
   },
-  { name: 'RUNNING, JobManager MISSING, last-state, HA unknown: HA is asked', input: decisionInput({ state: stateIn('RUNNING', LS), observed: jobManagerMissing() }), step: { kind: 'gather', fact: 'ha' } },
+  {
+    name: 'RUNNING, JobManager MISSING, last-state, HA unknown: HA is asked',
+    input: decisionInput({ state: stateIn('RUNNING', LS), observed: jobManagerMissing() }),
+    step: { kind: 'gather', fact: 'ha' },
+  },
   {
     name: 'RUNNING, JobManager MISSING, HA holds the job (graph is enough): recreated with the same job id',
     input: decisionInput({ state: stateIn('RUNNING', LS), observed: jobManagerMissing() }),
@@ -259,12 +392,18 @@ const rows: Row[] = [
   },
   {
     name: 'DEPLOYED, JobManager MISSING within the appearance grace: not recovered (the informer may lag the apply)',
-    input: decisionInput({ state: stateIn('DEPLOYED', SL, { reconciliationTimestamp: iso(NOW - JOB_MANAGER_APPEARANCE_GRACE_MS + 2 * SECOND) }), observed: jobManagerMissing() }),
+    input: decisionInput({
+      state: stateIn('DEPLOYED', SL, { reconciliationTimestamp: iso(NOW - JOB_MANAGER_APPEARANCE_GRACE_MS + 2 * SECOND) }),
+      observed: jobManagerMissing(),
+    }),
     step: { kind: 'wait', requeue: 'progress' },
   },
   {
     name: 'DEPLOYED, JobManager MISSING past the appearance grace, stateless: recovered',
-    input: decisionInput({ state: stateIn('DEPLOYED', SL, { reconciliationTimestamp: iso(NOW - JOB_MANAGER_APPEARANCE_GRACE_MS - SECOND) }), observed: jobManagerMissing() }),
+    input: decisionInput({
+      state: stateIn('DEPLOYED', SL, { reconciliationTimestamp: iso(NOW - JOB_MANAGER_APPEARANCE_GRACE_MS - SECOND) }),
+      observed: jobManagerMissing(),
+    }),
     step: { kind: 'deploy', intent: { phase: 'DEPLOYING', keepJobId: undefined } },
   },
   {
@@ -282,10 +421,18 @@ const rows: Row[] = [
   },
   {
     name: 'job FINISHED, after jm-deployment.shutdown-ttl: the cluster is shut down, then FINISHED',
-    input: decisionInput({ state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.jm-deployment.shutdown-ttl': '30 min' })), observed: jobIn('FINISHED', {}, JOB_A, NOW - HOUR) }),
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.jm-deployment.shutdown-ttl': '30 min' })),
+      observed: jobIn('FINISHED', {}, JOB_A, NOW - HOUR),
+    }),
     step: { kind: 'shut-down', then: 'FINISHED' },
   },
-  { name: 'FINISHED phase, nothing changed: wait', input: decisionInput({ state: stateIn('FINISHED', SP, { savepointHistory: HISTORY }) }), step: { kind: 'wait', requeue: 'steady' }, error: null },
+  {
+    name: 'FINISHED phase, nothing changed: wait',
+    input: decisionInput({ state: stateIn('FINISHED', SP, { savepointHistory: HISTORY }) }),
+    step: { kind: 'wait', requeue: 'steady' },
+    error: null,
+  },
   {
     name: 'FINISHED phase, a new spec: deployed from the newest savepoint',
     input: decisionInput({ state: stateIn('FINISHED', SP, { savepointHistory: HISTORY }), desired: newImage(SP), generation: 2 }),
@@ -293,7 +440,11 @@ const rows: Row[] = [
   },
 
   // ---- health check, failed jobs, rollback ----
-  { name: 'health check on: its verdict is gathered', input: decisionInput({ state: stateIn('RUNNING', withConfig(HEALTH_ON, { upgradeMode: 'stateless' })), observed: jobRunning() }), step: { kind: 'gather', fact: 'health' } },
+  {
+    name: 'health check on: its verdict is gathered',
+    input: decisionInput({ state: stateIn('RUNNING', withConfig(HEALTH_ON, { upgradeMode: 'stateless' })), observed: jobRunning() }),
+    step: { kind: 'gather', fact: 'health' },
+  },
   {
     name: 'health check unhealthy, stateless: the running cluster is replaced',
     input: decisionInput({ state: stateIn('RUNNING', withConfig(HEALTH_ON, { upgradeMode: 'stateless' })), observed: jobRunning() }),
@@ -325,25 +476,38 @@ const rows: Row[] = [
     step: { kind: 'wait', requeue: 'steady' },
     error: null,
   },
-  { name: 'job FAILED, job.restart.failed off: reported', input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobIn('FAILED') }), step: { kind: 'report-failed-job', jobId: JOB_A } },
+  {
+    name: 'job FAILED, job.restart.failed off: reported',
+    input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobIn('FAILED') }),
+    step: { kind: 'report-failed-job', jobId: JOB_A },
+  },
   {
     name: 'job FAILED, job.restart.failed on: restarted from its newest checkpoint with a new job id',
     input: decisionInput({ state: stateIn('RUNNING', withConfig(RESTART_FAILED), { savepointHistory: HISTORY }), observed: jobIn('FAILED') }),
     facts: { checkpoints: CHECKPOINT },
     gathered: ['checkpoints'],
-    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 1, restoreFrom: CHECKPOINT.newestRestorePoint.path, keepJobId: undefined, replaceRunningCluster: undefined } },
+    step: {
+      kind: 'deploy',
+      intent: { phase: 'DEPLOYING', generation: 1, restoreFrom: CHECKPOINT.newestRestorePoint.path, keepJobId: undefined, replaceRunningCluster: undefined },
+    },
     announce: 'RestartFailedJob',
   },
   {
     name: 'job FAILED, job.restart.failed on, stateless: restarted without state',
-    input: decisionInput({ state: stateIn('RUNNING', withConfig(RESTART_FAILED, { upgradeMode: 'stateless' }), { savepointHistory: HISTORY }), observed: jobIn('FAILED') }),
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig(RESTART_FAILED, { upgradeMode: 'stateless' }), { savepointHistory: HISTORY }),
+      observed: jobIn('FAILED'),
+    }),
     facts: { checkpoints: CHECKPOINT },
     gathered: ['checkpoints'],
     step: { kind: 'deploy', intent: { restoreFrom: undefined, keepJobId: undefined } },
   },
   {
     name: 'ROLLED_BACK, job FAILED and restarted: the rolled-back spec stays (ROLLING_BACK)',
-    input: decisionInput({ state: stateIn('ROLLED_BACK', withConfig(RESTART_FAILED), { lastReconciledSpec: newImage(withConfig(RESTART_FAILED)), lastReconciledGeneration: 2 }), observed: jobIn('FAILED') }),
+    input: decisionInput({
+      state: stateIn('ROLLED_BACK', withConfig(RESTART_FAILED), { lastReconciledSpec: newImage(withConfig(RESTART_FAILED)), lastReconciledGeneration: 2 }),
+      observed: jobIn('FAILED'),
+    }),
     facts: { checkpoints: CHECKPOINT },
     gathered: ['checkpoints'],
     step: { kind: 'deploy', intent: { phase: 'ROLLING_BACK', spec: undefined, restoreFrom: CHECKPOINT.newestRestorePoint.path } },
@@ -351,7 +515,13 @@ const rows: Row[] = [
   {
     name: 'DEPLOYED, not ready past deployment.readiness.timeout, rollback on: rolled back to the stable spec from the newest savepoint',
     input: decisionInput({
-      state: stateIn('DEPLOYED', newImage(withConfig(ROLLBACK_ON)), { lastReconciledGeneration: 2, lastStableSpec: withConfig(ROLLBACK_ON), lastStableGeneration: 1, reconciliationTimestamp: iso(NOW - 6 * MINUTE), savepointHistory: HISTORY }),
+      state: stateIn('DEPLOYED', newImage(withConfig(ROLLBACK_ON)), {
+        lastReconciledGeneration: 2,
+        lastStableSpec: withConfig(ROLLBACK_ON),
+        lastStableGeneration: 1,
+        reconciliationTimestamp: iso(NOW - 6 * MINUTE),
+        savepointHistory: HISTORY,
+      }),
       observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 },
     }),
     step: { kind: 'deploy', intent: { phase: 'ROLLING_BACK', spec: undefined, generation: undefined, restoreFrom: NEWEST_SAVEPOINT } },
@@ -360,7 +530,13 @@ const rows: Row[] = [
   {
     name: 'DEPLOYED, not ready but within deployment.readiness.timeout: wait',
     input: decisionInput({
-      state: stateIn('DEPLOYED', newImage(withConfig(ROLLBACK_ON)), { lastReconciledGeneration: 2, lastStableSpec: withConfig(ROLLBACK_ON), lastStableGeneration: 1, reconciliationTimestamp: iso(NOW - 4 * MINUTE), savepointHistory: HISTORY }),
+      state: stateIn('DEPLOYED', newImage(withConfig(ROLLBACK_ON)), {
+        lastReconciledGeneration: 2,
+        lastStableSpec: withConfig(ROLLBACK_ON),
+        lastStableGeneration: 1,
+        reconciliationTimestamp: iso(NOW - 4 * MINUTE),
+        savepointHistory: HISTORY,
+      }),
       observed: { jobManager: 'DEPLOYING', savepointsAwaitingDisposal: 0 },
     }),
     step: { kind: 'wait', requeue: 'progress' },
@@ -369,21 +545,35 @@ const rows: Row[] = [
   // ---- drift ----
   {
     name: 'drift: the JobManager runs another job id: a savepoint stop of the job that runs there',
-    input: decisionInput({ state: stateIn('RUNNING', SP), observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] } }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP),
+      observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] },
+    }),
     step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_C } },
     error: new RegExp(`runs job id ${JOB_C}, but the operator deployed job ${JOB_A}`),
     announce: 'ClusterDrift',
   },
   {
     name: 'drift, stateless: redeployed without a savepoint',
-    input: decisionInput({ state: stateIn('RUNNING', SL, { savepointHistory: HISTORY }), observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] } }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SL, { savepointHistory: HISTORY }),
+      observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] },
+    }),
     step: { kind: 'deploy', intent: { phase: 'DEPLOYING', restoreFrom: undefined, keepJobId: undefined } },
     error: /not the one the operator deployed/,
   },
   {
     // Fails (see the report): decide.ts driftOf compares upgradeMode with 'stateless' without the default.
     name: 'drift, upgradeMode unset (stateless by default): redeployed without a savepoint',
-    input: decisionInput({ state: stateIn('RUNNING', changed(SL, (s) => { if (s.job) delete s.job.upgradeMode; })), observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] } }),
+    input: decisionInput({
+      state: stateIn(
+        'RUNNING',
+        changed(SL, (s) => {
+          if (s.job) delete s.job.upgradeMode;
+        }),
+      ),
+      observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] },
+    }),
     step: { kind: 'deploy', intent: { restoreFrom: undefined } },
   },
 
@@ -395,25 +585,47 @@ const rows: Row[] = [
   },
   {
     name: 'periodic savepoint interval elapsed: a PERIODIC savepoint',
-    input: decisionInput({ state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '1 h' }), { lastPeriodicSavepointTimestamp: NOW - 2 * HOUR }), observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '1 h' }), { lastPeriodicSavepointTimestamp: NOW - 2 * HOUR }),
+      observed: jobRunning(),
+    }),
     step: { kind: 'start-savepoint', request: { triggerType: 'PERIODIC', stopJob: false, nonce: undefined, jobId: JOB_A } },
   },
   {
     name: 'periodic savepoint not due yet: wait steady, woken when it is due',
-    input: decisionInput({ state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '1 h' }), { lastPeriodicSavepointTimestamp: NOW - 20 * MINUTE }), observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '1 h' }), {
+        lastPeriodicSavepointTimestamp: NOW - 20 * MINUTE,
+      }),
+      observed: jobRunning(),
+    }),
     step: { kind: 'wait', requeue: 'steady', wakeUpInMs: 40 * MINUTE },
   },
   {
     name: 'more savepoints than savepoint.history.max.count: the history is trimmed',
-    input: decisionInput({ state: stateIn('RUNNING', SP, { savepointHistory: Array.from({ length: 12 }, (_, i) => savepoint(`file:///flink-data/savepoints/sp-${i}`, NOW - (12 - i) * MINUTE)) }), observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP, {
+        savepointHistory: Array.from({ length: 12 }, (_, i) => savepoint(`file:///flink-data/savepoints/sp-${i}`, NOW - (12 - i) * MINUTE)),
+      }),
+      observed: jobRunning(),
+    }),
     step: { kind: 'trim-history' },
   },
   {
     name: 'an ignored change (a kubernetes.operator.* key): acknowledged without a redeploy',
-    input: decisionInput({ state: stateIn('RUNNING', SP), desired: withConfig({ 'kubernetes.operator.savepoint.history.max.count': '5' }), generation: 2, observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP),
+      desired: withConfig({ 'kubernetes.operator.savepoint.history.max.count': '5' }),
+      generation: 2,
+      observed: jobRunning(),
+    }),
     step: { kind: 'acknowledge', generation: 2, spec: { flinkConfiguration: { 'kubernetes.operator.savepoint.history.max.count': '5' } } },
   },
-  { name: 'a new generation with the same spec: acknowledged', input: decisionInput({ state: stateIn('RUNNING', SP), desired: SP, generation: 2, observed: jobRunning() }), step: { kind: 'acknowledge', generation: 2 } },
+  {
+    name: 'a new generation with the same spec: acknowledged',
+    input: decisionInput({ state: stateIn('RUNNING', SP), desired: SP, generation: 2, observed: jobRunning() }),
+    step: { kind: 'acknowledge', generation: 2 },
+  },
   {
     name: 'TaskManager Deployment replicas differ from the deployed spec: scaled back',
     input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobRunning({ taskManagerDeploymentReplicas: 3 }) }),
@@ -421,13 +633,25 @@ const rows: Row[] = [
   },
   {
     name: 'a failed upgrade of the desired generation: steady on the old spec, with the error',
-    input: decisionInput({ state: stateIn('RUNNING', SP, { failedUpgrade: { generation: 2, reason: 'UPGRADE savepoint of job failed: Checkpoint was declined', at: iso(NOW - MINUTE) } }), desired: newImage(SP), generation: 2, observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP, {
+        failedUpgrade: { generation: 2, reason: 'UPGRADE savepoint of job failed: Checkpoint was declined', at: iso(NOW - MINUTE) },
+      }),
+      desired: newImage(SP),
+      generation: 2,
+      observed: jobRunning(),
+    }),
     step: { kind: 'wait', requeue: 'steady' },
     error: /^Generation 2 is not deployed: UPGRADE savepoint of job failed: Checkpoint was declined$/,
   },
   {
     name: 'a failed upgrade of an older generation: the next change is tried again',
-    input: decisionInput({ state: stateIn('RUNNING', SP, { failedUpgrade: { generation: 2, reason: 'declined', at: iso(NOW - MINUTE) } }), desired: newImage(SP), generation: 3, observed: jobRunning() }),
+    input: decisionInput({
+      state: stateIn('RUNNING', SP, { failedUpgrade: { generation: 2, reason: 'declined', at: iso(NOW - MINUTE) } }),
+      desired: newImage(SP),
+      generation: 3,
+      observed: jobRunning(),
+    }),
     step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
   },
 ];
@@ -454,7 +678,12 @@ describe('decide: one step per situation', () => {
   });
 
   test('the drift decision counts a drift', () => {
-    const { decision } = decideGathering(decisionInput({ state: stateIn('RUNNING', SP), observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] } }));
+    const { decision } = decideGathering(
+      decisionInput({
+        state: stateIn('RUNNING', SP),
+        observed: { jobManager: 'READY', savepointsAwaitingDisposal: 0, pinnedJobId: JOB_C, jobs: [jobOverview(JOB_C, 'RUNNING')] },
+      }),
+    );
     assert.equal(decision.count, 'drift');
   });
 
@@ -527,7 +756,11 @@ describe('ClusterHealthEvaluator (injected clock)', () => {
     clock.now += 2 * SECOND;
     assert.equal(evaluator.evaluate('uid-1', { jobId: JOB_A, restarts: 0, completedCheckpoints: 8 }, CHECKPOINTS).healthy, false, '61 s since the last growth');
     clock.now += SECOND;
-    assert.equal(evaluator.evaluate('uid-1', { jobId: JOB_A, restarts: 0, completedCheckpoints: 1 }, CHECKPOINTS).healthy, true, 'a count that went down (restored job) starts the window anew');
+    assert.equal(
+      evaluator.evaluate('uid-1', { jobId: JOB_A, restarts: 0, completedCheckpoints: 1 }, CHECKPOINTS).healthy,
+      true,
+      'a count that went down (restored job) starts the window anew',
+    );
   });
 
   test('a new job id, or a forgotten deployment, starts over', () => {

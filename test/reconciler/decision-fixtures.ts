@@ -48,7 +48,12 @@ export function spec(options: SpecOptions = {}): FlinkDeploymentSpec {
   return flinkDeployment('orders')
     .withSpec({
       ...(options.image ? { image: options.image } : {}),
-      job: { upgradeMode: options.upgradeMode, state: options.state, initialSavepointPath: options.initialSavepointPath, savepointTriggerNonce: options.savepointTriggerNonce },
+      job: {
+        upgradeMode: options.upgradeMode,
+        state: options.state,
+        initialSavepointPath: options.initialSavepointPath,
+        savepointTriggerNonce: options.savepointTriggerNonce,
+      },
     })
     .withFlinkConfiguration({ ...(options.ha ? HA_CONFIG : {}), ...options.config })
     .build().spec;
@@ -61,9 +66,18 @@ export function changed(base: FlinkDeploymentSpec, edit: (copy: FlinkDeploymentS
   return copy;
 }
 
-export const newImage = (base: FlinkDeploymentSpec): FlinkDeploymentSpec => changed(base, (s) => { s.image = 'flink:1.20.1'; });
-export const suspendedSpec = (base: FlinkDeploymentSpec): FlinkDeploymentSpec => changed(base, (s) => { if (s.job) s.job.state = 'suspended'; });
-export const resumedSpec = (base: FlinkDeploymentSpec): FlinkDeploymentSpec => changed(base, (s) => { if (s.job) s.job.state = 'running'; });
+export const newImage = (base: FlinkDeploymentSpec): FlinkDeploymentSpec =>
+  changed(base, (s) => {
+    s.image = 'flink:1.20.1';
+  });
+export const suspendedSpec = (base: FlinkDeploymentSpec): FlinkDeploymentSpec =>
+  changed(base, (s) => {
+    if (s.job) s.job.state = 'suspended';
+  });
+export const resumedSpec = (base: FlinkDeploymentSpec): FlinkDeploymentSpec =>
+  changed(base, (s) => {
+    if (s.job) s.job.state = 'running';
+  });
 
 export function savepoint(location: string, timeStamp: number, triggerType: SavepointRecord['triggerType'] = 'UPGRADE'): SavepointRecord {
   return { location, timeStamp, triggerType, jobId: JOB_A };

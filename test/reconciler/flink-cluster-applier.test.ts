@@ -13,7 +13,8 @@ const TERM_3 = unfenced({ holderIdentity: 'op-b', leaseTransitions: 3 });
 
 const UID = '6f1c2b9e-0000-4000-8000-000000000001';
 const deployment = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withGeneration(1).withSpec({ mode: 'standalone' }).build();
-const objects = (): FlinkClusterObjects => buildFlinkClusterResources(deployment, { spec: deployment.spec, generation: 1, specHash: 'sha256-abc', jobId: '0f1e2d3c4b5a69788796a5b4c3d2e1f0' });
+const objects = (): FlinkClusterObjects =>
+  buildFlinkClusterResources(deployment, { spec: deployment.spec, generation: 1, specHash: 'sha256-abc', jobId: '0f1e2d3c4b5a69788796a5b4c3d2e1f0' });
 
 class MapReader<T extends KubernetesObject> implements ObjectReader<T> {
   readonly items = new Map<string, T>();
@@ -74,17 +75,29 @@ test('a fresh cluster is created without a single read: the informers do not kno
   const api = fakeApi(server);
   const applier = new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>());
   const result = await applier.apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
-  assert.deepEqual(api.calls, ['create ConfigMap/flink-config-orders', 'create Service/orders', 'create Service/orders-rest', 'create Deployment/orders-taskmanager', 'create Deployment/orders']);
+  assert.deepEqual(api.calls, [
+    'create ConfigMap/flink-config-orders',
+    'create Service/orders',
+    'create Service/orders-rest',
+    'create Deployment/orders-taskmanager',
+    'create Deployment/orders',
+  ]);
   assert.equal(result.written.length, 5);
 });
 
 test('behind a lagging informer, a create that finds the object already rendered reads it and writes nothing more', async () => {
   const server = new Map<string, KubernetesObject>();
   const first = fakeApi(server);
-  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   const again = fakeApi(server);
   // the ConfigMap is read first here: the JobManager is not cached, but the ConfigMap create already happened
-  const result = await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  const result = await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   assert.deepEqual(result.written, [], 'applying twice writes once');
   assert.ok(
     again.calls.every((c) => c.startsWith('create ') || c.startsWith('get ')),
@@ -95,9 +108,15 @@ test('behind a lagging informer, a create that finds the object already rendered
 test('with HA metadata to reset, a JobManager missing from the cache is read first: an already-running rendering keeps its HA metadata', async () => {
   const server = new Map<string, KubernetesObject>();
   const first = fakeApi(server);
-  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   const again = fakeApi(server);
-  await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: true, fence: TERM_3 });
+  await new FlinkClusterApplier(again.apps, again.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: true,
+    fence: TERM_3,
+  });
   assert.ok(again.calls.includes('get Deployment/orders'), 'the JobManager Deployment was read');
   assert.ok(!again.calls.includes('list ConfigMap (HA)'), 'the HA metadata was not touched');
   assert.ok(!again.calls.includes('create Deployment/orders'));
@@ -106,7 +125,10 @@ test('with HA metadata to reset, a JobManager missing from the cache is read fir
 test('everything cached with the same rendering: nothing is sent', async () => {
   const server = new Map<string, KubernetesObject>();
   const first = fakeApi(server);
-  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   const deployments = new MapReader<V1Deployment>();
   const services = new MapReader<V1Service>();
   for (const [k, v] of server) {
@@ -123,7 +145,10 @@ test('everything cached with the same rendering: nothing is sent', async () => {
 test('a changed rendering of a cached object is replaced on the live resourceVersion', async () => {
   const server = new Map<string, KubernetesObject>();
   const first = fakeApi(server);
-  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(first.apps, first.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   const deployments = new MapReader<V1Deployment>();
   const live = structuredClone(server.get('Deployment/orders-taskmanager') as V1Deployment);
   live.metadata!.resourceVersion = '42';
@@ -138,26 +163,41 @@ test('a changed rendering of a cached object is replaced on the live resourceVer
 test('every object written carries the term that wrote it, outside the rendered hash (a new term rewrites nothing)', async () => {
   const server = new Map<string, KubernetesObject>();
   const api = fakeApi(server);
-  await new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   for (const [key, object] of server) assert.equal(object.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/3', key);
   const deployments = new MapReader<V1Deployment>();
   for (const [k, v] of server) if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v as V1Deployment);
   const later = fakeApi(server);
-  const result = await new FlinkClusterApplier(later.apps, later.core, deployments, new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: unfenced({ holderIdentity: 'op-c', leaseTransitions: 4 }) });
+  const result = await new FlinkClusterApplier(later.apps, later.core, deployments, new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: unfenced({ holderIdentity: 'op-c', leaseTransitions: 4 }),
+  });
   assert.deepEqual(result.written, [], 'the same rendering in a later term is not written again');
 });
 
 test('a paused old leader never replaces or deletes what a newer term wrote', async () => {
   const server = new Map<string, KubernetesObject>();
   const newer = fakeApi(server);
-  await new FlinkClusterApplier(newer.apps, newer.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  await new FlinkClusterApplier(newer.apps, newer.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+    resetHaMetadata: false,
+    fence: TERM_3,
+  });
   const deployments = new MapReader<V1Deployment>();
-  for (const [k, v] of server) if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, structuredClone(v as V1Deployment));
+  for (const [k, v] of server)
+    if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, structuredClone(v as V1Deployment));
   deployments.items.get('team-a/orders')!.metadata!.annotations![RENDERED_HASH_ANNOTATION] = 'an-older-rendering';
   const old = fakeApi(server);
   const oldTerm = unfenced({ holderIdentity: 'op-a', leaseTransitions: 2 });
   const applier = new FlinkClusterApplier(old.apps, old.core, deployments, new MapReader<V1Service>());
-  const other = buildFlinkClusterResources(deployment, { spec: { ...deployment.spec, image: 'flink:old' }, generation: 1, specHash: 'sha256-old', jobId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' });
+  const other = buildFlinkClusterResources(deployment, {
+    spec: { ...deployment.spec, image: 'flink:old' },
+    generation: 1,
+    specHash: 'sha256-old',
+    jobId: 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+  });
   await assert.rejects(applier.apply(other, { resetHaMetadata: false, fence: oldTerm }), StaleLeaderError);
   await assert.rejects(applier.deleteDeployments('team-a', ['orders'], oldTerm), StaleLeaderError);
   assert.ok(!old.calls.some((c) => c.startsWith('update Deployment') || c.startsWith('delete')), `no write: ${old.calls.join(', ')}`);
@@ -172,7 +212,13 @@ test('a fence that refuses stops the apply before its first write', async () => 
       throw new FencedOutError(what, 'the lease expired');
     },
   };
-  await assert.rejects(new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: refusing }), FencedOutError);
+  await assert.rejects(
+    new FlinkClusterApplier(api.apps, api.core, new MapReader<V1Deployment>(), new MapReader<V1Service>()).apply(objects(), {
+      resetHaMetadata: false,
+      fence: refusing,
+    }),
+    FencedOutError,
+  );
   assert.deepEqual(api.calls, []);
   assert.equal(server.size, 0);
 });

@@ -15,11 +15,25 @@ import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../../src/ap
 import { emptyInternalState, type InternalState } from '../../src/api/internal-state.js';
 import { JOB_ID_ANNOTATION } from '../../src/flink/deployed-record.js';
 import { taskManagerDeploymentName } from '../../src/flink/flink-resource-naming.js';
-import type { CancelJobResult, DisposalStatus, FlinkCheckpointingStatistics, FlinkDashboardConfig, FlinkJobExceptions, FlinkJobOverview, SavepointStatus } from '../../src/flink/flink-rest-types.js';
+import type {
+  CancelJobResult,
+  DisposalStatus,
+  FlinkCheckpointingStatistics,
+  FlinkDashboardConfig,
+  FlinkJobExceptions,
+  FlinkJobOverview,
+  SavepointStatus,
+} from '../../src/flink/flink-rest-types.js';
 import type { ObjectReader } from '../../src/kube/object-reader.js';
 import { FlinkDeploymentReconciler } from '../../src/reconciler/flink-deployment-reconciler.js';
 import type { ApplyOptions, ApplyResult, FlinkClusterObjects, HaMetadataSummary } from '../../src/reconciler/flink-cluster-applier.js';
-import type { ClusterRenderInputs, FlinkClusterOperations, FlinkDeploymentReconcilerDependencies, FlinkJobApi, StatusWriter } from '../../src/reconciler/reconciler-dependencies.js';
+import type {
+  ClusterRenderInputs,
+  FlinkClusterOperations,
+  FlinkDeploymentReconcilerDependencies,
+  FlinkJobApi,
+  StatusWriter,
+} from '../../src/reconciler/reconciler-dependencies.js';
 import { FencedOutError, type SideEffectFence } from '../../src/runtime/side-effect-fence.js';
 import { StatePreconditionError } from '../../src/state/state-errors.js';
 import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction, type StateUpdateOptions } from '../../src/state/state-store.js';
@@ -65,7 +79,10 @@ class MapReader<T extends { metadata?: { namespace?: string; name?: string } }> 
 class RecordingFence implements SideEffectFence {
   readonly token = { holderIdentity: 'operator-0', leaseTransitions: 1 };
   readonly asked: string[] = [];
-  constructor(private readonly log: string[], private readonly refuses: (what: string) => boolean) {}
+  constructor(
+    private readonly log: string[],
+    private readonly refuses: (what: string) => boolean,
+  ) {}
   check(what: string): void {
     this.asked.push(what);
     if (!this.refuses(what)) return;
@@ -99,10 +116,16 @@ class InMemoryStateStore implements StateStore {
       throw new StatePreconditionError(stateConfigMapName(name), options.basedOnRevision, current.revision);
     }
     options.fence?.check(`write state ${stateConfigMapName(name)}`);
-    const written: InternalState = { ...structuredClone(next), revision: current.revision + 1, ...(options.fence ? { lastWriter: { ...options.fence.token } } : {}) };
+    const written: InternalState = {
+      ...structuredClone(next),
+      revision: current.revision + 1,
+      ...(options.fence ? { lastWriter: { ...options.fence.token } } : {}),
+    };
     this.states.set(name, written);
     this.written.push(structuredClone(written));
-    this.log.push(`store.update revision ${written.revision}: ${written.phase}${written.jobIdToSubmit ? ` jobIdToSubmit=${written.jobIdToSubmit}` : ''}${written.pendingSavepoint ? ` pendingSavepoint(stopJob=${written.pendingSavepoint.stopJob})` : ''}`);
+    this.log.push(
+      `store.update revision ${written.revision}: ${written.phase}${written.jobIdToSubmit ? ` jobIdToSubmit=${written.jobIdToSubmit}` : ''}${written.pendingSavepoint ? ` pendingSavepoint(stopJob=${written.pendingSavepoint.stopJob})` : ''}`,
+    );
     return structuredClone(written);
   }
 }
@@ -112,12 +135,21 @@ class RecordingCluster implements FlinkClusterOperations {
   ha: HaMetadataSummary | undefined;
   /** deleteDeployments leaves the Deployments in the informer (it has not seen the deletion yet). */
   informerLagsDeletes = false;
-  constructor(private readonly log: string[], private readonly deployments: MapReader<V1Deployment>) {}
+  constructor(
+    private readonly log: string[],
+    private readonly deployments: MapReader<V1Deployment>,
+  ) {}
   render(_deployment: FlinkDeploymentV1, inputs: ClusterRenderInputs): FlinkClusterObjects {
     this.log.push(`cluster.render jobId=${inputs.jobId}${inputs.restoreFrom ? ` restoreFrom=${inputs.restoreFrom}` : ''}`);
     this.rendered.push(structuredClone(inputs));
     const meta = (name: string) => ({ metadata: { name, namespace: NS } });
-    return { configMap: meta(`flink-config-${NAME}`), jobManagerDeployment: meta(NAME), taskManagerDeployment: meta(taskManagerDeploymentName(NAME)), restService: meta(`${NAME}-rest`), internalService: meta(NAME) };
+    return {
+      configMap: meta(`flink-config-${NAME}`),
+      jobManagerDeployment: meta(NAME),
+      taskManagerDeployment: meta(taskManagerDeploymentName(NAME)),
+      restService: meta(`${NAME}-rest`),
+      internalService: meta(NAME),
+    };
   }
   async apply(objects: FlinkClusterObjects, options: ApplyOptions): Promise<ApplyResult> {
     options.fence.check(`apply Deployment ${NS}/${objects.jobManagerDeployment.metadata?.name}`);
@@ -180,14 +212,30 @@ class RecordingFlinkApi implements FlinkJobApi {
     this.log.push(`api.triggerSavepoint ${jobId}`);
     return options.triggerId ?? 'trigger';
   }
-  async getConfig(): Promise<FlinkDashboardConfig> { return this.unexpected('getConfig'); }
-  async cancelJob(jobId: string): Promise<CancelJobResult> { return this.unexpected(`cancelJob ${jobId}`); }
-  async getSavepointStatus(jobId: string): Promise<SavepointStatus> { return this.unexpected(`getSavepointStatus ${jobId}`); }
-  async getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics> { return this.unexpected(`getCheckpoints ${jobId}`); }
-  async getExceptions(jobId: string): Promise<FlinkJobExceptions> { return this.unexpected(`getExceptions ${jobId}`); }
-  async getJobMetrics(jobId: string): Promise<Record<string, string>> { return this.unexpected(`getJobMetrics ${jobId}`); }
-  async disposeSavepoint(path: string): Promise<string> { return this.unexpected(`disposeSavepoint ${path}`); }
-  async getDisposalStatus(triggerId: string): Promise<DisposalStatus> { return this.unexpected(`getDisposalStatus ${triggerId}`); }
+  async getConfig(): Promise<FlinkDashboardConfig> {
+    return this.unexpected('getConfig');
+  }
+  async cancelJob(jobId: string): Promise<CancelJobResult> {
+    return this.unexpected(`cancelJob ${jobId}`);
+  }
+  async getSavepointStatus(jobId: string): Promise<SavepointStatus> {
+    return this.unexpected(`getSavepointStatus ${jobId}`);
+  }
+  async getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics> {
+    return this.unexpected(`getCheckpoints ${jobId}`);
+  }
+  async getExceptions(jobId: string): Promise<FlinkJobExceptions> {
+    return this.unexpected(`getExceptions ${jobId}`);
+  }
+  async getJobMetrics(jobId: string): Promise<Record<string, string>> {
+    return this.unexpected(`getJobMetrics ${jobId}`);
+  }
+  async disposeSavepoint(path: string): Promise<string> {
+    return this.unexpected(`disposeSavepoint ${path}`);
+  }
+  async getDisposalStatus(triggerId: string): Promise<DisposalStatus> {
+    return this.unexpected(`getDisposalStatus ${triggerId}`);
+  }
 }
 
 interface HarnessOptions {
@@ -263,7 +311,19 @@ function harness(options: HarnessOptions) {
     now: () => clock.now,
   };
   const reconciler = new FlinkDeploymentReconciler(deps);
-  return { log, clock, store, cluster, api, fence, statuses, events, counters, clusterDeployments, pass: () => reconciler.reconcile({ namespace: NS, name: NAME }) };
+  return {
+    log,
+    clock,
+    store,
+    cluster,
+    api,
+    fence,
+    statuses,
+    events,
+    counters,
+    clusterDeployments,
+    pass: () => reconciler.reconcile({ namespace: NS, name: NAME }),
+  };
 }
 
 describe('FlinkDeploymentReconciler (every dependency faked)', () => {
@@ -279,7 +339,13 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
       'store.update revision 2: DEPLOYED',
       'status.record',
     ]);
-    assert.deepEqual(h.fence.asked, ['add the finalizer', 'write state orders-operator-state', 'apply Deployment team-a/orders', 'write state orders-operator-state', 'patch status of orders']);
+    assert.deepEqual(h.fence.asked, [
+      'add the finalizer',
+      'write state orders-operator-state',
+      'apply Deployment team-a/orders',
+      'write state orders-operator-state',
+      'patch status of orders',
+    ]);
     const [intent, deployed] = h.store.written;
     assert.equal(intent?.phase, 'DEPLOYING');
     assert.equal(intent?.jobIdToSubmit, J1);
@@ -298,13 +364,21 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.deepEqual(status.stateRef, { configMapName: 'orders-operator-state', revision: 2 });
     assert.equal(status.observedGeneration, 1);
     assert.equal(status.error, undefined);
-    assert.deepEqual(h.events.map((e) => `${e.reason}: ${e.message}`), [`Submit: Deploying job ${J1} without state`]);
+    assert.deepEqual(
+      h.events.map((e) => `${e.reason}: ${e.message}`),
+      [`Submit: Deploying job ${J1} without state`],
+    );
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.progressCheckIntervalMs });
   });
 
   test('a RUNNING deployment with nothing to do: no state write, no apply, no Kubernetes write; only the status writer is given the status', async () => {
     const s = spec();
-    const h = harness({ deployment: deploymentOf(s), state: stateIn('RUNNING', s, { revision: 5 }), cluster: runningCluster(JOB_A), jobs: [jobOverview(JOB_A, 'RUNNING')] });
+    const h = harness({
+      deployment: deploymentOf(s),
+      state: stateIn('RUNNING', s, { revision: 5 }),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_A, 'RUNNING')],
+    });
     const result = await h.pass();
     assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'status.record']);
     assert.deepEqual(h.fence.asked, ['patch status of orders']);
@@ -312,17 +386,31 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     const status = h.statuses[0]!;
     assert.equal(status.lifecycleState, 'STABLE');
     assert.equal(status.jobManagerDeploymentStatus, 'READY');
-    assert.deepEqual(status.jobStatus, { jobId: JOB_A, jobName: 'StateMachineExample', state: 'RUNNING', startTime: String(NOW - 2 * HOUR), updateTime: String(NOW - HOUR) });
+    assert.deepEqual(status.jobStatus, {
+      jobId: JOB_A,
+      jobName: 'StateMachineExample',
+      state: 'RUNNING',
+      startTime: String(NOW - 2 * HOUR),
+      updateTime: String(NOW - HOUR),
+    });
     assert.deepEqual(status.stateRef, { configMapName: 'orders-operator-state', revision: 5 });
     assert.equal(status.error, undefined);
-    assert.deepEqual(status.conditions?.map((c) => [c.type, c.status, c.reason]), [['Ready', 'True', 'JobRunning']]);
+    assert.deepEqual(
+      status.conditions?.map((c) => [c.type, c.status, c.reason]),
+      [['Ready', 'True', 'JobRunning']],
+    );
     assert.deepEqual(h.events, []);
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.reconcileIntervalMs });
   });
 
   test('a suspend of a last-state deployment whose job Flink HA holds: the Deployments are deleted; no stop-with-savepoint, no apply', async () => {
     const ls = spec({ upgradeMode: 'last-state', ha: true });
-    const h = harness({ deployment: deploymentOf(suspendedSpec(ls), 2), state: stateIn('RUNNING', ls, { revision: 5 }), cluster: runningCluster(JOB_A), jobs: [jobOverview(JOB_A, 'RUNNING')] });
+    const h = harness({
+      deployment: deploymentOf(suspendedSpec(ls), 2),
+      state: stateIn('RUNNING', ls, { revision: 5 }),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_A, 'RUNNING')],
+    });
     h.cluster.ha = { jobIds: [JOB_A], hasCheckpoint: true };
     const result = await h.pass();
     assert.deepEqual(h.log, [
@@ -360,7 +448,12 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
       refuses: (what) => what.startsWith('stop Flink job'),
     });
     const result = await h.pass();
-    assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'store.update revision 6: STOPPING pendingSavepoint(stopJob=true)', `fence refused: stop Flink job ${JOB_A} with a savepoint`]);
+    assert.deepEqual(h.log, [
+      'store.load',
+      'api.listJobs',
+      'store.update revision 6: STOPPING pendingSavepoint(stopJob=true)',
+      `fence refused: stop Flink job ${JOB_A} with a savepoint`,
+    ]);
     assert.deepEqual(h.fence.asked, ['write state orders-operator-state', `stop Flink job ${JOB_A} with a savepoint`]);
     assert.equal(h.statuses.length, 0, 'no status write after the refusal');
     assert.equal(h.counters.fencedOut, 1);
@@ -379,7 +472,12 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
 
   test('a state that changed under the pass (another revision): the decision is not applied, nothing after it', async () => {
     const s = spec();
-    const h = harness({ deployment: deploymentOf(newImage(s), 2), state: stateIn('RUNNING', s, { revision: 5 }), cluster: runningCluster(JOB_A), jobs: [jobOverview(JOB_A, 'RUNNING')] });
+    const h = harness({
+      deployment: deploymentOf(newImage(s), 2),
+      state: stateIn('RUNNING', s, { revision: 5 }),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_A, 'RUNNING')],
+    });
     h.store.beforeNextUpdate = () => h.store.states.set(NAME, { ...h.store.states.get(NAME)!, revision: 6 });
     const result = await h.pass();
     assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'store.update refused: decided on revision 5, found 6']);
@@ -403,7 +501,10 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.match(status.error ?? '', /Nothing is deployed until the spec is fixed/);
     assert.equal(status.lifecycleState, 'CREATED');
     assert.equal(status.jobStatus, undefined);
-    assert.deepEqual(h.events.map((e) => e.reason), ['ValidationError']);
+    assert.deepEqual(
+      h.events.map((e) => e.reason),
+      ['ValidationError'],
+    );
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.reconcileIntervalMs });
   });
 
@@ -411,7 +512,12 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     // Fails (see the report): shut-down 'FINISHED' records nothing before deleting (cluster-steps.ts shutDown),
     // so once the Deployments are gone the phase is still RUNNING and the missing JobManager is "recovered".
     const sl = spec({ upgradeMode: 'stateless' });
-    const h = harness({ deployment: deploymentOf(sl), state: stateIn('RUNNING', sl, { revision: 5 }), cluster: runningCluster(JOB_A), jobs: [jobOverview(JOB_A, 'FINISHED', NOW - 48 * HOUR)] });
+    const h = harness({
+      deployment: deploymentOf(sl),
+      state: stateIn('RUNNING', sl, { revision: 5 }),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_A, 'FINISHED', NOW - 48 * HOUR)],
+    });
     h.cluster.informerLagsDeletes = true;
     await h.pass();
     assert.ok(h.log.includes('cluster.deleteDeployments orders,orders-taskmanager'), h.log.join('\n'));

@@ -11,7 +11,11 @@ const JOB = 'a'.repeat(32);
 class ScriptedFlinkApi implements SavepointStatusApi {
   readonly calls: string[] = [];
   constructor(private readonly answers: { jobs?: FlinkJobOverview[]; checkpoints?: FlinkCheckpointingStatistics; savepoint?: SavepointStatus | Error }) {}
-  async listJobs() { this.calls.push('listJobs'); if (!this.answers.jobs) throw new Error('unexpected listJobs'); return this.answers.jobs; }
+  async listJobs() {
+    this.calls.push('listJobs');
+    if (!this.answers.jobs) throw new Error('unexpected listJobs');
+    return this.answers.jobs;
+  }
   async getSavepointStatus(jobId: string, triggerId: string) {
     this.calls.push(`getSavepointStatus ${jobId} ${triggerId}`);
     const answer = this.answers.savepoint;
@@ -19,18 +23,36 @@ class ScriptedFlinkApi implements SavepointStatusApi {
     if (answer instanceof Error) throw answer;
     return answer;
   }
-  async getCheckpoints(jobId: string) { this.calls.push(`getCheckpoints ${jobId}`); if (!this.answers.checkpoints) throw new Error('unexpected getCheckpoints'); return this.answers.checkpoints; }
+  async getCheckpoints(jobId: string) {
+    this.calls.push(`getCheckpoints ${jobId}`);
+    if (!this.answers.checkpoints) throw new Error('unexpected getCheckpoints');
+    return this.answers.checkpoints;
+  }
 }
 
 const job = (state: string): FlinkJobOverview => ({ jid: JOB, name: 'job', state, 'start-time': 1, 'end-time': -1, duration: 1, 'last-modification': 1 });
 const savepointEntry = (status: string, triggerAt: number, path?: string): FlinkCheckpointStatistics => ({
-  id: triggerAt, status, is_savepoint: true, trigger_timestamp: triggerAt, latest_ack_timestamp: triggerAt, ...(path ? { external_path: path } : {}),
+  id: triggerAt,
+  status,
+  is_savepoint: true,
+  trigger_timestamp: triggerAt,
+  latest_ack_timestamp: triggerAt,
+  ...(path ? { external_path: path } : {}),
 });
 const stats = (...history: FlinkCheckpointStatistics[]): FlinkCheckpointingStatistics => ({
-  counts: { restored: 0, total: history.length, in_progress: 0, completed: 0, failed: 0 }, summary: {},
-  latest: { completed: null, savepoint: null, failed: null, restored: null }, history,
+  counts: { restored: 0, total: history.length, in_progress: 0, completed: 0, failed: 0 },
+  summary: {},
+  latest: { completed: null, savepoint: null, failed: null, restored: null },
+  history,
 });
-const intent = (over: Partial<PendingSnapshot> = {}): PendingSnapshot => ({ kind: 'savepoint', triggerType: 'UPGRADE', jobId: JOB, stopJob: true, requestedAt: 1000, ...over });
+const intent = (over: Partial<PendingSnapshot> = {}): PendingSnapshot => ({
+  kind: 'savepoint',
+  triggerType: 'UPGRADE',
+  jobId: JOB,
+  stopJob: true,
+  requestedAt: 1000,
+  ...over,
+});
 
 test('with a trigger id, Flink is asked for that trigger', async () => {
   const api = new ScriptedFlinkApi({ savepoint: { status: 'COMPLETED', location: 'file:///sp/savepoint-aaaaaa-1' } });
@@ -39,12 +61,17 @@ test('with a trigger id, Flink is asked for that trigger', async () => {
 });
 
 test('a failed trigger reports the first line of the cause', async () => {
-  const api = new ScriptedFlinkApi({ savepoint: { status: 'COMPLETED', failureCause: { class: 'x', 'stack-trace': 'java.io.IOException: disk full\n\tat ...' } } });
+  const api = new ScriptedFlinkApi({
+    savepoint: { status: 'COMPLETED', failureCause: { class: 'x', 'stack-trace': 'java.io.IOException: disk full\n\tat ...' } },
+  });
   assert.deepEqual(await savepointProgress(api, intent({ triggerId: 't1' })), { kind: 'failed', reason: 'java.io.IOException: disk full' });
 });
 
 test('an intent without trigger id adopts a savepoint Flink completed after the intent', async () => {
-  const api = new ScriptedFlinkApi({ jobs: [job('FINISHED')], checkpoints: stats(savepointEntry('COMPLETED', 900, 'file:///old'), savepointEntry('COMPLETED', 1500, 'file:///new')) });
+  const api = new ScriptedFlinkApi({
+    jobs: [job('FINISHED')],
+    checkpoints: stats(savepointEntry('COMPLETED', 900, 'file:///old'), savepointEntry('COMPLETED', 1500, 'file:///new')),
+  });
   assert.deepEqual(await savepointProgress(api, intent()), { kind: 'completed', location: 'file:///new' });
 });
 

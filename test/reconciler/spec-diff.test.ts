@@ -15,7 +15,9 @@ test('image, jar, args, restartNonce and Flink configuration changes are UPGRADE
   assert.deepEqual(diffSpecs(base, changed({ image: 'flink:2.0' })), { type: 'UPGRADE', changedFields: ['spec.image'] });
   assert.equal(diffSpecs(base, changed({ job: { args: ['--x'] } })).type, 'UPGRADE');
   assert.deepEqual(diffSpecs(base, changed({ restartNonce: 3 })).changedFields, ['spec.restartNonce']);
-  assert.deepEqual(diffSpecs(base, changed({ flinkConfiguration: { 'taskmanager.numberOfTaskSlots': '4' } })).changedFields, ['spec.flinkConfiguration["taskmanager.numberOfTaskSlots"]']);
+  assert.deepEqual(diffSpecs(base, changed({ flinkConfiguration: { 'taskmanager.numberOfTaskSlots': '4' } })).changedFields, [
+    'spec.flinkConfiguration["taskmanager.numberOfTaskSlots"]',
+  ]);
 });
 
 test('fields the Apache operator ignores do not count as changes', () => {
@@ -28,7 +30,11 @@ test('fields the Apache operator ignores do not count as changes', () => {
 
 test('nested and flat flinkConfiguration with the same meaning are equal', () => {
   const nested = changed({});
-  nested.flinkConfiguration = { taskmanager: { numberOfTaskSlots: 2 }, 'execution.checkpointing.savepoint-dir': 'file:///flink-data/savepoints', 'execution.checkpointing.dir': 'file:///flink-data/checkpoints' };
+  nested.flinkConfiguration = {
+    taskmanager: { numberOfTaskSlots: 2 },
+    'execution.checkpointing.savepoint-dir': 'file:///flink-data/savepoints',
+    'execution.checkpointing.dir': 'file:///flink-data/checkpoints',
+  };
   assert.equal(diffSpecs(base, nested).type, 'IGNORE');
 });
 
@@ -37,7 +43,11 @@ test('replicas and parallelism are SCALE only in standalone reactive mode', () =
   const reactive = changed({ flinkConfiguration: { 'scheduler-mode': 'REACTIVE' } });
   assert.equal(diffSpecs(reactive, mergeDeep(structuredClone(reactive), { taskManager: { replicas: 3 } })).type, 'SCALE');
   assert.equal(diffSpecs(reactive, mergeDeep(structuredClone(reactive), { job: { parallelism: 8 } })).type, 'SCALE');
-  assert.equal(diffSpecs(reactive, mergeDeep(structuredClone(reactive), { job: { parallelism: 8 }, image: 'flink:2.0' })).type, 'UPGRADE', 'the most severe change wins');
+  assert.equal(
+    diffSpecs(reactive, mergeDeep(structuredClone(reactive), { job: { parallelism: 8 }, image: 'flink:2.0' })).type,
+    'UPGRADE',
+    'the most severe change wins',
+  );
 });
 
 test('savepointRedeployNonce is the most severe change', () => {

@@ -70,7 +70,14 @@ test('requeueAfter from the reconciler wins over the periodic interval', async (
 
 test('objects that are gone are not requeued periodically', async () => {
   const reconciler = new RecordingReconciler(async () => ({}));
-  const controller = new Controller({ reconciler, parallelism: 1, reconcileIntervalMs: 20, requeueJitter: 0, logger: silent, exists: (key) => key !== 'ns/gone' });
+  const controller = new Controller({
+    reconciler,
+    parallelism: 1,
+    reconcileIntervalMs: 20,
+    requeueJitter: 0,
+    logger: silent,
+    exists: (key) => key !== 'ns/gone',
+  });
   controller.start();
   controller.enqueue('ns/gone');
   controller.enqueue('ns/here');

@@ -4,7 +4,14 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import { ownerKeysOf, routeEvent } from '../../src/runtime/event-mapping.js';
 import { OwnWriteTracker } from '../../src/runtime/own-write-tracker.js';
 
-function object(fields: { name: string; namespace?: string; rv?: string; generation?: number; labels?: Record<string, string>; owners?: Array<{ kind: string; apiVersion: string; name: string }> }): KubernetesObject {
+function object(fields: {
+  name: string;
+  namespace?: string;
+  rv?: string;
+  generation?: number;
+  labels?: Record<string, string>;
+  owners?: Array<{ kind: string; apiVersion: string; name: string }>;
+}): KubernetesObject {
   return {
     metadata: {
       name: fields.name,

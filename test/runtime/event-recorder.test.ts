@@ -23,7 +23,11 @@ class FakeEventApi {
   }
 }
 
-const deployment = { apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', metadata: { name: 'job', namespace: 'team', uid: 'u1', resourceVersion: '7' } };
+const deployment = {
+  apiVersion: 'flink.apache.org/v1',
+  kind: 'FlinkDeployment',
+  metadata: { name: 'job', namespace: 'team', uid: 'u1', resourceVersion: '7' },
+};
 
 test('events are created with the involved object, type, reason and source', async () => {
   const api = new FakeEventApi();
@@ -33,7 +37,14 @@ test('events are created with the involved object, type, reason and source', asy
   await recorder.flush();
   assert.equal(api.created.length, 2);
   const [first, second] = api.created;
-  assert.deepEqual(first!.involvedObject, { apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', name: 'job', namespace: 'team', uid: 'u1', resourceVersion: '7' });
+  assert.deepEqual(first!.involvedObject, {
+    apiVersion: 'flink.apache.org/v1',
+    kind: 'FlinkDeployment',
+    name: 'job',
+    namespace: 'team',
+    uid: 'u1',
+    resourceVersion: '7',
+  });
   assert.equal(first!.type, 'Normal');
   assert.equal(first!.reason, 'Submit');
   assert.equal(first!.count, 1);
@@ -52,7 +63,10 @@ test('repeats of the same event are aggregated into a count', async () => {
   recorder.warning(deployment, EventReason.Missing, 'a different message');
   await recorder.flush();
   assert.equal(api.created.length, 2);
-  assert.deepEqual(api.patched.map((p) => p.body.count), [2, 3, 4]);
+  assert.deepEqual(
+    api.patched.map((p) => p.body.count),
+    [2, 3, 4],
+  );
   assert.ok(api.patched.every((p) => p.name === api.created[0]!.metadata!.name));
   assert.match((await metrics.exposition()).body, /flink_operator_events_total\{type="Warning",reason="Missing",outcome="aggregated"\} 3/);
 });
@@ -64,12 +78,18 @@ test('events are rate limited per object, and refill over time', async () => {
   for (let i = 0; i < 6; i++) recorder.normal(deployment, EventReason.SpecChanged, `change ${i}`);
   recorder.normal({ ...deployment, metadata: { ...deployment.metadata, name: 'other', uid: 'u2' } }, EventReason.SpecChanged, 'other object');
   await recorder.flush();
-  assert.deepEqual(api.created.map((e) => e.message), ['change 0', 'change 1', 'change 2', 'other object']);
+  assert.deepEqual(
+    api.created.map((e) => e.message),
+    ['change 0', 'change 1', 'change 2', 'other object'],
+  );
   now += 1000;
   recorder.normal(deployment, EventReason.SpecChanged, 'after refill');
   recorder.normal(deployment, EventReason.SpecChanged, 'dropped again');
   await recorder.flush();
-  assert.deepEqual(api.created.slice(4).map((e) => e.message), ['after refill']);
+  assert.deepEqual(
+    api.created.slice(4).map((e) => e.message),
+    ['after refill'],
+  );
 });
 
 test('a failed write neither throws nor stops later events', async () => {
@@ -79,5 +99,8 @@ test('a failed write neither throws nor stops later events', async () => {
   recorder.normal(deployment, EventReason.Submit, 'lost');
   recorder.normal(deployment, EventReason.Submit, 'kept');
   await recorder.flush();
-  assert.deepEqual(api.created.map((e) => e.message), ['kept']);
+  assert.deepEqual(
+    api.created.map((e) => e.message),
+    ['kept'],
+  );
 });

@@ -1,6 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { StaleLeaderError, assertNotStale, formatFencingToken, parseFencingToken, storedFencingToken, LEADER_ANNOTATION } from '../../src/runtime/fencing-token.js';
+import {
+  StaleLeaderError,
+  assertNotStale,
+  formatFencingToken,
+  parseFencingToken,
+  storedFencingToken,
+  LEADER_ANNOTATION,
+} from '../../src/runtime/fencing-token.js';
 
 test('tokens round-trip through the annotation format, identities may contain slashes', () => {
   const token = { holderIdentity: 'flink-operator-7d9f/pod-1', leaseTransitions: 12 };
@@ -14,6 +21,12 @@ test('a write is refused only when the stored token is from a newer term', () =>
   assert.doesNotThrow(() => assertNotStale(undefined, { holderIdentity: 'a', leaseTransitions: 0 }));
   assert.doesNotThrow(() => assertNotStale({ holderIdentity: 'a', leaseTransitions: 3 }, { holderIdentity: 'a', leaseTransitions: 3 }));
   assert.doesNotThrow(() => assertNotStale({ holderIdentity: 'a', leaseTransitions: 3 }, { holderIdentity: 'b', leaseTransitions: 4 }));
-  assert.doesNotThrow(() => assertNotStale({ holderIdentity: 'old-pod', leaseTransitions: 0 }, { holderIdentity: 'new-pod', leaseTransitions: 0 }), 'election off: a restarted pod takes over');
-  assert.throws(() => assertNotStale({ holderIdentity: 'b', leaseTransitions: 4 }, { holderIdentity: 'a', leaseTransitions: 3 }), (e: unknown) => e instanceof StaleLeaderError && /b\/4/.test(e.message) && /a\/3/.test(e.message));
+  assert.doesNotThrow(
+    () => assertNotStale({ holderIdentity: 'old-pod', leaseTransitions: 0 }, { holderIdentity: 'new-pod', leaseTransitions: 0 }),
+    'election off: a restarted pod takes over',
+  );
+  assert.throws(
+    () => assertNotStale({ holderIdentity: 'b', leaseTransitions: 4 }, { holderIdentity: 'a', leaseTransitions: 3 }),
+    (e: unknown) => e instanceof StaleLeaderError && /b\/4/.test(e.message) && /a\/3/.test(e.message),
+  );
 });

@@ -35,7 +35,15 @@ class FakeLeaseApi {
 }
 
 function elector(api: FakeLeaseApi, identity: string) {
-  const e = new LeaderElector({ api: api.asApi(), namespace: 'ns', leaseName: 'lock', identity, leaseDurationMs: 1000, renewDeadlineMs: 600, retryPeriodMs: 100 });
+  const e = new LeaderElector({
+    api: api.asApi(),
+    namespace: 'ns',
+    leaseName: 'lock',
+    identity,
+    leaseDurationMs: 1000,
+    renewDeadlineMs: 600,
+    retryPeriodMs: 100,
+  });
   const log: Array<{ what: string; at: number; transitions?: number }> = [];
   e.onStartedLeading((t) => log.push({ what: 'started', at: Date.now(), transitions: t.leaseTransitions }));
   e.onStoppedLeading(() => log.push({ what: 'stopped', at: Date.now() }));
@@ -63,7 +71,10 @@ test('one of two candidates leads; on release the other takes over at once with 
   assert.equal(b.e.currentToken(), undefined);
   const releasedAt = Date.now();
   await a.e.stop();
-  assert.deepEqual(a.log.map((l) => l.what), ['started', 'stopped']);
+  assert.deepEqual(
+    a.log.map((l) => l.what),
+    ['started', 'stopped'],
+  );
   assert.equal(api.lease?.spec?.holderIdentity, '', 'released');
   await waitFor(() => b.e.isLeader(), 1000);
   assert.ok(Date.now() - releasedAt < 500, 'took over without waiting for the lease duration');

@@ -30,7 +30,10 @@ test('flag beats env beats config file beats default', () => {
   assert.equal(fromFile.reconcileIntervalMs, 30_000);
   assert.deepEqual(fromFile.namespaces, ['a', 'b']);
   assert.equal(fromFile.logFormat, 'pretty');
-  const fromEnv = resolveOperatorConfig({ file, env: { FLINK_OPERATOR_HTTP_PORT: '9100', FLINK_OPERATOR_NAMESPACES: 'x, y', FLINK_OPERATOR_LEADER_ELECT: 'false' } });
+  const fromEnv = resolveOperatorConfig({
+    file,
+    env: { FLINK_OPERATOR_HTTP_PORT: '9100', FLINK_OPERATOR_NAMESPACES: 'x, y', FLINK_OPERATOR_LEADER_ELECT: 'false' },
+  });
   assert.equal(fromEnv.httpPort, 9100);
   assert.deepEqual(fromEnv.namespaces, ['x', 'y']);
   assert.equal(fromEnv.leaderElect, false);
@@ -63,11 +66,34 @@ test('the run command exposes every knob as a flag; --namespace repeats', async 
   let captured: Record<string, unknown> | undefined;
   registerRunCommand(program, () => ({ reconcile: async () => ({}) }));
   const run = program.commands.find((c) => c.name() === 'run')!;
-  for (const knob of OPERATOR_KNOBS) assert.ok(run.options.some((o) => o.long === `--${knob.flag}`), `--${knob.flag}`);
+  for (const knob of OPERATOR_KNOBS)
+    assert.ok(
+      run.options.some((o) => o.long === `--${knob.flag}`),
+      `--${knob.flag}`,
+    );
   run.action((opts: Record<string, unknown>) => {
     captured = opts;
   });
-  await program.parseAsync(['node', 'x', 'run', '--namespace', 'a', '--namespace', 'b,c', '--http-port', '0', '--leader-elect', '--log-format', 'pretty', '--lease-duration', '3s', '--renew-deadline', '2s', '--retry-period', '500ms']);
+  await program.parseAsync([
+    'node',
+    'x',
+    'run',
+    '--namespace',
+    'a',
+    '--namespace',
+    'b,c',
+    '--http-port',
+    '0',
+    '--leader-elect',
+    '--log-format',
+    'pretty',
+    '--lease-duration',
+    '3s',
+    '--renew-deadline',
+    '2s',
+    '--retry-period',
+    '500ms',
+  ]);
   const config = configFromCommandLine(captured!, {});
   assert.deepEqual(config.namespaces, ['a', 'b', 'c']);
   assert.equal(config.httpPort, 0);

@@ -33,7 +33,10 @@ test('a process paused past its lease is refused the moment it runs again, befor
   const lease = term(A1, now + 5_000);
   const fence = fenceForPass({ term: lease, signal: new AbortController().signal, marginMs: 1_000, now: () => now })!;
   now += 4_500; // SIGSTOP … SIGCONT: the elector still believes it leads, its watchdog has not run
-  assert.throws(() => fence.check('replace Deployment default/orders'), (e: unknown) => e instanceof FencedOutError && /valid for 500 ms only/.test(e.message));
+  assert.throws(
+    () => fence.check('replace Deployment default/orders'),
+    (e: unknown) => e instanceof FencedOutError && /valid for 500 ms only/.test(e.message),
+  );
 });
 
 test('aborted, lost, or superseded terms are refused', () => {

@@ -8,7 +8,16 @@ import { StaleLeaderError, type FencingToken } from '../../src/runtime/fencing-t
 import { OwnWriteTracker } from '../../src/runtime/own-write-tracker.js';
 import { ConfigMapStateStore } from '../../src/state/configmap-state-store.js';
 import { decodeStateConfigMap, encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
-import { CorruptStateError, ForeignStateError, NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateTooLargeError, StateWriteRetriesExhaustedError } from '../../src/state/state-errors.js';
+import {
+  CorruptStateError,
+  ForeignStateError,
+  NotLeaderError,
+  RegressedStateError,
+  StateDeletedError,
+  StatePreconditionError,
+  StateTooLargeError,
+  StateWriteRetriesExhaustedError,
+} from '../../src/state/state-errors.js';
 import { InMemoryConfigMapClient } from './in-memory-configmap-client.js';
 import { fullState, ownedDeployment } from './state-fixtures.js';
 
@@ -68,7 +77,10 @@ test('missing → load says missing; the first update creates the ConfigMap owne
   assert.equal(cm.metadata?.ownerReferences?.[0]?.uid, deployment.metadata.uid);
   assert.equal(cm.metadata?.annotations?.['flink-operator.io/leader'], 'op-a/1');
   assert.equal(cm.data?.revision, '1');
-  assert.deepEqual(client.calls.map((c) => c.verb), ['get', 'get', 'create']);
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['get', 'get', 'create'],
+  );
   assert.equal(tracker.isOwnEcho('ConfigMap', 'added', cm), true, 'the write was recorded for echo filtering');
   const loaded = await store.load(deployment);
   assert.ok(loaded.kind === 'found');
@@ -108,7 +120,10 @@ test('409: re-read and re-apply fn on the newer state, so neither write is lost'
   const written = await store.update(deployment, (s) => ({ ...s, upgradeSavepointPath: 's3://sp/1' }));
   assert.equal(written.upgradeSavepointPath, 's3://sp/1');
   assert.equal(written.deployedJobId, 'set-by-someone-else');
-  assert.deepEqual(client.calls.slice(-4).map((c) => c.verb), ['get', 'replace', 'get', 'replace']);
+  assert.deepEqual(
+    client.calls.slice(-4).map((c) => c.verb),
+    ['get', 'replace', 'get', 'replace'],
+  );
 });
 
 test('a lost answer (the write landed, the response did not): re-read shows it, fn changes nothing, no second write', async () => {
@@ -129,7 +144,10 @@ test('transient failures are retried (bounded), then StateWriteRetriesExhaustedE
   await store.update(deployment, deployed);
   assert.equal(client.count('create'), 3);
   for (let i = 0; i < 5; i++) client.failNext('replace', 503);
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'x' })), StateWriteRetriesExhaustedError);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, deployedJobId: 'x' })),
+    StateWriteRetriesExhaustedError,
+  );
   assert.equal(client.count('replace'), 5);
 });
 
@@ -150,7 +168,10 @@ test('fencing: no token → NotLeaderError; a newer leader wrote → StaleLeader
   setToken({ holderIdentity: 'op-b', leaseTransitions: 2 });
   await store.update(deployment, deployed);
   setToken({ holderIdentity: 'op-a', leaseTransitions: 1 });
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'stale' })), StaleLeaderError);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, deployedJobId: 'stale' })),
+    StaleLeaderError,
+  );
   assert.equal(client.count('replace'), 0);
   assert.equal(client.peek(NS, NAME)!.metadata!.annotations!['flink-operator.io/leader'], 'op-b/2');
 });
@@ -175,7 +196,10 @@ test('a corrupt ConfigMap: CorruptStateError on load and update, no overwrite un
   cm.data!.lastReconciledSpec = 'job: [broken';
   client.putDirectly(cm);
   await assert.rejects(store.load(deployment), CorruptStateError);
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'x' })), /key "lastReconciledSpec".*fix or delete the ConfigMap/);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, deployedJobId: 'x' })),
+    /key "lastReconciledSpec".*fix or delete the ConfigMap/,
+  );
   assert.equal(client.count('replace'), 0);
   // the user fixes it: the store works again
   cm.data!.lastReconciledSpec = 'image: flink:1.20\n';
@@ -186,17 +210,27 @@ test('a corrupt ConfigMap: CorruptStateError on load and update, no overwrite un
 
 test('too large: StateTooLargeError, nothing written', async () => {
   const client = new InMemoryConfigMapClient();
-  const store = new ConfigMapStateStore({ client, fencingToken: () => ({ holderIdentity: 'a', leaseTransitions: 0 }), maxTotalBytes: 50_000, compressThresholdBytes: 10_000, retryDelayMs: 0 });
+  const store = new ConfigMapStateStore({
+    client,
+    fencingToken: () => ({ holderIdentity: 'a', leaseTransitions: 0 }),
+    maxTotalBytes: 50_000,
+    compressThresholdBytes: 10_000,
+    retryDelayMs: 0,
+  });
   const incompressible = randomBytes(60_000).toString('base64');
   const huge = { ...deployment.spec, flinkConfiguration: { blob: incompressible } };
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, lastReconciledSpec: huge })), StateTooLargeError);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, lastReconciledSpec: huge })),
+    StateTooLargeError,
+  );
   assert.equal(client.count('create'), 0);
 });
 
 test('with a synced informer: 0 GETs for loads of an unchanged deployment; a user edit is seen; deletion is seen', async () => {
   const informer = new FakeInformer();
   const { client, store, tracker } = setup({ informer });
-  client.onWrite = (object) => informer.deliver(object, object.metadata?.resourceVersion && client.count('create') === 1 && client.count('replace') === 0 ? 'added' : 'updated');
+  client.onWrite = (object) =>
+    informer.deliver(object, object.metadata?.resourceVersion && client.count('create') === 1 && client.count('replace') === 0 ? 'added' : 'updated');
   await store.update(deployment, deployed); // GET (informer lacks it) + create
   const getsBefore = client.count('get');
   for (let i = 0; i < 5; i++) await store.load(deployment);
@@ -224,8 +258,14 @@ test('deleted between our cached read and our PUT (404): StateDeletedError, fn i
   client.onWrite = (object) => informer.deliver(object);
   await store.update(deployment, deployed);
   client.deleteDirectly(NS, NAME); // the informer has not delivered the delete yet
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'after-delete' })), StateDeletedError);
-  assert.deepEqual(client.calls.slice(-2).map((c) => c.verb), ['replace', 'get']);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, deployedJobId: 'after-delete' })),
+    StateDeletedError,
+  );
+  assert.deepEqual(
+    client.calls.slice(-2).map((c) => c.verb),
+    ['replace', 'get'],
+  );
   assert.equal(client.peek(NS, NAME), undefined, 'nothing half-made was created');
   assert.deepEqual(await store.load(deployment), { kind: 'missing' }, 'the next reconcile sees it missing (and rebuilds)');
   store.close();
@@ -243,7 +283,12 @@ test('the load after our own write (served without parsing it again) equals a fr
   client.onWrite = (object) => informer.deliver(object, 'updated');
   await store.update(deployment, deployed);
   // fn leaves an undefined member behind, which the stored YAML cannot carry
-  await store.update(deployment, (s) => ({ ...s, deployedJobId: 'job-2', pendingSavepoint: undefined, savepointHistory: [{ location: 's3://b/sp-1', timeStamp: 1, triggerType: 'MANUAL', jobId: 'job-1' }] }));
+  await store.update(deployment, (s) => ({
+    ...s,
+    deployedJobId: 'job-2',
+    pendingSavepoint: undefined,
+    savepointHistory: [{ location: 's3://b/sp-1', timeStamp: 1, triggerType: 'MANUAL', jobId: 'job-1' }],
+  }));
   const loaded = await store.load(deployment);
   assert.equal(loaded.kind, 'found');
   assert.deepStrictEqual(loaded.kind === 'found' && loaded.state, decodeStateConfigMap(client.peek(NS, NAME)!));
@@ -259,7 +304,10 @@ test('an update decided on an older revision is not applied to the newer state i
   other.data!.revision = String(first.revision + 1);
   client.putDirectly(other);
   const decidedOn = first.revision;
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, jobIdToSubmit: 'c'.repeat(32) }), { basedOnRevision: decidedOn }), StatePreconditionError);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, jobIdToSubmit: 'c'.repeat(32) }), { basedOnRevision: decidedOn }),
+    StatePreconditionError,
+  );
   assert.equal(client.peek(NS, NAME)!.data!.deployedJobId, 'b'.repeat(32), 'nothing written');
   // a decision that the newer state already holds (our own lost answer) is fine
   const same = await store.update(deployment, (s) => ({ ...s, deployedJobId: 'b'.repeat(32) }), { basedOnRevision: decidedOn });
@@ -278,7 +326,10 @@ test('a state put back to an older revision is refused on load and update, and n
   client.putDirectly(restored);
   const writes = client.count('replace');
   await assert.rejects(store.load(deployment), (e: unknown) => e instanceof RegressedStateError && /revision 1, older than revision 3/.test(e.message));
-  await assert.rejects(store.update(deployment, (s) => ({ ...s, upgradeSavepointPath: 's3://x' })), RegressedStateError);
+  await assert.rejects(
+    store.update(deployment, (s) => ({ ...s, upgradeSavepointPath: 's3://x' })),
+    RegressedStateError,
+  );
   assert.equal(client.count('replace'), writes, 'nothing overwritten');
   // a fresh process knows only the status: stateRef.revision is the floor
   const fresh = setup();
@@ -297,10 +348,18 @@ test('the records the size rules trim from the history are handed over for dispo
     maxTotalBytes: 6_000,
     onHistoryTrimmed: (_deployment, dropped) => trimmed.push(...dropped.map((r) => r.location)),
   });
-  const history = Array.from({ length: 80 }, (_, i) => ({ location: `s3://bucket/savepoints/savepoint-${String(i).padStart(3, '0')}-${'x'.repeat(40)}`, timeStamp: 1_000 + i, triggerType: 'PERIODIC' as const }));
+  const history = Array.from({ length: 80 }, (_, i) => ({
+    location: `s3://bucket/savepoints/savepoint-${String(i).padStart(3, '0')}-${'x'.repeat(40)}`,
+    timeStamp: 1_000 + i,
+    triggerType: 'PERIODIC' as const,
+  }));
   const written = await store.update(deployment, (s) => ({ ...deployed(s), savepointHistory: history }));
   assert.ok(trimmed.length > 0, 'something was trimmed');
-  assert.deepEqual([...trimmed, ...written.savepointHistory.map((r) => r.location)], history.map((r) => r.location), 'the trimmed ones are exactly the oldest, none lost from sight');
+  assert.deepEqual(
+    [...trimmed, ...written.savepointHistory.map((r) => r.location)],
+    history.map((r) => r.location),
+    'the trimmed ones are exactly the oldest, none lost from sight',
+  );
 });
 
 test('a standby that only watched the ConfigMap reach a revision refuses an older copy put back before it took over', async () => {
@@ -309,7 +368,12 @@ test('a standby that only watched the ConfigMap reach a revision refuses an olde
   await leader.store.update(deployment, deployed);
   const captured = structuredClone(leader.client.peek(NS, NAME)!);
   await leader.store.update(deployment, (s) => ({ ...s, deployedJobId: 'a'.repeat(32) }));
-  const standby = new ConfigMapStateStore({ client: leader.client, fencingToken: () => ({ holderIdentity: 'op-b', leaseTransitions: 2 }), informer, retryDelayMs: 0 });
+  const standby = new ConfigMapStateStore({
+    client: leader.client,
+    fencingToken: () => ({ holderIdentity: 'op-b', leaseTransitions: 2 }),
+    informer,
+    retryDelayMs: 0,
+  });
   informer.deliver(leader.client.peek(NS, NAME)!, 'added'); // revision 2, seen while standing by
   const restored = structuredClone(leader.client.peek(NS, NAME)!);
   restored.data = captured.data;

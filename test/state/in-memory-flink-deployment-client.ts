@@ -96,7 +96,9 @@ export class InMemoryFlinkDeploymentClient implements FlinkDeploymentClient {
 
   async list(namespace?: string): Promise<FlinkDeploymentV1[]> {
     this.calls.push({ verb: 'list', name: '' });
-    return [...this.objects.values()].filter((o) => namespace === undefined || o.metadata.namespace === namespace).map((o) => this.view(o, 'v1') as FlinkDeploymentV1);
+    return [...this.objects.values()]
+      .filter((o) => namespace === undefined || o.metadata.namespace === namespace)
+      .map((o) => this.view(o, 'v1') as FlinkDeploymentV1);
   }
 
   async patchStatus(namespace: string, name: string, ops: readonly Operation[]): Promise<FlinkDeploymentV1> {

@@ -11,7 +11,9 @@ import { InMemoryFlinkDeploymentClient } from './in-memory-flink-deployment-clie
 
 /** The real capture: an Apache-operator FlinkDeployment (v1beta1) after a savepoint upgrade. */
 function capturedLegacyDeployment(): FlinkDeploymentV1beta1 {
-  const list = YAML.parse(readFileSync(new URL('../api/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', import.meta.url), 'utf8')) as { items: FlinkDeploymentV1beta1[] };
+  const list = YAML.parse(readFileSync(new URL('../api/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', import.meta.url), 'utf8')) as {
+    items: FlinkDeploymentV1beta1[];
+  };
   return list.items[0]!;
 }
 
@@ -60,7 +62,10 @@ test('409 → re-read and re-apply; no leader → refused', async () => {
   assert.equal(client.count('replaceStatusV1beta1'), 2);
   assert.equal(client.count('getV1beta1'), 2);
   const notLeader = setup(false);
-  await assert.rejects(notLeader.store.update(notLeader.v1, (s) => ({ ...s, upgradeSavepointPath: 's3://y' })), NotLeaderError);
+  await assert.rejects(
+    notLeader.store.update(notLeader.v1, (s) => ({ ...s, upgradeSavepointPath: 's3://y' })),
+    NotLeaderError,
+  );
 });
 
 test('a malformed legacy status is a CorruptStateError naming the field', async () => {

@@ -89,7 +89,10 @@ test('metadata: name, labels (never the HA-cleanup labels), controller ownerRefe
 });
 
 test('an update keeps foreign labels/annotations and locks on the resourceVersion read', () => {
-  const existing = { ...encoded(), metadata: { ...encoded().metadata, resourceVersion: '42', labels: { team: 'a', ...encoded().metadata?.labels }, annotations: { note: 'hi' } } };
+  const existing = {
+    ...encoded(),
+    metadata: { ...encoded().metadata, resourceVersion: '42', labels: { team: 'a', ...encoded().metadata?.labels }, annotations: { note: 'hi' } },
+  };
   const cm = encodeStateConfigMap(fullState(), { deployment, existing }).configMap;
   assert.equal(cm.metadata?.resourceVersion, '42');
   assert.equal(cm.metadata?.labels?.team, 'a');
@@ -164,16 +167,56 @@ function assertCorrupt(cm: V1ConfigMap, key: string, detail: RegExp): void {
 }
 
 test('hand-edited invalid values are CorruptStateError naming the key', () => {
-  assertCorrupt(corrupted((cm) => (cm.data!.revision = 'seven')), 'revision', /expected an integer/);
-  assertCorrupt(corrupted((cm) => delete cm.data!.formatVersion), 'formatVersion', /missing/);
-  assertCorrupt(corrupted((cm) => (cm.data!.formatVersion = '99')), 'formatVersion', /newer operator/);
-  assertCorrupt(corrupted((cm) => (cm.data!.lastReconciledSpec = 'job: [unclosed')), 'lastReconciledSpec', /not valid YAML/);
-  assertCorrupt(corrupted((cm) => (cm.data!.phase = 'BOGUS')), 'phase', /phase/);
-  assertCorrupt(corrupted((cm) => (cm.data!.lastReconciledSpec = 'job:\n  parallelism: many\n')), 'lastReconciledSpec', /parallelism/);
-  assertCorrupt(corrupted((cm) => (cm.data!.savepointHistory = '- location: 5\n')), 'savepointHistory', /savepointHistory/);
-  assertCorrupt(corrupted((cm) => (cm.data!.pendingOperation = 'launchMissiles: true\n')), 'pendingOperation', /unknown field/);
-  assertCorrupt(corrupted((cm) => (cm.data!.firstDeployment = 'yes')), 'firstDeployment', /true or false/);
-  assertCorrupt(corrupted((cm) => (cm.binaryData = { 'revision.gz': 'AAAA' })), 'revision', /both data/);
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.revision = 'seven')),
+    'revision',
+    /expected an integer/,
+  );
+  assertCorrupt(
+    corrupted((cm) => delete cm.data!.formatVersion),
+    'formatVersion',
+    /missing/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.formatVersion = '99')),
+    'formatVersion',
+    /newer operator/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.lastReconciledSpec = 'job: [unclosed')),
+    'lastReconciledSpec',
+    /not valid YAML/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.phase = 'BOGUS')),
+    'phase',
+    /phase/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.lastReconciledSpec = 'job:\n  parallelism: many\n')),
+    'lastReconciledSpec',
+    /parallelism/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.savepointHistory = '- location: 5\n')),
+    'savepointHistory',
+    /savepointHistory/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.pendingOperation = 'launchMissiles: true\n')),
+    'pendingOperation',
+    /unknown field/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.data!.firstDeployment = 'yes')),
+    'firstDeployment',
+    /true or false/,
+  );
+  assertCorrupt(
+    corrupted((cm) => (cm.binaryData = { 'revision.gz': 'AAAA' })),
+    'revision',
+    /both data/,
+  );
   assertCorrupt(
     corrupted((cm) => {
       delete cm.data!.lastStableSpec;
@@ -198,7 +241,6 @@ test('ownership: only a ConfigMap controlled by this deployment uid is ours', ()
 
 // --- the savepoint-history trim: which records go, the limit, and what the search costs ---
 
-
 /**
  * `count` records, oldest first, with s3:// locations of 100–200 characters (as the operator writes
  * them); `opaque` characters of random printable ASCII appended to each location make it nearly
@@ -207,7 +249,9 @@ test('ownership: only a ConfigMap controlled by this deployment uid is ours', ()
 function savepoints(count: number, { seed = 1, opaque = 0 } = {}): SavepointRecord[] {
   const next = seededRandom(seed);
   const pick = (alphabet: string, length: number) => Array.from({ length }, () => alphabet[Math.floor(next() * alphabet.length)]).join('');
-  const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i)).join('').replace(/["\\]/g, ''); // no YAML escapes
+  const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i))
+    .join('')
+    .replace(/["\\]/g, ''); // no YAML escapes
   let jobId = pick('0123456789abcdef', 32);
   return Array.from({ length: count }, (_, i) => {
     if (next() < 0.02) jobId = pick('0123456789abcdef', 32);
@@ -276,7 +320,8 @@ test('the trim is minimal and within the limit: history plain, gzipped, and gzip
   const opaqueResult = assertMinimalTrim(opaque, everythingElse + 'savepointHistory'.length + small - 500, small);
   assert.deepEqual(opaqueResult.compressedKeys, []);
   const kept = (drop: number) => ({ ...opaque, savepointHistory: opaque.savepointHistory.slice(drop) });
-  const gzippedAsIs = (drop: number) => encodeStateConfigMap(kept(drop), { deployment, compressThresholdBytes: small, maxTotalBytes: Number.MAX_SAFE_INTEGER }).compressedKeys.length > 0;
+  const gzippedAsIs = (drop: number) =>
+    encodeStateConfigMap(kept(drop), { deployment, compressThresholdBytes: small, maxTotalBytes: Number.MAX_SAFE_INTEGER }).compressedKeys.length > 0;
   assert.ok(gzippedAsIs(0), 'the full history is gzipped');
   let longestGzipped = opaqueResult.trimmedSavepoints - 1;
   while (!gzippedAsIs(longestGzipped)) longestGzipped--;
@@ -311,14 +356,73 @@ test('a history whose old records compress worse than the new ones is still trim
 
 test('the history is written byte for byte as the yaml library writes it, whatever its strings', () => {
   const tricky = [
-    's3://bucket/path/savepoint-1', 'hdfs:///a:b/c', '1234', '-12', '1e5', '1E-5', '0x1f', '0o17', '.5', '1.', '1_000', '12ab', 'NaN', '.inf',
-    'true', 'False', 'TRUE', 'null', 'Null', '~', '', 'y', 'no', 'a:', 'a::b', 'a: b', 'a :b', '#x', 'x #y', 'x#y', '-x', '- x', '-', '?', '? x',
-    '---a', '--- a', '...', 'a...b', 'a b', ' lead', 'trail ', 'é/ü/漢', 'line\nbreak', 'line\n', "quote'", 'dq"x', '%x', '@x', '`x', '[x]',
-    '{x}', 'x,y', '*x', '&x', '!x', '|x', '>x', 'tab\tx', '\u0001ctrl', 'x'.repeat(500),
+    's3://bucket/path/savepoint-1',
+    'hdfs:///a:b/c',
+    '1234',
+    '-12',
+    '1e5',
+    '1E-5',
+    '0x1f',
+    '0o17',
+    '.5',
+    '1.',
+    '1_000',
+    '12ab',
+    'NaN',
+    '.inf',
+    'true',
+    'False',
+    'TRUE',
+    'null',
+    'Null',
+    '~',
+    '',
+    'y',
+    'no',
+    'a:',
+    'a::b',
+    'a: b',
+    'a :b',
+    '#x',
+    'x #y',
+    'x#y',
+    '-x',
+    '- x',
+    '-',
+    '?',
+    '? x',
+    '---a',
+    '--- a',
+    '...',
+    'a...b',
+    'a b',
+    ' lead',
+    'trail ',
+    'é/ü/漢',
+    'line\nbreak',
+    'line\n',
+    "quote'",
+    'dq"x',
+    '%x',
+    '@x',
+    '`x',
+    '[x]',
+    '{x}',
+    'x,y',
+    '*x',
+    '&x',
+    '!x',
+    '|x',
+    '>x',
+    'tab\tx',
+    '\u0001ctrl',
+    'x'.repeat(500),
   ];
   const next = seededRandom(8);
   const alphabet = 'ab01289eExo.:-_/ #+~';
-  const fuzz = Array.from({ length: 3_000 }, () => Array.from({ length: 1 + Math.floor(next() * 8) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''));
+  const fuzz = Array.from({ length: 3_000 }, () =>
+    Array.from({ length: 1 + Math.floor(next() * 8) }, () => alphabet[Math.floor(next() * alphabet.length)]).join(''),
+  );
   const history: SavepointRecord[] = [...tricky, ...fuzz].map((location, i) => ({
     location,
     timeStamp: [0, -5, Number.MAX_SAFE_INTEGER, 1764400000000 + i][i % 4]!,
@@ -345,7 +449,7 @@ test('a record object held twice in the history decodes as two equal records', (
   assert.deepEqual(decodeStateConfigMap(cm), state);
 });
 
-test('the content names its deployment; another deployment\'s content is refused (MisplacedStateError), content written before the key existed is accepted', () => {
+test("the content names its deployment; another deployment's content is refused (MisplacedStateError), content written before the key existed is accepted", () => {
   const cm = encoded();
   assert.equal(cm.data!.deploymentUid, deployment.metadata.uid);
   assert.equal(cm.data!.deployment, `${deployment.metadata.namespace}/${deployment.metadata.name}`);
@@ -355,7 +459,10 @@ test('the content names its deployment; another deployment\'s content is refused
   other.metadata.name = 'payments';
   const copied = structuredClone(cm);
   copied.data = encodeStateConfigMap(fullState(other), { deployment: other }).configMap.data!;
-  assert.throws(() => assertStateBelongsTo(copied, deployment), (e: unknown) => e instanceof MisplacedStateError && /belongs to FlinkDeployment .*\/payments \(uid 00000000-0000-4000-8000-00000000beef\)/.test(e.message));
+  assert.throws(
+    () => assertStateBelongsTo(copied, deployment),
+    (e: unknown) => e instanceof MisplacedStateError && /belongs to FlinkDeployment .*\/payments \(uid 00000000-0000-4000-8000-00000000beef\)/.test(e.message),
+  );
   const old = structuredClone(cm);
   delete old.data!.deploymentUid;
   assertStateBelongsTo(old, deployment);

@@ -46,12 +46,22 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
       requestedAt: 1764471600001,
     },
     savepointHistory: [
-      { location: 'file:///flink-data/savepoints/savepoint-1', timeStamp: 1764400000000, triggerType: 'PERIODIC', formatType: 'CANONICAL', jobId: 'ffffeeeeddddccccbbbbaaaa99998888' },
+      {
+        location: 'file:///flink-data/savepoints/savepoint-1',
+        timeStamp: 1764400000000,
+        triggerType: 'PERIODIC',
+        formatType: 'CANONICAL',
+        jobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+      },
       { location: 'file:///flink-data/savepoints/savepoint-2', timeStamp: 1764460000000, triggerType: 'MANUAL', triggerNonce: 3 },
     ],
     lastPeriodicSavepointTimestamp: 1764400000000,
     lastPeriodicCheckpointTimestamp: 1764460000000,
-    failedUpgrade: { generation: 4, reason: 'savepoint of job ffffeeeeddddccccbbbbaaaa99998888 failed: Checkpoint was declined.', at: '2026-11-30T03:05:00.000Z' },
+    failedUpgrade: {
+      generation: 4,
+      reason: 'savepoint of job ffffeeeeddddccccbbbbaaaa99998888 failed: Checkpoint was declined.',
+      at: '2026-11-30T03:05:00.000Z',
+    },
     lastWriter: { holderIdentity: 'operator-0', leaseTransitions: 2 },
   };
   return state as InternalState;

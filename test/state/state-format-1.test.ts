@@ -15,7 +15,14 @@ const deployment = ownedDeployment();
 
 /** A format-1 ConfigMap: today's encoding with `phase` swapped for `reconciliationState`. */
 function format1(reconciliationState: string, edit: (data: Record<string, string>) => void = () => {}): V1ConfigMap {
-  const state = { ...fullState(deployment), pendingSavepoint: undefined, pendingCheckpoint: undefined, jobIdToSubmit: undefined, replaceJobManagerUid: undefined, upgradeSavepointPath: undefined };
+  const state = {
+    ...fullState(deployment),
+    pendingSavepoint: undefined,
+    pendingCheckpoint: undefined,
+    jobIdToSubmit: undefined,
+    replaceJobManagerUid: undefined,
+    upgradeSavepointPath: undefined,
+  };
   const cm = encodeStateConfigMap(state, { deployment }).configMap;
   const data = { ...cm.data! };
   delete data.phase;
@@ -32,10 +39,21 @@ test('a format-1 state is read with the phase its reconciliation state and field
     ['DEPLOYED', (d) => (d.lastStableSpec = d.lastReconciledSpec!), 'RUNNING'],
     ['DEPLOYED', (d) => (d.lastReconciledSpec = d.lastReconciledSpec!.replace(/state: running/, 'state: suspended')), 'SUSPENDED'],
     ['UPGRADING', (d) => (d.pendingOperation = 'jobIdToSubmit: a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5\n'), 'DEPLOYING'],
-    ['UPGRADING', (d) => (d.pendingOperation = 'pendingSavepoint:\n  kind: savepoint\n  triggerType: UPGRADE\n  jobId: j\n  stopJob: true\n  requestedAt: 1\n'), 'STOPPING'],
+    [
+      'UPGRADING',
+      (d) => (d.pendingOperation = 'pendingSavepoint:\n  kind: savepoint\n  triggerType: UPGRADE\n  jobId: j\n  stopJob: true\n  requestedAt: 1\n'),
+      'STOPPING',
+    ],
     ['UPGRADING', (d) => (d.lastReconciledSpec = d.lastReconciledSpec!.replace(/state: running/, 'state: suspended')), 'SUSPENDING'],
     ['UPGRADING', () => {}, 'STOPPED'],
-    ['UPGRADING', (d) => { delete d.lastReconciledSpec; delete d.deployedJobId; }, 'NEW'],
+    [
+      'UPGRADING',
+      (d) => {
+        delete d.lastReconciledSpec;
+        delete d.deployedJobId;
+      },
+      'NEW',
+    ],
     ['ROLLING_BACK', (d) => (d.pendingOperation = 'jobIdToSubmit: a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5\n'), 'ROLLING_BACK'],
     ['ROLLED_BACK', () => {}, 'ROLLED_BACK'],
   ];
@@ -47,7 +65,10 @@ test('a format-1 state is read with the phase its reconciliation state and field
 });
 
 test('a format-1 reconciliation state that is not one of the four is a corrupt state naming the key', () => {
-  assert.throws(() => decodeStateConfigMap(format1('SOMETHING')), /reconciliationState.*"SOMETHING" is not one of DEPLOYED, UPGRADING, ROLLING_BACK, ROLLED_BACK/);
+  assert.throws(
+    () => decodeStateConfigMap(format1('SOMETHING')),
+    /reconciliationState.*"SOMETHING" is not one of DEPLOYED, UPGRADING, ROLLING_BACK, ROLLED_BACK/,
+  );
 });
 
 test('every phase maps to an Apache reconciliation state and back (migrate to v1beta1 and back keeps the phase)', () => {

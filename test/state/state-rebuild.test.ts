@@ -76,7 +76,25 @@ test('a running job with its deployed record: the deployed spec, the pinned job 
   const world = renderedWorld();
   const { state, specConfirmed, message } = rebuildStateFromWorld(
     deployment,
-    { ...world, flink: { jobs: [job('RUNNING')], checkpoints: statistics([checkpoint({ id: 7, is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 2_000, latest_ack_timestamp: 2_100, external_path: 's3://bucket/savepoints/sp-7' })], 's3://bucket/savepoints/sp-3') } },
+    {
+      ...world,
+      flink: {
+        jobs: [job('RUNNING')],
+        checkpoints: statistics(
+          [
+            checkpoint({
+              id: 7,
+              is_savepoint: true,
+              checkpoint_type: 'SAVEPOINT',
+              trigger_timestamp: 2_000,
+              latest_ack_timestamp: 2_100,
+              external_path: 's3://bucket/savepoints/sp-7',
+            }),
+          ],
+          's3://bucket/savepoints/sp-3',
+        ),
+      },
+    },
     NOW,
   );
   assert.equal(specConfirmed, true);
@@ -105,7 +123,11 @@ test('a stop-with-savepoint in flight (SYNC_SAVEPOINT) is resumed: UPGRADING wit
 });
 
 test('a manual savepoint in flight is adopted for the unacknowledged nonce; a completed one acknowledges it', () => {
-  const withNonce = flinkDeployment('orders').withUid('u1').withGeneration(7).withSpec({ ...spec, job: { ...spec.job!, savepointTriggerNonce: 3 } }).build();
+  const withNonce = flinkDeployment('orders')
+    .withUid('u1')
+    .withGeneration(7)
+    .withSpec({ ...spec, job: { ...spec.job!, savepointTriggerNonce: 3 } })
+    .build();
   const inFlight = checkpoint({ id: 9, status: 'IN_PROGRESS', is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 6_000 });
   const pending = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING')], checkpoints: statistics([inFlight]) } }, NOW).state;
   assert.equal(pending.pendingSavepoint?.triggerType, 'MANUAL');
@@ -113,8 +135,19 @@ test('a manual savepoint in flight is adopted for the unacknowledged nonce; a co
   assert.equal(pending.pendingSavepoint?.stopJob, false);
   assert.equal(reconciliationStateOfPhase(pending.phase), 'DEPLOYED');
 
-  const done = checkpoint({ id: 9, is_savepoint: true, checkpoint_type: 'SAVEPOINT', trigger_timestamp: 6_000, latest_ack_timestamp: 6_100, external_path: 's3://bucket/savepoints/sp-9' });
-  const answered = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
+  const done = checkpoint({
+    id: 9,
+    is_savepoint: true,
+    checkpoint_type: 'SAVEPOINT',
+    trigger_timestamp: 6_000,
+    latest_ack_timestamp: 6_100,
+    external_path: 's3://bucket/savepoints/sp-9',
+  });
+  const answered = rebuildStateFromWorld(
+    withNonce,
+    { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } },
+    NOW,
+  ).state;
   assert.equal(answered.lastReconciledSpec?.job?.savepointTriggerNonce, 3, 'the nonce is not answered a second time');
   const before = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 7_000)], checkpoints: statistics([done]) } }, NOW).state;
   assert.equal(before.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'a savepoint from before the job started did not answer it');
@@ -164,18 +197,32 @@ test('no cluster and no Flink left: the status savepoint is only offered as the 
   assert.equal(state.deployedJobId, undefined, 'the status jobId is never tracked');
   assert.match(message, /not verified/);
 
-  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(6).withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } }).withStatus(deployment.status!).build();
+  const suspended = flinkDeployment('orders')
+    .withUid('u1')
+    .withGeneration(6)
+    .withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } })
+    .withStatus(deployment.status!)
+    .build();
   const s = rebuildStateFromWorld(suspended, {}, NOW).state;
   assert.equal(reconciliationStateOfPhase(s.phase), 'DEPLOYED');
   assert.equal(s.lastReconciledSpec?.job?.state, 'suspended');
   assert.equal(s.upgradeSavepointPath, 's3://other-team/savepoint-9', 'resume restores from it');
 
-  const stateless = flinkDeployment('orders').withUid('u1').withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'stateless' } }).withStatus(deployment.status!).build();
+  const stateless = flinkDeployment('orders')
+    .withUid('u1')
+    .withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'stateless' } })
+    .withStatus(deployment.status!)
+    .build();
   assert.equal(rebuildStateFromWorld(stateless, {}, NOW).state.upgradeSavepointPath, undefined);
 });
 
 test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned job id is kept for an HA resume, the status savepoint only offered', () => {
-  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(8).withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'last-state', state: 'suspended' } }).withStatus(deployment.status!).build();
+  const suspended = flinkDeployment('orders')
+    .withUid('u1')
+    .withGeneration(8)
+    .withSpec({ ...spec, job: { ...spec.job!, upgradeMode: 'last-state', state: 'suspended' } })
+    .withStatus(deployment.status!)
+    .build();
   const { flinkConfigMap } = renderedWorld();
   const { state } = rebuildStateFromWorld(suspended, { flinkConfigMap }, NOW);
   assert.equal(reconciliationStateOfPhase(state.phase), 'DEPLOYED');
@@ -186,7 +233,12 @@ test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned 
 });
 
 test('a suspended cluster whose Flink ConfigMap records its suspend savepoint: that one, not the (hand-edited) status savepoint', () => {
-  const suspended = flinkDeployment('orders').withUid('u1').withGeneration(8).withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } }).withStatus(deployment.status!).build();
+  const suspended = flinkDeployment('orders')
+    .withUid('u1')
+    .withGeneration(8)
+    .withSpec({ ...spec, job: { ...spec.job!, state: 'suspended' } })
+    .withStatus(deployment.status!)
+    .build();
   const { flinkConfigMap } = renderedWorld();
   flinkConfigMap.metadata!.annotations![LAST_SAVEPOINT_ANNOTATION] = 's3://bucket/savepoints/suspend-1';
   const { state, message } = rebuildStateFromWorld(suspended, { flinkConfigMap }, NOW);

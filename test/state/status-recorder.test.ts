@@ -74,7 +74,10 @@ test('stale base (someone wrote meanwhile): the test op fails, recorder GETs, re
   await recorder.record(deployment, status(1));
   client.editSpecDirectly('team-a', 'orders', (spec) => (spec.job!.parallelism = 5));
   const written = await recorder.record(deployment, status(2));
-  assert.deepEqual(client.calls.map((c) => c.verb), ['patchStatus', 'patchStatus', 'get', 'patchStatus']);
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['patchStatus', 'patchStatus', 'get', 'patchStatus'],
+  );
   assert.equal(written.status?.stateRef?.revision, 2);
   assert.equal(written.spec.job?.parallelism, 5, 'the spec edit is not lost');
 });
@@ -97,7 +100,10 @@ test('a 5xx leaves the fate unknown: the recorder re-reads and patches against t
   const { client, deployment, recorder } = setup();
   client.failNext('patchStatus', 503);
   const written = await recorder.record(deployment, status(1));
-  assert.deepEqual(client.calls.map((c) => c.verb), ['patchStatus', 'get', 'patchStatus']);
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['patchStatus', 'get', 'patchStatus'],
+  );
   assert.deepEqual(written.status, status(1));
 });
 

@@ -19,7 +19,9 @@ export function acceptsAggregatedV2(accept: string | undefined): boolean {
   if (!accept) return false;
   return accept.split(',').some((alt) => {
     const params = alt.split(';').map((p) => p.trim());
-    return params[0] === 'application/json' && params.includes('g=apidiscovery.k8s.io') && params.includes('v=v2') && params.includes('as=APIGroupDiscoveryList');
+    return (
+      params[0] === 'application/json' && params.includes('g=apidiscovery.k8s.io') && params.includes('v=v2') && params.includes('as=APIGroupDiscoveryList')
+    );
   });
 }
 
@@ -34,9 +36,16 @@ function resourceEntry(t: ResourceType): object {
   if (t.shortNames.length) r.shortNames = t.shortNames;
   if (t.categories.length) r.categories = t.categories;
   const subresources: object[] = [];
-  if (t.statusSubresource) subresources.push({ subresource: 'status', responseKind: { group: t.group, version: t.version, kind: t.kind }, verbs: ['get', 'patch', 'update'] });
-  if (t.scale) subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
-  if (t.proxy) subresources.push({ subresource: 'proxy', responseKind: { group: '', version: 'v1', kind: 'ServiceProxyOptions' }, verbs: ['create', 'delete', 'get', 'patch', 'update'] });
+  if (t.statusSubresource)
+    subresources.push({ subresource: 'status', responseKind: { group: t.group, version: t.version, kind: t.kind }, verbs: ['get', 'patch', 'update'] });
+  if (t.scale)
+    subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
+  if (t.proxy)
+    subresources.push({
+      subresource: 'proxy',
+      responseKind: { group: '', version: 'v1', kind: 'ServiceProxyOptions' },
+      verbs: ['create', 'delete', 'get', 'patch', 'update'],
+    });
   if (subresources.length) r.subresources = subresources;
   return r;
 }
@@ -49,6 +58,8 @@ function versionEntry(registry: ResourceRegistry, group: string, version: string
 export function aggregatedDiscovery(registry: ResourceRegistry, core: boolean): object {
   const items = core
     ? [{ metadata: { creationTimestamp: null }, versions: [versionEntry(registry, '', 'v1')] }]
-    : registry.groups().map((g) => ({ metadata: { name: g.name, creationTimestamp: null }, versions: g.versions.map((v) => versionEntry(registry, g.name, v)) }));
+    : registry
+        .groups()
+        .map((g) => ({ metadata: { name: g.name, creationTimestamp: null }, versions: g.versions.map((v) => versionEntry(registry, g.name, v)) }));
   return { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items };
 }

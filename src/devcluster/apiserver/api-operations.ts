@@ -202,7 +202,12 @@ export class ApiOperations {
     else if (!scope.type.crd && isPlainObject(obj.spec?.selector)) selector = labelSelectorToString(obj.spec.selector);
     const status: JsonObject = { replicas: Number(getPath(obj, spec.statusReplicasPath) ?? 0) };
     if (selector) status.selector = selector;
-    const meta: JsonObject = { name: obj.metadata.name, uid: obj.metadata.uid, resourceVersion: obj.metadata.resourceVersion, creationTimestamp: obj.metadata.creationTimestamp };
+    const meta: JsonObject = {
+      name: obj.metadata.name,
+      uid: obj.metadata.uid,
+      resourceVersion: obj.metadata.resourceVersion,
+      creationTimestamp: obj.metadata.creationTimestamp,
+    };
     if (obj.metadata.namespace) meta.namespace = obj.metadata.namespace;
     return { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: meta, spec: { replicas: Number(getPath(obj, spec.specReplicasPath) ?? 0) }, status };
   }
@@ -211,7 +216,7 @@ export class ApiOperations {
 
   create(scope: Scope, body: unknown, opts: WriteOptions): WriteResult {
     const { type } = scope;
-    if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    if (!isPlainObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
     const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
@@ -219,7 +224,8 @@ export class ApiOperations {
     const meta: JsonObject = isPlainObject(obj.metadata) ? obj.metadata : {};
     obj.metadata = meta;
     if (type.namespaced) {
-      if (meta.namespace && meta.namespace !== scope.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (meta.namespace && meta.namespace !== scope.namespace)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = scope.namespace;
     } else delete meta.namespace;
     if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generateSuffix()}`;
@@ -297,7 +303,7 @@ export class ApiOperations {
    */
   update(scope: Scope, name: string, body: unknown, opts: WriteOptions, subresource: '' | 'status', fromPatch = false): WriteResult {
     const { type } = scope;
-    if (!isPlainObject(body)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    if (!isPlainObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
     const old = this.getStored(scope, name);
     // The old object as the requested version's REST storage decodes it (see CrdRegistry.oldObjectFor).
     const oldView = type.crd ? this.registry.crds.oldObjectFor(type, old) : old;
@@ -310,13 +316,16 @@ export class ApiOperations {
     if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
     meta.name = name;
     if (type.namespaced) {
-      if (meta.namespace && meta.namespace !== scope.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      if (meta.namespace && meta.namespace !== scope.namespace)
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = scope.namespace;
     }
     const rv = meta.resourceVersion;
     if (rv === undefined || rv === '' || rv === null) {
       if (type.crd && !fromPatch) {
-        throw invalid(type.group, type.kind, name, [{ type: 'FieldValueInvalid', field: 'metadata.resourceVersion', text: 'Invalid value: 0x0: must be specified for an update' }]);
+        throw invalid(type.group, type.kind, name, [
+          { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', text: 'Invalid value: 0x0: must be specified for an update' },
+        ]);
       }
     } else if (String(rv) !== old.metadata.resourceVersion) {
       throw conflict(type.group, type.plural, name);
@@ -381,13 +390,15 @@ export class ApiOperations {
 
   /** PUT on /scale: body is an autoscaling/v1 Scale. */
   updateScale(scope: Scope, name: string, scale: unknown, opts: WriteOptions): WriteResult {
-    if (!isPlainObject(scale)) throw badRequest('Object \'Kind\' is missing in \'null\'');
+    if (!isPlainObject(scale)) throw badRequest("Object 'Kind' is missing in 'null'");
     const stored = this.getStored(scope, name);
     const rv = scale.metadata?.resourceVersion;
     if (rv && String(rv) !== stored.metadata.resourceVersion) throw conflict(scope.type.group, scope.type.plural, name);
     const replicas = scale.spec?.replicas;
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
-      throw invalid('autoscaling', 'Scale', name, [{ type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${replicas}: must be greater than or equal to 0` }]);
+      throw invalid('autoscaling', 'Scale', name, [
+        { type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${replicas}: must be greater than or equal to 0` },
+      ]);
     }
     const current = cloneJson(this.encode(scope.type, stored));
     setPath(current, scope.type.scale!.specReplicasPath, replicas);

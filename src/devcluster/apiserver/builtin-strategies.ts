@@ -72,8 +72,14 @@ function validateWorkload(obj: JsonObject): FieldError[] {
   else {
     const labels = spec.template?.metadata?.labels ?? {};
     if (!matchesLabels(labelSelectorFromObject(spec.selector), labels)) {
-      const rendered = `map[string]string{${Object.entries(labels).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(', ')}}`;
-      errs.push({ type: 'FieldValueInvalid', field: 'spec.template.metadata.labels', text: `Invalid value: ${rendered}: \`selector\` does not match template \`labels\`` });
+      const rendered = `map[string]string{${Object.entries(labels)
+        .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+        .join(', ')}}`;
+      errs.push({
+        type: 'FieldValueInvalid',
+        field: 'spec.template.metadata.labels',
+        text: `Invalid value: ${rendered}: \`selector\` does not match template \`labels\``,
+      });
     }
   }
   if (typeof spec.replicas === 'number' && spec.replicas < 0) errs.push(invalidValue('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
@@ -94,7 +100,13 @@ function validateConfigKeys(obj: JsonObject, fields: string[]): FieldError[] {
     for (const k of Object.keys(obj[f] ?? {})) {
       if (k.length > 253) errs.push(invalidValue(`${f}[${k}]`, k, 'must be no more than 253 characters'));
       else if (!CONFIG_KEY.test(k)) {
-        errs.push(invalidValue(`${f}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')"));
+        errs.push(
+          invalidValue(
+            `${f}[${k}]`,
+            k,
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+          ),
+        );
       }
     }
   }

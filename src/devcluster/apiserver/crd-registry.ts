@@ -198,7 +198,11 @@ export function validateAndDefaultCrd(crd: JsonObject): void {
   if (!spec.names?.plural) errors.push(requiredValue('spec.names.plural'));
   if (!spec.names?.kind) errors.push(requiredValue('spec.names.kind'));
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
-    errors.push({ type: 'FieldValueNotSupported', field: 'spec.scope', text: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"` });
+    errors.push({
+      type: 'FieldValueNotSupported',
+      field: 'spec.scope',
+      text: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"`,
+    });
   }
   if (spec.group && spec.names?.plural && name !== `${spec.names.plural}.${spec.group}`) {
     errors.push(invalidValue('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
@@ -232,7 +236,13 @@ export function crdServerStatus(crd: JsonObject, previousStatus: JsonObject | un
     { type: 'Established', status: 'True', lastTransitionTime: now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
   ];
   if (crd.metadata.deletionTimestamp) {
-    conditions.push({ type: 'Terminating', status: 'True', lastTransitionTime: now, reason: 'InstanceDeletionInProgress', message: 'CustomResource deletion is in progress' });
+    conditions.push({
+      type: 'Terminating',
+      status: 'True',
+      lastTransitionTime: now,
+      reason: 'InstanceDeletionInProgress',
+      message: 'CustomResource deletion is in progress',
+    });
   }
   const prevConditions: JsonObject[] = previousStatus?.conditions ?? [];
   for (const c of conditions) {

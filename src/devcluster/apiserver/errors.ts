@@ -85,12 +85,25 @@ export function conflict(group: string, plural: string, name: string): ApiError 
 }
 
 export function conflictWithMessage(group: string, plural: string, name: string, detail: string): ApiError {
-  return new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedResource(group, plural)} "${name}": ${detail}`, groupDetails(group, plural, name));
+  return new ApiError(
+    409,
+    'Conflict',
+    `Operation cannot be fulfilled on ${qualifiedResource(group, plural)} "${name}": ${detail}`,
+    groupDetails(group, plural, name),
+  );
 }
 
 /** One field error, as `field.Error` renders it: `spec.x: Invalid value: 3: must be ...`. */
 export interface FieldError {
-  type: 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueNotSupported' | 'FieldValueTooLong' | 'FieldValueForbidden' | 'FieldValueTypeInvalid' | 'FieldValueDuplicate' | 'FieldValueTooMany';
+  type:
+    | 'FieldValueInvalid'
+    | 'FieldValueRequired'
+    | 'FieldValueNotSupported'
+    | 'FieldValueTooLong'
+    | 'FieldValueForbidden'
+    | 'FieldValueTypeInvalid'
+    | 'FieldValueDuplicate'
+    | 'FieldValueTooMany';
   field: string;
   /** the already rendered text after `field: ` (e.g. `Invalid value: 3: must be ...`) */
   text: string;

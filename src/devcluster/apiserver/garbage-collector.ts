@@ -137,7 +137,12 @@ export class GarbageCollector implements CommitListener {
     }
     return {
       code: 200,
-      body: { kind: scope.type.listKind, apiVersion: scope.type.group ? `${scope.type.group}/${scope.type.version}` : 'v1', metadata: { resourceVersion: String(this.ops.store.currentRevision()) }, items },
+      body: {
+        kind: scope.type.listKind,
+        apiVersion: scope.type.group ? `${scope.type.group}/${scope.type.version}` : 'v1',
+        metadata: { resourceVersion: String(this.ops.store.currentRevision()) },
+        items,
+      },
       warnings: [],
     };
   }

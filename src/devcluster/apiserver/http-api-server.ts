@@ -15,7 +15,19 @@ import type { Logger } from 'pino';
 import YAML from 'yaml';
 import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
-import { ApiError, badRequest, conflict, gone, internalError, methodNotAllowed, pathNotFound, serviceUnavailable, tooManyRequests, unsupportedMediaType, type JsonObject } from './errors.js';
+import {
+  ApiError,
+  badRequest,
+  conflict,
+  gone,
+  internalError,
+  methodNotAllowed,
+  pathNotFound,
+  serviceUnavailable,
+  tooManyRequests,
+  unsupportedMediaType,
+  type JsonObject,
+} from './errors.js';
 import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js';
 import { GarbageCollector, type DeleteOptions } from './garbage-collector.js';
 import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
@@ -208,7 +220,10 @@ export class HttpApiServer {
 
   private async route(req: IncomingMessage, res: ServerResponse, url: URL, entry: RequestLogEntry, recordedEarly: { value: boolean }): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '') || '/';
-    const segs = path.split('/').filter((s) => s.length > 0).map((s) => decodeURIComponent(s));
+    const segs = path
+      .split('/')
+      .filter((s) => s.length > 0)
+      .map((s) => decodeURIComponent(s));
     const method = req.method ?? 'GET';
 
     if (segs[0] === '__devcluster') {
@@ -228,7 +243,8 @@ export class HttpApiServer {
     let rest: string[];
     if (segs[0] === 'api') {
       if (segs.length === 1) {
-        if (acceptsAggregatedV2(req.headers.accept)) return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, true), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
+        if (acceptsAggregatedV2(req.headers.accept))
+          return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, true), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
         return this.sendJson(res, 200, this.o.registry.apiVersionsDoc(this.serverAddress));
       }
       group = '';
@@ -236,7 +252,8 @@ export class HttpApiServer {
       rest = segs.slice(2);
     } else if (segs[0] === 'apis') {
       if (segs.length === 1) {
-        if (acceptsAggregatedV2(req.headers.accept)) return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, false), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
+        if (acceptsAggregatedV2(req.headers.accept))
+          return this.sendJson(res, 200, aggregatedDiscovery(this.o.registry, false), { 'Content-Type': AGGREGATED_DISCOVERY_V2 });
         return this.sendJson(res, 200, this.o.registry.apiGroupListDoc());
       }
       group = segs[1];
@@ -394,7 +411,17 @@ export class HttpApiServer {
       }
       const items = this.o.ops.listStored(scope, labels, fields, allNamespaces);
       const listRv = String(this.o.ops.store.currentRevision());
-      if (table) return this.sendJson(res, 200, tableOf(type, scope.groupResource, items.map((o) => this.o.ops.encode(type, o)), listRv));
+      if (table)
+        return this.sendJson(
+          res,
+          200,
+          tableOf(
+            type,
+            scope.groupResource,
+            items.map((o) => this.o.ops.encode(type, o)),
+            listRv,
+          ),
+        );
       const body = `{"kind":"${type.listKind}","apiVersion":"${apiVersionOf(type)}","metadata":{"resourceVersion":"${listRv}"},"items":[${items
         .map((o) => this.o.ops.encodeJson(type, o, true))
         .join(',')}]}`;
@@ -466,7 +493,7 @@ export class HttpApiServer {
   }
 
   private parseBody(raw: string, contentType: string): JsonObject {
-    if (!raw.trim()) throw badRequest('Object \'Kind\' is missing in \'\'');
+    if (!raw.trim()) throw badRequest("Object 'Kind' is missing in ''");
     try {
       if (contentType.includes('yaml')) return YAML.parse(raw);
       return JSON.parse(raw);
@@ -479,7 +506,8 @@ export class HttpApiServer {
 
   private proxy(req: IncomingMessage, res: ServerResponse, p: ParsedResourcePath): void {
     const [service, port = ''] = p.name.split(':');
-    if (!this.o.ops.store.get('/services', p.namespace, service)) throw new ApiError(404, 'NotFound', `services "${service}" not found`, { name: service, kind: 'services' });
+    if (!this.o.ops.store.get('/services', p.namespace, service))
+      throw new ApiError(404, 'NotFound', `services "${service}" not found`, { name: service, kind: 'services' });
     const query = (req.url ?? '').includes('?') ? (req.url ?? '').slice((req.url ?? '').indexOf('?')) : '';
     const target = { namespace: p.namespace, service, port, path: `/${p.rest}${query}` };
     if (!this.serviceProxy) throw serviceUnavailable(`no endpoints available for service "${service}"`);

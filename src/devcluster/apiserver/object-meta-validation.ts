@@ -22,7 +22,7 @@ export type NameRule = 'subdomain' | 'label' | 'dns1035' | 'path-segment';
 
 export function validateName(name: string, rule: NameRule, field = 'metadata.name'): FieldError[] {
   if (rule === 'path-segment') {
-    if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) return [invalidValue(field, name, 'may not contain \'/\' or \'%\'')];
+    if (name === '.' || name === '..' || name.includes('/') || name.includes('%')) return [invalidValue(field, name, "may not contain '/' or '%'")];
     return [];
   }
   if (rule === 'label' || rule === 'dns1035') {
@@ -99,7 +99,8 @@ export const ANNOTATIONS_MAX_BYTES = 262144;
 
 export function validateAnnotations(annotations: unknown): FieldError[] {
   if (annotations === undefined || annotations === null) return [];
-  if (typeof annotations !== 'object' || Array.isArray(annotations)) return [invalidValue('metadata.annotations', annotations, 'must be a map of string to string')];
+  if (typeof annotations !== 'object' || Array.isArray(annotations))
+    return [invalidValue('metadata.annotations', annotations, 'must be a map of string to string')];
   const errs: FieldError[] = [];
   let total = 0;
   for (const [k, v] of Object.entries(annotations as JsonObject)) {
@@ -134,5 +135,10 @@ export function validateFinalizersWhileDeleting(oldMeta: JsonObject, newMeta: Js
   const old = new Set<string>(oldMeta.finalizers ?? []);
   const added = (newMeta.finalizers ?? []).filter((f: string) => !old.has(f));
   if (added.length === 0) return [];
-  return [forbiddenValue('metadata.finalizers', `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`)];
+  return [
+    forbiddenValue(
+      'metadata.finalizers',
+      `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`,
+    ),
+  ];
 }

@@ -81,7 +81,16 @@ export class RequestLog {
     const key = `${e.verb}\u0000${e.apiGroup}\u0000${e.resource}\u0000${e.subresource}\u0000${e.userAgent}\u0000${e.code}`;
     const c = this.counters.get(key);
     if (c) c.n++;
-    else this.counters.set(key, { verb: e.verb, apiGroup: e.apiGroup, resource: e.resource, subresource: e.subresource, userAgent: e.userAgent, code: e.code, n: 1 });
+    else
+      this.counters.set(key, {
+        verb: e.verb,
+        apiGroup: e.apiGroup,
+        resource: e.resource,
+        subresource: e.subresource,
+        userAgent: e.userAgent,
+        code: e.code,
+        n: 1,
+      });
   }
 
   /** Number of requests matching the filter (all requests without one). */

@@ -120,10 +120,24 @@ export function apiResourceList(groupVersion: string, types: ResourceType[]): ob
       resources.push({ name: `${t.plural}/status`, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get', 'patch', 'update'] });
     }
     if (t.scale) {
-      resources.push({ name: `${t.plural}/scale`, singularName: '', namespaced: t.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: `${t.plural}/scale`,
+        singularName: '',
+        namespaced: t.namespaced,
+        group: 'autoscaling',
+        version: 'v1',
+        kind: 'Scale',
+        verbs: ['get', 'patch', 'update'],
+      });
     }
     if (t.proxy) {
-      resources.push({ name: `${t.plural}/proxy`, singularName: '', namespaced: t.namespaced, kind: 'ServiceProxyOptions', verbs: ['create', 'delete', 'get', 'patch', 'update'] });
+      resources.push({
+        name: `${t.plural}/proxy`,
+        singularName: '',
+        namespaced: t.namespaced,
+        kind: 'ServiceProxyOptions',
+        verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      });
     }
   }
   return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources };

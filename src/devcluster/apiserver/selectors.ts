@@ -11,9 +11,7 @@
 import { badRequest, type JsonObject } from './errors.js';
 
 export type LabelRequirement =
-  | { op: 'eq' | 'neq'; key: string; value: string }
-  | { op: 'in' | 'notin'; key: string; values: Set<string> }
-  | { op: 'exists' | 'notexists'; key: string };
+  { op: 'eq' | 'neq'; key: string; value: string } | { op: 'in' | 'notin'; key: string; values: Set<string> } | { op: 'exists' | 'notexists'; key: string };
 
 export type LabelSelector = LabelRequirement[];
 
@@ -39,7 +37,12 @@ export function parseLabelSelector(input: string | null | undefined): LabelSelec
   for (const part of splitTopLevel(input)) {
     let m: RegExpExecArray | null;
     if ((m = /^([^\s!=(),]+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(part))) {
-      const values = new Set(m[3].split(',').map((v) => v.trim()).filter((v) => v.length > 0));
+      const values = new Set(
+        m[3]
+          .split(',')
+          .map((v) => v.trim())
+          .filter((v) => v.length > 0),
+      );
       requirements.push({ op: m[2] as 'in' | 'notin', key: m[1], values });
     } else if ((m = /^([^\s!=(),]+)\s*(==|=|!=)\s*([^\s!=(),]*)$/.exec(part))) {
       requirements.push({ op: m[2] === '!=' ? 'neq' : 'eq', key: m[1], value: m[3] });
@@ -141,7 +144,10 @@ export function parseFieldSelector(input: string | null | undefined, groupResour
   if (!input) return [];
   const allowed = ['metadata.name', 'metadata.namespace', ...(EXTRA_FIELDS[groupResource] ?? [])];
   const out: FieldSelector = [];
-  for (const part of input.split(',').map((p) => p.trim()).filter((p) => p)) {
+  for (const part of input
+    .split(',')
+    .map((p) => p.trim())
+    .filter((p) => p)) {
     const m = /^([^=!]+?)\s*(==|=|!=)\s*(.*)$/.exec(part);
     if (!m) throw badRequest(`invalid selector: '${input}'; can't understand '${part}'`);
     const field = m[1].trim();

@@ -136,11 +136,19 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
   }
   if (schema['x-kubernetes-int-or-string']) {
     if (!(typeof value === 'string' || (typeof value === 'number' && Number.isInteger(value)))) {
-      errors.push({ type: 'FieldValueTypeInvalid', field: path, text: `Invalid value: "${typeName(value)}": ${path} in body must be of type integer,string: "${typeName(value)}"` });
+      errors.push({
+        type: 'FieldValueTypeInvalid',
+        field: path,
+        text: `Invalid value: "${typeName(value)}": ${path} in body must be of type integer,string: "${typeName(value)}"`,
+      });
       return;
     }
   } else if (typeof schema.type === 'string' && !typeMatches(value, schema.type)) {
-    errors.push({ type: 'FieldValueTypeInvalid', field: path, text: `Invalid value: "${typeName(value)}": ${path} in body must be of type ${schema.type}: "${typeName(value)}"` });
+    errors.push({
+      type: 'FieldValueTypeInvalid',
+      field: path,
+      text: `Invalid value: "${typeName(value)}": ${path} in body must be of type ${schema.type}: "${typeName(value)}"`,
+    });
     return;
   }
   if (Array.isArray(schema.enum) && !schema.enum.some((e: unknown) => JSON.stringify(e) === JSON.stringify(value))) {
@@ -149,12 +157,16 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
   if (typeof value === 'number') {
     if (typeof schema.maximum === 'number') {
       if (schema.exclusiveMaximum === true ? value >= schema.maximum : value > schema.maximum) {
-        errors.push(invalidValue(path, value, `${path} in body should be less than ${schema.exclusiveMaximum === true ? '' : 'or equal to '}${schema.maximum}`));
+        errors.push(
+          invalidValue(path, value, `${path} in body should be less than ${schema.exclusiveMaximum === true ? '' : 'or equal to '}${schema.maximum}`),
+        );
       }
     }
     if (typeof schema.minimum === 'number') {
       if (schema.exclusiveMinimum === true ? value <= schema.minimum : value < schema.minimum) {
-        errors.push(invalidValue(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum === true ? '' : 'or equal to '}${schema.minimum}`));
+        errors.push(
+          invalidValue(path, value, `${path} in body should be greater than ${schema.exclusiveMinimum === true ? '' : 'or equal to '}${schema.minimum}`),
+        );
       }
     }
     if (schema.format === 'int32' && Number.isInteger(value) && (value > 2147483647 || value < -2147483648)) {

@@ -92,7 +92,10 @@ function selectorString(sel: JsonObject | undefined): string {
 }
 
 const BUILTIN_PRINTERS: Record<string, Printer> = {
-  '/configmaps': { columns: [NAME, col('Data', 'string'), AGE], cells: (o) => [o.metadata.name, Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, age(o)] },
+  '/configmaps': {
+    columns: [NAME, col('Data', 'string'), AGE],
+    cells: (o) => [o.metadata.name, Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, age(o)],
+  },
   '/secrets': { columns: [NAME, col('Type'), col('Data'), AGE], cells: (o) => [o.metadata.name, o.type ?? 'Opaque', Object.keys(o.data ?? {}).length, age(o)] },
   '/namespaces': { columns: [NAME, col('Status'), AGE], cells: (o) => [o.metadata.name, o.status?.phase ?? 'Active', age(o)] },
   '/serviceaccounts': { columns: [NAME, col('Secrets', 'integer'), AGE], cells: (o) => [o.metadata.name, (o.secrets ?? []).length, age(o)] },
@@ -102,7 +105,15 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
   },
   '/services': {
     columns: [NAME, col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), AGE, col('Selector', 'string', '', 1)],
-    cells: (o) => [o.metadata.name, o.spec?.type ?? 'ClusterIP', o.spec?.clusterIP ?? '<none>', externalIp(o), servicePorts(o), age(o), selectorString(o.spec?.selector)],
+    cells: (o) => [
+      o.metadata.name,
+      o.spec?.type ?? 'ClusterIP',
+      o.spec?.clusterIP ?? '<none>',
+      externalIp(o),
+      servicePorts(o),
+      age(o),
+      selectorString(o.spec?.selector),
+    ],
   },
   '/events': {
     columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Message')],
@@ -116,7 +127,13 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
   },
   'apps/deployments': {
     columns: [NAME, col('Ready'), col('Up-to-date', 'integer'), col('Available', 'integer'), AGE],
-    cells: (o) => [o.metadata.name, `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`, o.status?.updatedReplicas ?? 0, o.status?.availableReplicas ?? 0, age(o)],
+    cells: (o) => [
+      o.metadata.name,
+      `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
+      o.status?.updatedReplicas ?? 0,
+      o.status?.availableReplicas ?? 0,
+      age(o),
+    ],
   },
   'apps/replicasets': {
     columns: [NAME, col('Desired', 'integer'), col('Current', 'integer'), col('Ready', 'integer'), AGE],
@@ -200,10 +217,7 @@ function printerFor(type: ResourceType, groupResource: string): Printer {
     const declared = type.crd.printerColumns;
     if (declared.length === 0) return DEFAULT_PRINTER;
     return {
-      columns: [
-        NAME,
-        ...declared.map((c) => col(c.name, c.type === 'date' ? 'date' : c.type, c.format ?? '', c.priority ?? 0, c.description ?? '')),
-      ],
+      columns: [NAME, ...declared.map((c) => col(c.name, c.type === 'date' ? 'date' : c.type, c.format ?? '', c.priority ?? 0, c.description ?? ''))],
       cells: (o) => [o.metadata.name, ...declared.map((c) => crCell(o, c))],
     };
   }

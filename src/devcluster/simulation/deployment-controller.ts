@@ -161,7 +161,11 @@ export class DeploymentController {
     const cacheIsBehind = this.ownWrites.cacheIsBehind(key, d.metadata?.resourceVersion);
     let latest = d;
     if (!cacheIsBehind && newRS && d.metadata?.annotations?.[REVISION] !== String(replicaSetRevision(newRS))) {
-      latest = await this.deps.apps.patchNamespacedDeployment({ namespace, name, body: { metadata: { annotations: { [REVISION]: String(replicaSetRevision(newRS)) } } } });
+      latest = await this.deps.apps.patchNamespacedDeployment({
+        namespace,
+        name,
+        body: { metadata: { annotations: { [REVISION]: String(replicaSetRevision(newRS)) } } },
+      });
       this.ownWrites.noteWrite(key, [d.metadata?.resourceVersion]);
     }
 
@@ -200,7 +204,9 @@ export class DeploymentController {
           'deployment.kubernetes.io/max-replicas': String(replicas + (d.spec?.strategy?.type === 'Recreate' ? 0 : Math.ceil(replicas * 0.25))),
           [REVISION]: String(revision),
         },
-        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata!.name!, uid: d.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+        ownerReferences: [
+          { apiVersion: 'apps/v1', kind: 'Deployment', name: d.metadata!.name!, uid: d.metadata!.uid!, controller: true, blockOwnerDeletion: true },
+        ],
       },
       spec: {
         replicas,

@@ -77,7 +77,7 @@ function setCondition(
   const updated: V1DeploymentCondition = {
     ...next,
     lastUpdateTime: now,
-    lastTransitionTime: existing && existing.status === next.status ? existing.lastTransitionTime ?? now : now,
+    lastTransitionTime: existing && existing.status === next.status ? (existing.lastTransitionTime ?? now) : now,
   };
   return [...conditions.filter((c) => c.type !== next.type), updated];
 }
@@ -139,24 +139,53 @@ export function computeDeploymentStatus(inputs: StatusInputs & { readonly scalin
   let conditions = [...(d.status?.conditions ?? [])];
   conditions =
     available >= specReplicas - maxUnavailable(d)
-      ? setCondition(conditions, { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' }, now)
-      : setCondition(conditions, { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' }, now);
+      ? setCondition(
+          conditions,
+          { type: 'Available', status: 'True', reason: 'MinimumReplicasAvailable', message: 'Deployment has minimum availability.' },
+          now,
+        )
+      : setCondition(
+          conditions,
+          { type: 'Available', status: 'False', reason: 'MinimumReplicasUnavailable', message: 'Deployment does not have minimum availability.' },
+          now,
+        );
 
   const name = newReplicaSet?.metadata?.name;
   if (name !== undefined) {
     const current = conditions.find((c) => c.type === 'Progressing');
     if (inputs.createdNewReplicaSet) {
-      conditions = setCondition(conditions, { type: 'Progressing', status: 'True', reason: 'NewReplicaSetCreated', message: `Created new replica set "${name}"` }, now);
+      conditions = setCondition(
+        conditions,
+        { type: 'Progressing', status: 'True', reason: 'NewReplicaSetCreated', message: `Created new replica set "${name}"` },
+        now,
+      );
     } else if (!current) {
-      conditions = setCondition(conditions, { type: 'Progressing', status: 'True', reason: 'FoundNewReplicaSet', message: `Found new replica set "${name}"` }, now);
+      conditions = setCondition(
+        conditions,
+        { type: 'Progressing', status: 'True', reason: 'FoundNewReplicaSet', message: `Found new replica set "${name}"` },
+        now,
+      );
     }
     if (!inputs.scalingOnly) {
       if (deploymentComplete(d, status)) {
-        conditions = setCondition(conditions, { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${name}" has successfully progressed.` }, now);
+        conditions = setCondition(
+          conditions,
+          { type: 'Progressing', status: 'True', reason: 'NewReplicaSetAvailable', message: `ReplicaSet "${name}" has successfully progressed.` },
+          now,
+        );
       } else if (progressed(d.status, status)) {
-        conditions = setCondition(conditions, { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `ReplicaSet "${name}" is progressing.` }, now, true);
+        conditions = setCondition(
+          conditions,
+          { type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: `ReplicaSet "${name}" is progressing.` },
+          now,
+          true,
+        );
       } else if (progressDeadlineRemainingMs(d, { conditions }, now) === 0) {
-        conditions = setCondition(conditions, { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${name}" has timed out progressing.` }, now);
+        conditions = setCondition(
+          conditions,
+          { type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: `ReplicaSet "${name}" has timed out progressing.` },
+          now,
+        );
       }
     }
   }

@@ -14,20 +14,20 @@
  */
 
 export type JobStatus =
-  | 'INITIALIZING'
-  | 'CREATED'
-  | 'RUNNING'
-  | 'FAILING'
-  | 'FAILED'
-  | 'CANCELLING'
-  | 'CANCELED'
-  | 'FINISHED'
-  | 'RESTARTING'
-  | 'SUSPENDED'
-  | 'RECONCILING';
+  'INITIALIZING' | 'CREATED' | 'RUNNING' | 'FAILING' | 'FAILED' | 'CANCELLING' | 'CANCELED' | 'FINISHED' | 'RESTARTING' | 'SUSPENDED' | 'RECONCILING';
 
 export const ALL_JOB_STATUSES: readonly JobStatus[] = [
-  'INITIALIZING', 'CREATED', 'RUNNING', 'FAILING', 'FAILED', 'CANCELLING', 'CANCELED', 'FINISHED', 'RESTARTING', 'SUSPENDED', 'RECONCILING',
+  'INITIALIZING',
+  'CREATED',
+  'RUNNING',
+  'FAILING',
+  'FAILED',
+  'CANCELLING',
+  'CANCELED',
+  'FINISHED',
+  'RESTARTING',
+  'SUSPENDED',
+  'RECONCILING',
 ];
 
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['FAILED', 'CANCELED', 'FINISHED']);
@@ -45,7 +45,12 @@ export interface SimulatedException {
   readonly timestamp: number;
 }
 
-export function simulatedException(className: string, message: string, timestamp: number, causes: Array<{ className: string; message: string }> = []): SimulatedException {
+export function simulatedException(
+  className: string,
+  message: string,
+  timestamp: number,
+  causes: Array<{ className: string; message: string }> = [],
+): SimulatedException {
   let trace = `${className}: ${message}\n\tat org.apache.flink.simulation.SimulatedJobManager.run(SimulatedJobManager.java:1)`;
   for (const cause of causes) trace += `\nCaused by: ${cause.className}: ${cause.message}\n\t... 1 more`;
   return { className, message, stackTrace: trace, timestamp };

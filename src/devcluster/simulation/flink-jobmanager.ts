@@ -35,7 +35,10 @@ import { type CheckpointKind, type SimulatedException, SimulatedFlinkJob, simula
 
 /** An error the REST layer turns into Flink's `{"errors":[message]}` body with this HTTP status. */
 export class FlinkRestError extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'FlinkRestError';
   }
@@ -100,7 +103,8 @@ const FAILOVER_ABORT_MESSAGE = 'FailoverRegion is restarting.';
 /** Flink's CheckpointFailureReason.CHECKPOINT_EXPIRED. */
 const CHECKPOINT_EXPIRED_MESSAGE = 'Checkpoint expired before completing.';
 
-const NOT_RUNNING_MESSAGE = 'Checkpoint triggering task Source: Simulated Source (1/1) of job %JOB% is not being executed at the moment. Aborting checkpoint. Failure reason: Not all required tasks are currently running.';
+const NOT_RUNNING_MESSAGE =
+  'Checkpoint triggering task Source: Simulated Source (1/1) of job %JOB% is not being executed at the moment. Aborting checkpoint. Failure reason: Not all required tasks are currently running.';
 
 export class SimulatedJobManager {
   readonly startedAt: number;
@@ -217,7 +221,10 @@ export class SimulatedJobManager {
     if (sim.jobFailAfterMs !== null) {
       this.later(sim.jobFailAfterMs, () => {
         const cause = { className: 'java.lang.RuntimeException', message: `Simulated job failure (${'simulator.job.fail-after'}=${sim.jobFailAfterMs}ms)` };
-        this.failJob(job, simulatedException('org.apache.flink.runtime.JobException', 'Recovery is suppressed by NoRestartBackoffTimeStrategy', this.now(), [cause]));
+        this.failJob(
+          job,
+          simulatedException('org.apache.flink.runtime.JobException', 'Recovery is suppressed by NoRestartBackoffTimeStrategy', this.now(), [cause]),
+        );
       });
     }
     if (sim.jobFinishAfterMs !== null) {
@@ -254,7 +261,8 @@ export class SimulatedJobManager {
       if (!job.pending.has(id)) return; // aborted by a fail-over or settled otherwise
       const now = this.now();
       job.recordFailed({ id, kind: 'CHECKPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: CHECKPOINT_EXPIRED_MESSAGE });
-      if (op) this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', CHECKPOINT_EXPIRED_MESSAGE, now) });
+      if (op)
+        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', CHECKPOINT_EXPIRED_MESSAGE, now) });
     });
   }
 
@@ -278,7 +286,13 @@ export class SimulatedJobManager {
   /** A fail-over aborts the pending checkpoints and savepoints of the job (their operations complete with the failure). */
   private abortInFlightSnapshots(job: SimulatedFlinkJob, now: number): void {
     for (const pending of [...job.pending.values()]) {
-      job.recordFailed({ id: pending.id, kind: pending.kind, triggerTimestamp: pending.triggerTimestamp, failureTimestamp: now, failureMessage: FAILOVER_ABORT_MESSAGE });
+      job.recordFailed({
+        id: pending.id,
+        kind: pending.kind,
+        triggerTimestamp: pending.triggerTimestamp,
+        failureTimestamp: now,
+        failureMessage: FAILOVER_ABORT_MESSAGE,
+      });
     }
     for (const op of this.operations.values()) {
       if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
@@ -296,12 +310,27 @@ export class SimulatedJobManager {
     const now = this.now();
     const id = reservedId ?? job.reserveCheckpointId();
     if (this.ctx.launch.settings.simulator.checkpointFailure) {
-      job.recordFailed({ id, kind, triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: 'Checkpoint was declined (simulator.checkpoint.failure=fail).' });
+      job.recordFailed({
+        id,
+        kind,
+        triggerTimestamp: triggeredAt,
+        failureTimestamp: now,
+        failureMessage: 'Checkpoint was declined (simulator.checkpoint.failure=fail).',
+      });
       return null;
     }
     const dir = this.ctx.launch.settings.checkpointDir;
     const externalPath = dir === null ? null : childPath(dir, `${job.jobId}/chk-${id}`);
-    job.recordCompleted({ id, kind, externalPath, triggerTimestamp: triggeredAt, completedTimestamp: now, stateSize: this.stateSizeFor(job, id), savepointFormat: null, discarded: false });
+    job.recordCompleted({
+      id,
+      kind,
+      externalPath,
+      triggerTimestamp: triggeredAt,
+      completedTimestamp: now,
+      stateSize: this.stateSizeFor(job, id),
+      savepointFormat: null,
+      discarded: false,
+    });
     if (externalPath !== null) {
       this.ctx.storage.write({ location: externalPath, kind: 'checkpoint', jobId: job.jobId, checkpointId: id, completedAt: now });
       if (this.haCluster) {
@@ -351,7 +380,13 @@ export class SimulatedJobManager {
     const now = this.now();
     for (const op of this.operations.values()) {
       if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
-        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', `Job ${job.jobId} reached terminal state ${job.state} before the operation completed.`, now) });
+        this.finishOperation(op, {
+          failure: simulatedException(
+            'org.apache.flink.runtime.checkpoint.CheckpointException',
+            `Job ${job.jobId} reached terminal state ${job.state} before the operation completed.`,
+            now,
+          ),
+        });
       }
     }
     if (this.haCluster) this.haWrite('jobTerminated', () => this.ctx.ha!.jobTerminated(this.haCluster!, job.jobId));
@@ -386,11 +421,15 @@ export class SimulatedJobManager {
     const triggeredAt = this.now();
     this.ctx.lineage.savepointTriggered(this.ctx.deployment, { triggerId: op.triggerId, jobId: op.jobId!, kind }, triggeredAt);
     if (!job || job.isTerminal) {
-      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.messages.FlinkJobNotFoundException', `Could not find Flink job (${jobId})`, triggeredAt) });
+      this.finishOperation(op, {
+        failure: simulatedException('org.apache.flink.runtime.messages.FlinkJobNotFoundException', `Could not find Flink job (${jobId})`, triggeredAt),
+      });
       return op.triggerId;
     }
     if (job.state !== 'RUNNING') {
-      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId), triggeredAt) });
+      this.finishOperation(op, {
+        failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId), triggeredAt),
+      });
       return op.triggerId;
     }
     const mode = this.ctx.launch.settings.simulator.savepointFailure;
@@ -402,14 +441,31 @@ export class SimulatedJobManager {
       const now = this.now();
       if (job.state !== 'RUNNING' || op.status === 'COMPLETED') return; // jobEnded or a fail-over already failed the operation
       if (mode === 'fail') {
-        job.recordFailed({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: 'Simulated savepoint failure (simulator.savepoint.failure=fail).' });
+        job.recordFailed({
+          id,
+          kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT',
+          triggerTimestamp: triggeredAt,
+          failureTimestamp: now,
+          failureMessage: 'Simulated savepoint failure (simulator.savepoint.failure=fail).',
+        });
         const cause = { className: 'java.lang.RuntimeException', message: 'Simulated savepoint failure (simulator.savepoint.failure=fail)' };
-        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', now, [cause]) });
+        this.finishOperation(op, {
+          failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', now, [cause]),
+        });
         return;
       }
       const location = childPath(targetDirectory, `savepoint-${job.jobId.slice(0, 6)}-${randomHex(this.ctx.random, 12)}`);
       const ckKind: CheckpointKind = kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT';
-      job.recordCompleted({ id, kind: ckKind, externalPath: location, triggerTimestamp: triggeredAt, completedTimestamp: now, stateSize: this.stateSizeFor(job, id), savepointFormat: request.formatType ?? 'CANONICAL', discarded: false });
+      job.recordCompleted({
+        id,
+        kind: ckKind,
+        externalPath: location,
+        triggerTimestamp: triggeredAt,
+        completedTimestamp: now,
+        stateSize: this.stateSizeFor(job, id),
+        savepointFormat: request.formatType ?? 'CANONICAL',
+        discarded: false,
+      });
       this.ctx.storage.write({ location, kind: 'savepoint', jobId: job.jobId, checkpointId: id, completedAt: now });
       // Flink completes the stop/cancel future after the job has terminated; both happen in this
       // same tick, so no observer can tell the order. The operation is settled first so that
@@ -444,7 +500,10 @@ export class SimulatedJobManager {
         return;
       }
       const done = this.completeCheckpoint(job, 'CHECKPOINT', triggeredAt, id);
-      if (done === null) this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', this.now()) });
+      if (done === null)
+        this.finishOperation(op, {
+          failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', this.now()),
+        });
       else this.finishOperation(op, { checkpointId: done });
     });
     return op.triggerId;
@@ -491,12 +550,7 @@ export class SimulatedJobManager {
     op.checkpointId = result.checkpointId ?? null;
     op.failure = result.failure ?? null;
     if (op.kind === 'savepoint' || op.kind === 'stop-with-savepoint') {
-      this.ctx.lineage.savepointFinished(
-        this.ctx.deployment,
-        op.triggerId,
-        { status: op.failure ? 'FAILED' : 'COMPLETED', location: op.location },
-        this.now(),
-      );
+      this.ctx.lineage.savepointFinished(this.ctx.deployment, op.triggerId, { status: op.failure ? 'FAILED' : 'COMPLETED', location: op.location }, this.now());
     }
   }
 

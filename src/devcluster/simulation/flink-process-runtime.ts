@@ -56,12 +56,20 @@ export function flinkContainer(pod: V1Pod): V1Container | undefined {
  * version (from the image tag) reads, parsed by that file's rules; empty when nothing is mounted
  * there. Throws (the process exits) when the mounted directory lacks that file or it is invalid.
  */
-export function mountedFlinkConfiguration(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): LoadedFlinkConfiguration {
+export function mountedFlinkConfiguration(
+  pod: V1Pod,
+  container: V1Container,
+  configMaps: ReadonlyMap<string, Record<string, string>>,
+): LoadedFlinkConfiguration {
   return loadFlinkConfiguration(mountedConfDirectory(pod, container, configMaps), flinkVersionFromImage(container.image));
 }
 
 /** The files of the ConfigMap mounted at /opt/flink/conf in `container` (key = file name), if any. */
-export function mountedConfDirectory(pod: V1Pod, container: V1Container, configMaps: ReadonlyMap<string, Record<string, string>>): Record<string, string> | undefined {
+export function mountedConfDirectory(
+  pod: V1Pod,
+  container: V1Container,
+  configMaps: ReadonlyMap<string, Record<string, string>>,
+): Record<string, string> | undefined {
   const mount = container.volumeMounts?.find((m) => m.mountPath.replace(/\/+$/, '') === FLINK_CONF_DIR);
   const volume = mount && pod.spec?.volumes?.find((v) => v.name === mount.name);
   return volume?.configMap?.name ? configMaps.get(volume.configMap.name) : undefined;
@@ -86,7 +94,10 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
   async podStarted(pod: V1Pod, configMaps: ReadonlyMap<string, Record<string, string>>): Promise<PodStartResult> {
     const container = flinkContainer(pod);
     if (!container) return { ok: true };
-    const args = [...(container.command?.filter((c) => !c.endsWith('docker-entrypoint.sh') && !c.endsWith('kubernetes-entry.sh')) ?? []), ...(container.args ?? [])];
+    const args = [
+      ...(container.command?.filter((c) => !c.endsWith('docker-entrypoint.sh') && !c.endsWith('kubernetes-entry.sh')) ?? []),
+      ...(container.args ?? []),
+    ];
     const role = parseFlinkArgsSafe(args);
     if (role !== 'application-jobmanager' && role !== 'session-jobmanager') return { ok: true };
     let jm: SimulatedJobManager;
@@ -109,7 +120,13 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       this.byPodUid.set(pod.metadata!.uid!, jm);
       await jm.start();
       if (launch.args.native && launch.args.role === 'application-jobmanager' && this.deps.kube) {
-        this.startResourceManager(pod, launch.config, launch.settings, mountedConfDirectory(pod, container, configMaps) ?? {}, loaded.file ?? STANDARD_CONFIG_FILE);
+        this.startResourceManager(
+          pod,
+          launch.config,
+          launch.settings,
+          mountedConfDirectory(pod, container, configMaps) ?? {},
+          loaded.file ?? STANDARD_CONFIG_FILE,
+        );
       }
     } catch (error) {
       this.byPodUid.delete(pod.metadata!.uid!);

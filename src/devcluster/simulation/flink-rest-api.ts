@@ -82,7 +82,15 @@ export function handleFlinkRequest(jm: SimulatedJobManager, request: FlinkRestRe
     return route(jm, request, lineage, now);
   } catch (e) {
     if (e instanceof FlinkRestError) return error(e.status, e.message);
-    return { status: 500, body: { errors: ['Internal server error.', `<Exception on server side:\n${e instanceof Error ? e.stack ?? e.message : String(e)}\nEnd of exception on server side>`] } };
+    return {
+      status: 500,
+      body: {
+        errors: [
+          'Internal server error.',
+          `<Exception on server side:\n${e instanceof Error ? (e.stack ?? e.message) : String(e)}\nEnd of exception on server side>`,
+        ],
+      },
+    };
   }
 }
 
@@ -103,8 +111,15 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
     const jobs = jm.listJobs();
     const count = (s: string) => jobs.filter((j) => j.state === s).length;
     return ok({
-      taskmanagers: 0, 'slots-total': 0, 'slots-available': 0, 'jobs-running': count('RUNNING'), 'jobs-finished': count('FINISHED'),
-      'jobs-cancelled': count('CANCELED'), 'jobs-failed': count('FAILED'), 'flink-version': jm.launch.flinkVersion, 'flink-commit': 'simulated',
+      taskmanagers: 0,
+      'slots-total': 0,
+      'slots-available': 0,
+      'jobs-running': count('RUNNING'),
+      'jobs-finished': count('FINISHED'),
+      'jobs-cancelled': count('CANCELED'),
+      'jobs-failed': count('FAILED'),
+      'flink-version': jm.launch.flinkVersion,
+      'flink-commit': 'simulated',
     });
   }
   if (parts[0] === 'savepoint-disposal') {
@@ -150,7 +165,11 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
     case 'metrics':
       if (sub.length === 1 && method === 'GET') {
         // MetricsFilterParameter: comma-separated ids; `get` may be repeated
-        const requested = req.query.getAll('get').flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+        const requested = req.query
+          .getAll('get')
+          .flatMap((v) => v.split(','))
+          .map((v) => v.trim())
+          .filter((v) => v !== '');
         return ok(jobMetricsResponse(jm.getJob(jobId), requested, now));
       }
       return notFound();
@@ -158,7 +177,12 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       if (sub.length === 1 && method === 'POST') {
         const triggerId = jm.triggerSavepoint(
           jobId,
-          { targetDirectory: str(req.body, 'target-directory'), cancelJob: bool(req.body, 'cancel-job'), formatType: str(req.body, 'formatType'), triggerId: str(req.body, 'triggerId') },
+          {
+            targetDirectory: str(req.body, 'target-directory'),
+            cancelJob: bool(req.body, 'cancel-job'),
+            formatType: str(req.body, 'formatType'),
+            triggerId: str(req.body, 'triggerId'),
+          },
           'savepoint',
         );
         return ok({ 'request-id': triggerId }, 202);
@@ -169,7 +193,12 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       if (sub.length === 1 && method === 'POST') {
         const triggerId = jm.triggerSavepoint(
           jobId,
-          { targetDirectory: str(req.body, 'targetDirectory'), drain: bool(req.body, 'drain'), formatType: str(req.body, 'formatType'), triggerId: str(req.body, 'triggerId') },
+          {
+            targetDirectory: str(req.body, 'targetDirectory'),
+            drain: bool(req.body, 'drain'),
+            formatType: str(req.body, 'formatType'),
+            triggerId: str(req.body, 'triggerId'),
+          },
           'stop-with-savepoint',
         );
         return ok({ 'request-id': triggerId }, 202);
@@ -178,17 +207,31 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
     case 'checkpoints':
       if (sub.length === 1 && method === 'GET') return ok(checkpointingStatistics(jobOr404(jm, jobId)));
       if (sub.length === 1 && method === 'POST') {
-        return ok({ 'request-id': jm.triggerCheckpoint(jobId, { checkpointType: str(req.body, 'checkpointType'), triggerId: str(req.body, 'triggerId') }) }, 202);
+        return ok(
+          { 'request-id': jm.triggerCheckpoint(jobId, { checkpointType: str(req.body, 'checkpointType'), triggerId: str(req.body, 'triggerId') }) },
+          202,
+        );
       }
       if (sub.length === 2 && sub[1] === 'config' && method === 'GET') {
         const job = jobOr404(jm, jobId);
         const s = jm.launch.settings;
         return ok({
-          mode: 'exactly_once', interval: s.checkpointIntervalMs ?? 0x7fffffffffffffff, timeout: 600000, min_pause: 0, max_concurrent: 1,
+          mode: 'exactly_once',
+          interval: s.checkpointIntervalMs ?? 0x7fffffffffffffff,
+          timeout: 600000,
+          min_pause: 0,
+          max_concurrent: 1,
           externalization: { enabled: s.checkpointDir !== null, delete_on_cancellation: false },
-          state_backend: 'HashMapStateBackend', checkpoint_storage: s.checkpointDir ? 'FileSystemCheckpointStorage' : 'JobManagerCheckpointStorage',
-          unaligned_checkpoints: false, tolerable_failed_checkpoints: 0, aligned_checkpoint_timeout: 0, checkpoints_after_tasks_finish: true,
-          state_changelog_enabled: false, changelog_periodic_materialization_interval: 600000, changelog_storage: 'memory', job: job.jobId,
+          state_backend: 'HashMapStateBackend',
+          checkpoint_storage: s.checkpointDir ? 'FileSystemCheckpointStorage' : 'JobManagerCheckpointStorage',
+          unaligned_checkpoints: false,
+          tolerable_failed_checkpoints: 0,
+          aligned_checkpoint_timeout: 0,
+          checkpoints_after_tasks_finish: true,
+          state_changelog_enabled: false,
+          changelog_periodic_materialization_interval: 600000,
+          changelog_storage: 'memory',
+          job: job.jobId,
         });
       }
       if (sub.length === 3 && sub[1] === 'details' && method === 'GET') {

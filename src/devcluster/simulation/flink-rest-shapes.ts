@@ -8,10 +8,29 @@
  * ({@link jobMetrics}) are computed at request time (Flink's metric store lags by up to
  * `metrics.fetcher.update-interval`, 10 s).
  */
-import { ALL_JOB_STATUSES, type CompletedCheckpoint, type FailedCheckpoint, type JobStatus, type PendingCheckpoint, type SimulatedException, type SimulatedFlinkJob } from './flink-job.js';
+import {
+  ALL_JOB_STATUSES,
+  type CompletedCheckpoint,
+  type FailedCheckpoint,
+  type JobStatus,
+  type PendingCheckpoint,
+  type SimulatedException,
+  type SimulatedFlinkJob,
+} from './flink-job.js';
 import type { AsyncOperation } from './flink-jobmanager.js';
 
-const EXECUTION_STATES = ['created', 'scheduled', 'deploying', 'running', 'finished', 'canceling', 'canceled', 'failed', 'reconciling', 'initializing'] as const;
+const EXECUTION_STATES = [
+  'created',
+  'scheduled',
+  'deploying',
+  'running',
+  'finished',
+  'canceling',
+  'canceled',
+  'failed',
+  'reconciling',
+  'initializing',
+] as const;
 const SIMULATED_VERTEX_ID = 'cbc357ccb763df2852fee8c4fc7d55f2';
 
 /** The ExecutionState of the job's tasks implied by the job's JobStatus. */
@@ -89,9 +108,17 @@ export function jobDetails(job: SimulatedFlinkJob, now: number): Record<string, 
         duration: running < 0 ? -1 : (job.endTime >= 0 ? job.endTime : now) - running,
         tasks: taskCounts(job),
         metrics: {
-          'read-bytes': 0, 'read-bytes-complete': true, 'write-bytes': 0, 'write-bytes-complete': true,
-          'read-records': 0, 'read-records-complete': true, 'write-records': 0, 'write-records-complete': true,
-          'accumulated-backpressured-time': 0, 'accumulated-idle-time': 0, 'accumulated-busy-time': 0,
+          'read-bytes': 0,
+          'read-bytes-complete': true,
+          'write-bytes': 0,
+          'write-bytes-complete': true,
+          'read-records': 0,
+          'read-records-complete': true,
+          'write-records': 0,
+          'write-records-complete': true,
+          'accumulated-backpressured-time': 0,
+          'accumulated-idle-time': 0,
+          'accumulated-busy-time': 0,
         },
       },
     ],
@@ -100,7 +127,16 @@ export function jobDetails(job: SimulatedFlinkJob, now: number): Record<string, 
       jid: job.jobId,
       name: job.name,
       type: 'STREAMING',
-      nodes: [{ id: SIMULATED_VERTEX_ID, parallelism: job.parallelism, operator: '', operator_strategy: '', description: 'Source: Simulated Source -> Simulated Sink', optimizer_properties: {} }],
+      nodes: [
+        {
+          id: SIMULATED_VERTEX_ID,
+          parallelism: job.parallelism,
+          operator: '',
+          operator_strategy: '',
+          description: 'Source: Simulated Source -> Simulated Sink',
+          optimizer_properties: {},
+        },
+      ],
     },
   };
 }
@@ -222,7 +258,13 @@ export function checkpointingStatistics(job: SimulatedFlinkJob): Record<string, 
   const zero = summary([]);
   const pending = job.isTerminal ? [] : [...job.pending.values()].sort((a, b) => b.id - a.id);
   return {
-    counts: { restored: job.restored ? 1 : 0, total: job.completedCount + job.failedCount + pending.length, in_progress: pending.length, completed: job.completedCount, failed: job.failedCount },
+    counts: {
+      restored: job.restored ? 1 : 0,
+      total: job.completedCount + job.failedCount + pending.length,
+      in_progress: pending.length,
+      completed: job.completedCount,
+      failed: job.failedCount,
+    },
     summary: {
       checkpointed_size: summary(job.stateSizes),
       state_size: summary(job.stateSizes),
@@ -236,7 +278,12 @@ export function checkpointingStatistics(job: SimulatedFlinkJob): Record<string, 
       savepoint: job.latestSavepoint ? completedStatistics(job.latestSavepoint, job.parallelism) : null,
       failed: job.latestFailed ? failedStatistics(job.latestFailed, job.parallelism) : null,
       restored: job.restored
-        ? { id: job.restored.id, restore_timestamp: job.restored.restoreTimestamp, is_savepoint: job.restored.isSavepoint, external_path: job.restored.externalPath }
+        ? {
+            id: job.restored.id,
+            restore_timestamp: job.restored.restoreTimestamp,
+            is_savepoint: job.restored.isSavepoint,
+            external_path: job.restored.externalPath,
+          }
         : null,
     },
     history: [
@@ -323,7 +370,11 @@ export function jobMetrics(job: SimulatedFlinkJob, now: number): Map<string, str
   const restartedAt = job.timestamps.get('RESTARTING');
   const runningAt = job.timestamps.get('RUNNING');
   const restarting =
-    job.state === 'RESTARTING' ? now - since('RESTARTING') : restartedAt !== undefined && runningAt !== undefined && runningAt >= restartedAt ? runningAt - restartedAt : 0;
+    job.state === 'RESTARTING'
+      ? now - since('RESTARTING')
+      : restartedAt !== undefined && runningAt !== undefined && runningAt >= restartedAt
+        ? runningAt - restartedAt
+        : 0;
   const failingSince = job.state === 'RESTARTING' || job.state === 'FAILING' ? since(job.state) : undefined;
   const newest = [job.latestCompleted, job.latestSavepoint].filter((c): c is CompletedCheckpoint => c !== null).sort((a, b) => b.id - a.id)[0];
   const inProgress = terminal ? 0 : job.pending.size;

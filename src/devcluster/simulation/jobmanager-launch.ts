@@ -57,19 +57,29 @@ export function parseFlinkArgs(args: readonly string[]): ParsedFlinkArgs {
   if (native) return parseOptions(native.role, native.rest, true);
   const [command, ...rest] = args;
   const role: FlinkProcessRole =
-    command === 'standalone-job' ? 'application-jobmanager' : command === 'jobmanager' ? 'session-jobmanager' : command === 'taskmanager' ? 'taskmanager' : 'unknown';
+    command === 'standalone-job'
+      ? 'application-jobmanager'
+      : command === 'jobmanager'
+        ? 'session-jobmanager'
+        : command === 'taskmanager'
+          ? 'taskmanager'
+          : 'unknown';
   return parseOptions(role, rest, false);
 }
 
 /** `bash -c "kubernetes-jobmanager.sh <target> ..."` / `bash -c "kubernetes-taskmanager.sh ..."`: role and the words after the script (and target). */
 function nativeCommandLine(args: readonly string[]): { role: FlinkProcessRole; rest: string[] } | undefined {
   if (args.length !== 3 || args[0] !== 'bash' || args[1] !== '-c') return undefined;
-  const words = args[2]!.trim().split(/\s+/).filter((w) => w !== '');
+  const words = args[2]!
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
   const script = words[0]?.slice(words[0].lastIndexOf('/') + 1);
   if (script === 'kubernetes-taskmanager.sh') return { role: 'taskmanager', rest: words.slice(1) };
   if (script !== 'kubernetes-jobmanager.sh') return undefined;
   const target = words[1];
-  const role: FlinkProcessRole = target === 'kubernetes-application' ? 'application-jobmanager' : target === 'kubernetes-session' ? 'session-jobmanager' : 'unknown';
+  const role: FlinkProcessRole =
+    target === 'kubernetes-application' ? 'application-jobmanager' : target === 'kubernetes-session' ? 'session-jobmanager' : 'unknown';
   return { role, rest: words.slice(2) };
 }
 

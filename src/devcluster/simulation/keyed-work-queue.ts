@@ -35,7 +35,10 @@ export class KeyedWorkQueue {
   private readonly baseRetryMs: number;
   private readonly maxRetryMs: number;
 
-  constructor(private readonly process: (key: string) => Promise<WorkResult | void>, private readonly options: KeyedWorkQueueOptions = {}) {
+  constructor(
+    private readonly process: (key: string) => Promise<WorkResult | void>,
+    private readonly options: KeyedWorkQueueOptions = {},
+  ) {
     this.concurrency = options.concurrency ?? 8;
     this.baseRetryMs = options.baseRetryMs ?? 20;
     this.maxRetryMs = options.maxRetryMs ?? 5_000;

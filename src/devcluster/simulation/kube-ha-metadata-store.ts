@@ -64,13 +64,19 @@ export class KubeHaMetadataStore implements HaMetadataStore {
     const key = `${cluster.namespace}/${cluster.clusterId}`;
     const next = (this.chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(write);
     this.chains.set(key, next);
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    }).catch(() => undefined);
+    void next
+      .finally(() => {
+        if (this.chains.get(key) === next) this.chains.delete(key);
+      })
+      .catch(() => undefined);
     return next;
   }
 
-  private update(cluster: HaClusterRef, changes: (existing: Record<string, string> | undefined) => Record<string, string | null>, createIfMissing: boolean): Promise<void> {
+  private update(
+    cluster: HaClusterRef,
+    changes: (existing: Record<string, string> | undefined) => Record<string, string | null>,
+    createIfMissing: boolean,
+  ): Promise<void> {
     return this.serialize(cluster, async () => {
       const cached = this.known.get(this.key(cluster));
       const existing = cached ?? (await this.read(cluster));

@@ -169,7 +169,7 @@ export class SimulatedKubelet {
         this.stopRuntime(rt);
         this.runtimes.delete(key);
       }
-      if (!(pod.metadata.finalizers?.length)) {
+      if (!pod.metadata.finalizers?.length) {
         try {
           await this.deps.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
         } catch (error) {
@@ -196,17 +196,31 @@ export class SimulatedKubelet {
       const runtime = rt;
       if (mode === 'missing') {
         const image = (p: V1Pod) => p.spec?.containers?.find((c) => c.image?.endsWith(':missing') || c.image?.includes(':missing@'))?.image ?? '';
-        this.warn(rt, 'Failed', (p) => `Failed to pull image "${image(p)}": rpc error: code = NotFound desc = failed to pull and unpack image "${image(p)}": not found`);
+        this.warn(
+          rt,
+          'Failed',
+          (p) => `Failed to pull image "${image(p)}": rpc error: code = NotFound desc = failed to pull and unpack image "${image(p)}": not found`,
+        );
         this.schedule(rt, this.deps.options.podReadyDelayMs, () => {
           this.warn(runtime, 'BackOff', (p) => `Back-off pulling image "${image(p)}"`);
           this.setStage(runtime, { kind: 'image-pull', backOff: true });
         });
-      }
-      else this.schedule(rt, this.deps.options.podReadyDelayMs, () => this.startContainers(runtime));
+      } else this.schedule(rt, this.deps.options.podReadyDelayMs, () => this.startContainers(runtime));
     }
     if (rt.dirty) {
       rt.dirty = false;
-      const status = buildPodStatus(pod, { stage: rt.stage, restartCount: rt.restartCount, podIP: rt.stage.kind === 'creating' || rt.stage.kind === 'image-pull' ? null : rt.podIP, hostIP: HOST_IP, startTime: rt.startTime, containerIdSeed: rt.uid }, new Date());
+      const status = buildPodStatus(
+        pod,
+        {
+          stage: rt.stage,
+          restartCount: rt.restartCount,
+          podIP: rt.stage.kind === 'creating' || rt.stage.kind === 'image-pull' ? null : rt.podIP,
+          hostIP: HOST_IP,
+          startTime: rt.startTime,
+          containerIdSeed: rt.uid,
+        },
+        new Date(),
+      );
       try {
         await this.deps.core.patchNamespacedPodStatus({ namespace, name, body: { status } });
       } catch (error) {
@@ -268,7 +282,11 @@ export class SimulatedKubelet {
     this.stopRuntime(rt);
     const backoff = Math.min(this.deps.options.crashLoopBackoffMs * 2 ** rt.restartCount, this.deps.options.crashLoopMaxBackoffMs);
     rt.restartCount++;
-    this.warn(rt, 'BackOff', (p) => `Back-off restarting failed container ${p.spec?.containers?.[0]?.name} in pod ${p.metadata?.name}_${p.metadata?.namespace}(${p.metadata?.uid})`);
+    this.warn(
+      rt,
+      'BackOff',
+      (p) => `Back-off restarting failed container ${p.spec?.containers?.[0]?.name} in pod ${p.metadata?.name}_${p.metadata?.namespace}(${p.metadata?.uid})`,
+    );
     this.setStage(rt, { kind: 'crashed', backOffSeconds: Math.max(1, Math.round(backoff / 1000)), lastStartedAt, finishedAt: new Date() });
     this.schedule(rt, backoff, () => this.startContainers(rt));
   }

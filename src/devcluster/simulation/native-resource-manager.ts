@@ -67,7 +67,19 @@ export function nativeTaskManagerLabels(clusterId: string): Record<string, strin
 export function flinkMemoryMiB(value: string): number | undefined {
   const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value);
   if (!match) return undefined;
-  const factor: Record<string, number> = { '': 1, b: 1, bytes: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4 };
+  const factor: Record<string, number> = {
+    '': 1,
+    b: 1,
+    bytes: 1,
+    k: 1024,
+    kb: 1024,
+    m: 1024 ** 2,
+    mb: 1024 ** 2,
+    g: 1024 ** 3,
+    gb: 1024 ** 3,
+    t: 1024 ** 4,
+    tb: 1024 ** 4,
+  };
   const f = factor[match[2]!.toLowerCase()];
   return f === undefined ? undefined : Math.floor((Number(match[1]) * f) / 1024 ** 2);
 }
@@ -176,7 +188,9 @@ export class NativeResourceManager {
   /** Recovers the previous attempts' TaskManagers and creates the missing ones. Throws what the API server answers. */
   async start(): Promise<void> {
     const { core, apps, namespace, clusterId } = this.deps;
-    const selector = Object.entries(nativeTaskManagerLabels(clusterId)).map(([k, v]) => `${k}=${v}`).join(',');
+    const selector = Object.entries(nativeTaskManagerLabels(clusterId))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',');
     const existing = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
     const attempt = 1 + Math.max(0, ...existing.map((p) => taskManagerAttemptOf(clusterId, p.metadata?.name ?? '')));
     const recovered = existing.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;

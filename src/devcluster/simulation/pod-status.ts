@@ -91,13 +91,26 @@ export function buildPodStatus(pod: V1Pod, view: PodRuntimeView, now: Date): V1P
         s.state = { running: { startedAt: stage.startedAt } };
         break;
       case 'crashed':
-        s.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${stage.backOffSeconds}s restarting failed container=${c.name} pod=${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})` } };
+        s.state = {
+          waiting: {
+            reason: 'CrashLoopBackOff',
+            message: `back-off ${stage.backOffSeconds}s restarting failed container=${c.name} pod=${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`,
+          },
+        };
         break;
     }
     if (view.restartCount > 0 && stage.kind !== 'creating') {
       const finishedAt = stage.kind === 'crashed' ? stage.finishedAt : now;
       const lastStartedAt = stage.kind === 'crashed' ? stage.lastStartedAt : now;
-      s.lastState = { terminated: { exitCode: 1, reason: 'Error', startedAt: lastStartedAt, finishedAt, containerID: containerId(view.containerIdSeed, c.name, view.restartCount - 1) } };
+      s.lastState = {
+        terminated: {
+          exitCode: 1,
+          reason: 'Error',
+          startedAt: lastStartedAt,
+          finishedAt,
+          containerID: containerId(view.containerIdSeed, c.name, view.restartCount - 1),
+        },
+      };
     }
     return s;
   });

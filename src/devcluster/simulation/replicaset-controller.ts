@@ -162,7 +162,9 @@ export class ReplicaSetController {
           namespace: rs.metadata!.namespace!,
           labels: { ...(template?.metadata?.labels ?? {}) },
           annotations: template?.metadata?.annotations ? { ...template.metadata.annotations } : undefined,
-          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata!.name!, uid: rs.metadata!.uid!, controller: true, blockOwnerDeletion: true }],
+          ownerReferences: [
+            { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: rs.metadata!.name!, uid: rs.metadata!.uid!, controller: true, blockOwnerDeletion: true },
+          ],
         },
         spec: structuredClone(template?.spec ?? { containers: [] }),
       };

@@ -78,7 +78,8 @@ export class SimulatedServiceProxy {
   /** The dev cluster's ServiceProxyHandler. */
   readonly handle = (req: IncomingMessage, res: ServerResponse, target: ServiceProxyTarget): void => {
     this.serve(req, res, target).catch((error: unknown) => {
-      if (!res.headersSent) sendStatus(res, 503, 'ServiceUnavailable', `error trying to reach service: ${error instanceof Error ? error.message : String(error)}`);
+      if (!res.headersSent)
+        sendStatus(res, 503, 'ServiceUnavailable', `error trying to reach service: ${error instanceof Error ? error.message : String(error)}`);
       else res.destroy();
     });
   };
@@ -104,7 +105,12 @@ export class SimulatedServiceProxy {
     const portNumber = targetPortNumber(sp, pod);
     const jm = this.deps.runtime.jobManagerOf(pod.metadata!.uid!);
     if (!jm || !jm.restAvailable() || portNumber !== jm.launch.settings.restPort) {
-      sendStatus(res, 503, 'ServiceUnavailable', `error trying to reach service: dial tcp ${pod.status!.podIP}:${portNumber ?? sp.port}: connect: connection refused`);
+      sendStatus(
+        res,
+        503,
+        'ServiceUnavailable',
+        `error trying to reach service: dial tcp ${pod.status!.podIP}:${portNumber ?? sp.port}: connect: connection refused`,
+      );
       return;
     }
     const text = await readBody(req);

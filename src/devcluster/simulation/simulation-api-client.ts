@@ -21,7 +21,17 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { ApiException, type KubeConfig, type KubernetesListObject, type V1ConfigMap, type V1Deployment, type V1Pod, type V1ReplicaSet, type V1Service, type CoreV1Event } from '@kubernetes/client-node';
+import {
+  ApiException,
+  type KubeConfig,
+  type KubernetesListObject,
+  type V1ConfigMap,
+  type V1Deployment,
+  type V1Pod,
+  type V1ReplicaSet,
+  type V1Service,
+  type CoreV1Event,
+} from '@kubernetes/client-node';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -57,7 +67,14 @@ export class KubeJsonClient {
         port: server.port || (secure ? 443 : 80),
         headers: { ...(options.headers as Record<string, string>), 'User-Agent': this.userAgent, Accept: 'application/json' },
         agent: secure
-          ? new https.Agent({ keepAlive: true, ca: options.ca, cert: options.cert, key: options.key, rejectUnauthorized: options.rejectUnauthorized, servername: options.servername })
+          ? new https.Agent({
+              keepAlive: true,
+              ca: options.ca,
+              cert: options.cert,
+              key: options.key,
+              rejectUnauthorized: options.rejectUnauthorized,
+              servername: options.servername,
+            })
           : new http.Agent({ keepAlive: true }),
       };
       return { module: secure ? https : http, options: base };
@@ -68,7 +85,11 @@ export class KubeJsonClient {
   }
 
   /** Sends one request; resolves with the parsed 2xx body, rejects with an ApiException otherwise. */
-  async request<T>(method: Method, path: string, options: { query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string } = {}): Promise<T> {
+  async request<T>(
+    method: Method,
+    path: string,
+    options: { query?: Record<string, string | number | undefined>; body?: unknown; contentType?: string } = {},
+  ): Promise<T> {
     const { module, options: base } = await this.connect();
     const query = Object.entries(options.query ?? {}).filter(([, v]) => v !== undefined);
     const fullPath = query.length ? `${path}?${query.map(([k, v]) => `${enc(k)}=${enc(String(v))}`).join('&')}` : path;
@@ -93,7 +114,15 @@ export class KubeJsonClient {
           }
           const code = res.statusCode ?? 0;
           if (code >= 200 && code < 300) resolve(body as T);
-          else reject(new ApiException(code, `${method} ${path}: ${(body as { message?: string } | undefined)?.message ?? text}`, body, res.headers as Record<string, string>));
+          else
+            reject(
+              new ApiException(
+                code,
+                `${method} ${path}: ${(body as { message?: string } | undefined)?.message ?? text}`,
+                body,
+                res.headers as Record<string, string>,
+              ),
+            );
         });
       });
       req.on('error', reject);
@@ -135,7 +164,9 @@ export class SimulationCoreApi {
   }
 
   listNamespacedPod(r: { namespace: string } & ListOptions): Promise<KubernetesListObject<V1Pod>> {
-    return this.client.request('GET', `/api/v1/namespaces/${enc(r.namespace)}/pods`, { query: { labelSelector: r.labelSelector, resourceVersion: r.resourceVersion } });
+    return this.client.request('GET', `/api/v1/namespaces/${enc(r.namespace)}/pods`, {
+      query: { labelSelector: r.labelSelector, resourceVersion: r.resourceVersion },
+    });
   }
 
   listPodForAllNamespaces(r: ListOptions = {}): Promise<KubernetesListObject<V1Pod>> {

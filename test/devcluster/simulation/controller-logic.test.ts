@@ -11,13 +11,22 @@ import { PodLabelIndex } from '../../../src/devcluster/simulation/pod-label-inde
 function dep(replicas: number, strategy?: 'Recreate', status?: V1Deployment['status']): V1Deployment {
   return {
     metadata: { name: 'd', namespace: 'ns', generation: 1, uid: 'u' },
-    spec: { replicas, selector: { matchLabels: { a: 'b' } }, strategy: strategy ? { type: strategy } : undefined, template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } } },
+    spec: {
+      replicas,
+      selector: { matchLabels: { a: 'b' } },
+      strategy: strategy ? { type: strategy } : undefined,
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } },
+    },
     status,
   };
 }
 
 function rs(name: string, spec: number, ready: number, pods = spec): V1ReplicaSet {
-  return { metadata: { name, namespace: 'ns' }, spec: { replicas: spec, selector: {} }, status: { replicas: pods, readyReplicas: ready, availableReplicas: ready } };
+  return {
+    metadata: { name, namespace: 'ns' },
+    spec: { replicas: spec, selector: {} },
+    status: { replicas: pods, readyReplicas: ready, availableReplicas: ready },
+  };
 }
 
 test('pod-template-hash is stable under key order, changes with the template, and uses the safe alphabet', () => {
@@ -41,7 +50,13 @@ test('maxUnavailable: 0 for Recreate, 25% rounded down for RollingUpdate, 1 when
 
 test('Deployment status: counts from ReplicaSets, conditions with the controller reasons and messages', () => {
   const now = new Date('2026-01-01T00:00:00Z');
-  const created = computeDeploymentStatus({ deployment: dep(2), replicaSets: [rs('d-1', 2, 0, 0)], newReplicaSet: rs('d-1', 2, 0, 0), createdNewReplicaSet: true, now });
+  const created = computeDeploymentStatus({
+    deployment: dep(2),
+    replicaSets: [rs('d-1', 2, 0, 0)],
+    newReplicaSet: rs('d-1', 2, 0, 0),
+    createdNewReplicaSet: true,
+    now,
+  });
   assert.deepEqual(
     created.conditions!.map((c) => [c.type, c.status, c.reason, c.message]),
     [
@@ -51,7 +66,13 @@ test('Deployment status: counts from ReplicaSets, conditions with the controller
   );
   assert.equal(created.unavailableReplicas, 2);
   const later = new Date(now.getTime() + 1000);
-  const done = computeDeploymentStatus({ deployment: dep(2, undefined, created), replicaSets: [rs('d-1', 2, 2)], newReplicaSet: rs('d-1', 2, 2), createdNewReplicaSet: false, now: later });
+  const done = computeDeploymentStatus({
+    deployment: dep(2, undefined, created),
+    replicaSets: [rs('d-1', 2, 2)],
+    newReplicaSet: rs('d-1', 2, 2),
+    createdNewReplicaSet: false,
+    now: later,
+  });
   assert.deepEqual(
     done.conditions!.map((c) => [c.type, c.status, c.reason, c.message]),
     [
@@ -65,9 +86,21 @@ test('Deployment status: counts from ReplicaSets, conditions with the controller
   assert.deepEqual([done.replicas, done.updatedReplicas, done.readyReplicas, done.availableReplicas, done.unavailableReplicas], [2, 2, 2, 2, undefined]);
 
   // no progress past the deadline → Progressing False / ProgressDeadlineExceeded
-  const stuck = dep(1, undefined, { replicas: 1, updatedReplicas: 1, readyReplicas: 0, availableReplicas: 0, conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: 'x', lastUpdateTime: now, lastTransitionTime: now }] });
+  const stuck = dep(1, undefined, {
+    replicas: 1,
+    updatedReplicas: 1,
+    readyReplicas: 0,
+    availableReplicas: 0,
+    conditions: [{ type: 'Progressing', status: 'True', reason: 'ReplicaSetUpdated', message: 'x', lastUpdateTime: now, lastTransitionTime: now }],
+  });
   stuck.spec!.progressDeadlineSeconds = 1;
-  const timedOut = computeDeploymentStatus({ deployment: stuck, replicaSets: [rs('d-1', 1, 0)], newReplicaSet: rs('d-1', 1, 0), createdNewReplicaSet: false, now: new Date(now.getTime() + 1500) });
+  const timedOut = computeDeploymentStatus({
+    deployment: stuck,
+    replicaSets: [rs('d-1', 1, 0)],
+    newReplicaSet: rs('d-1', 1, 0),
+    createdNewReplicaSet: false,
+    now: new Date(now.getTime() + 1500),
+  });
   const p = timedOut.conditions!.find((c) => c.type === 'Progressing')!;
   assert.deepEqual([p.status, p.reason, p.message], ['False', 'ProgressDeadlineExceeded', 'ReplicaSet "d-1" has timed out progressing.']);
 });
@@ -76,12 +109,31 @@ test('failure modes are chosen by image tag; registry ports are not tags', () =>
   assert.equal(imageTag('flink:1.20'), '1.20');
   assert.equal(imageTag('registry:5000/flink'), '');
   assert.equal(imageTag('registry:5000/flink:missing@sha256:abc'), 'missing');
-  const pod = (image: string): V1Pod => ({ metadata: { name: 'p', namespace: 'n', uid: 'u' }, spec: { containers: [{ name: 'a', image: 'x:1' }, { name: 'b', image }] } });
+  const pod = (image: string): V1Pod => ({
+    metadata: { name: 'p', namespace: 'n', uid: 'u' },
+    spec: {
+      containers: [
+        { name: 'a', image: 'x:1' },
+        { name: 'b', image },
+      ],
+    },
+  });
   assert.equal(podFailureMode(pod('x:crashloop')), 'crashloop');
   assert.equal(podFailureMode(pod('x:missing')), 'missing');
   assert.equal(podFailureMode(pod('x:notready')), 'notready');
   assert.equal(podFailureMode(pod('registry:5000/crashloop')), 'none');
-  const status = buildPodStatus(pod('x:1'), { stage: { kind: 'crashed', backOffSeconds: 10, lastStartedAt: new Date(0), finishedAt: new Date(1) }, restartCount: 3, podIP: '10.244.0.9', hostIP: '10.0.0.1', startTime: new Date(0), containerIdSeed: 'u' }, new Date(2));
+  const status = buildPodStatus(
+    pod('x:1'),
+    {
+      stage: { kind: 'crashed', backOffSeconds: 10, lastStartedAt: new Date(0), finishedAt: new Date(1) },
+      restartCount: 3,
+      podIP: '10.244.0.9',
+      hostIP: '10.0.0.1',
+      startTime: new Date(0),
+      containerIdSeed: 'u',
+    },
+    new Date(2),
+  );
   assert.equal(status.phase, 'Running');
   assert.equal(status.containerStatuses![1]!.state!.waiting!.reason, 'CrashLoopBackOff');
   assert.equal(status.containerStatuses![1]!.state!.waiting!.message, 'back-off 10s restarting failed container=b pod=p_n(u)');
@@ -108,17 +160,20 @@ test('work queue: coalesces adds, never runs a key twice at once, reruns a key a
   let concurrentSameKey = false;
   const active = new Set<string>();
   let failOnce = true;
-  const q = new KeyedWorkQueue(async (key) => {
-    if (active.has(key)) concurrentSameKey = true;
-    active.add(key);
-    runs.push(key);
-    await sleep(10);
-    active.delete(key);
-    if (key === 'flaky' && failOnce) {
-      failOnce = false;
-      throw new Error('boom');
-    }
-  }, { concurrency: 4, baseRetryMs: 5 });
+  const q = new KeyedWorkQueue(
+    async (key) => {
+      if (active.has(key)) concurrentSameKey = true;
+      active.add(key);
+      runs.push(key);
+      await sleep(10);
+      active.delete(key);
+      if (key === 'flaky' && failOnce) {
+        failOnce = false;
+        throw new Error('boom');
+      }
+    },
+    { concurrency: 4, baseRetryMs: 5 },
+  );
   q.add('a');
   q.add('a'); // coalesced with the queued one
   await sleep(2);
@@ -145,7 +200,10 @@ test('pod label index selects exactly the pods matching every selector pair', ()
   put('tm', { app: 'x', component: 'taskmanager' });
   put('other', { app: 'y', component: 'jobmanager' });
   put('elsewhere', { app: 'x', component: 'jobmanager' }, 'm');
-  assert.deepEqual(index.select('n', { app: 'x', component: 'jobmanager' }).map((p) => p.metadata!.name), ['jm']);
+  assert.deepEqual(
+    index.select('n', { app: 'x', component: 'jobmanager' }).map((p) => p.metadata!.name),
+    ['jm'],
+  );
   assert.deepEqual(index.select('n', {}), []);
   index.observe('update', { metadata: { name: 'jm', namespace: 'n', labels: { app: 'z' } } });
   pods.set('n/jm', { metadata: { name: 'jm', namespace: 'n', labels: { app: 'z' } } });

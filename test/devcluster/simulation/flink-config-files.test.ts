@@ -59,7 +59,11 @@ test('which file each Flink version loads from the mounted configuration directo
   for (const version of ['1.15.4', '1.17.2', '1.18.1']) {
     assert.equal(loadFlinkConfiguration(both, version).file, 'flink-conf.yaml', version);
     assert.equal(jobId(both, version), PINNED, `${version} ignores config.yaml`);
-    assert.throws(() => loadFlinkConfiguration(onlyStandard, version), /IllegalConfigurationException: The Flink config file '\/opt\/flink\/conf\/flink-conf\.yaml' \(\/opt\/flink\/conf\/flink-conf\.yaml\) does not exist\./, version);
+    assert.throws(
+      () => loadFlinkConfiguration(onlyStandard, version),
+      /IllegalConfigurationException: The Flink config file '\/opt\/flink\/conf\/flink-conf\.yaml' \(\/opt\/flink\/conf\/flink-conf\.yaml\) does not exist\./,
+      version,
+    );
   }
   for (const version of ['1.19.1', '1.20.0']) {
     assert.equal(jobId(both, version), OTHER, `${version}: config.yaml first`);
@@ -67,7 +71,11 @@ test('which file each Flink version loads from the mounted configuration directo
     assert.equal(loadFlinkConfiguration(onlyLegacy, version).file, 'flink-conf.yaml');
   }
   assert.equal(jobId(both, '2.0.0'), OTHER);
-  assert.throws(() => loadFlinkConfiguration(onlyLegacy, '2.1.0'), /The Flink config file '\/opt\/flink\/conf\/config\.yaml' .* does not exist/, '2.x never reads flink-conf.yaml');
+  assert.throws(
+    () => loadFlinkConfiguration(onlyLegacy, '2.1.0'),
+    /The Flink config file '\/opt\/flink\/conf\/config\.yaml' .* does not exist/,
+    '2.x never reads flink-conf.yaml',
+  );
   assert.throws(() => loadFlinkConfiguration({ 'log4j-console.properties': '' }, '1.20.0'), /config\.yaml.*does not exist/);
   assert.deepEqual(loadFlinkConfiguration(undefined, '1.17.0'), { file: null, config: new Map() }, 'nothing mounted: the image defaults');
   // legacy values are not unquoted; standard YAML values are
@@ -79,7 +87,14 @@ function jobManagerPod(uid: string, image: string): V1Pod {
   return {
     metadata: { namespace: 'ns1', name: `demo-${uid}`, uid, labels: { app: 'demo', component: 'jobmanager' } },
     spec: {
-      containers: [{ name: 'flink-main-container', image, args: ['standalone-job', '--job-classname', 'org.example.Demo'], volumeMounts: [{ name: 'flink-config-volume', mountPath: '/opt/flink/conf' }] }],
+      containers: [
+        {
+          name: 'flink-main-container',
+          image,
+          args: ['standalone-job', '--job-classname', 'org.example.Demo'],
+          volumeMounts: [{ name: 'flink-config-volume', mountPath: '/opt/flink/conf' }],
+        },
+      ],
       volumes: [{ name: 'flink-config-volume', configMap: { name: 'flink-config-demo' } }],
     },
   };
@@ -99,7 +114,10 @@ test('a Flink 1.17 JobManager sees none of a config.yaml: alone it fails to star
     const onlyStandard = new Map([['flink-config-demo', { 'config.yaml': pinnedInConfigYaml }]]);
     const crashed = await runtime.podStarted(jobManagerPod('a', 'flink:1.17'), onlyStandard);
     assert.equal(crashed.ok, false);
-    assert.match(crashed.ok ? '' : crashed.message, /Flink JobManager failed to start: .*The Flink config file '\/opt\/flink\/conf\/flink-conf\.yaml'.*does not exist/);
+    assert.match(
+      crashed.ok ? '' : crashed.message,
+      /Flink JobManager failed to start: .*The Flink config file '\/opt\/flink\/conf\/flink-conf\.yaml'.*does not exist/,
+    );
     assert.equal(runtime.jobManagerOf('a'), undefined, 'no JobManager process (the kubelet crash-loops the container)');
 
     const both = new Map([['flink-config-demo', { 'config.yaml': pinnedInConfigYaml, 'flink-conf.yaml': 'parallelism.default: 2\n' }]]);
@@ -123,7 +141,20 @@ test('a Flink 1.17 JobManager sees none of a config.yaml: alone it fails to star
 test('native TaskManagers mount the configuration file their JobManager read', () => {
   const config = new Map([['kubernetes.cluster-id', 'orders']]);
   const items = (configFile?: string) =>
-    buildNativeTaskManagerPod({ namespace: 'ns', clusterId: 'orders', podName: 'orders-taskmanager-1-1', ownerUid: 'u', config, ...(configFile ? { configFile } : {}) }).spec?.volumes?.[0]?.configMap?.items;
-  assert.deepEqual(items('flink-conf.yaml'), [{ key: 'flink-conf.yaml', path: 'flink-conf.yaml' }, { key: 'log4j-console.properties', path: 'log4j-console.properties' }]);
-  assert.deepEqual(items(), [{ key: 'config.yaml', path: 'config.yaml' }, { key: 'log4j-console.properties', path: 'log4j-console.properties' }]);
+    buildNativeTaskManagerPod({
+      namespace: 'ns',
+      clusterId: 'orders',
+      podName: 'orders-taskmanager-1-1',
+      ownerUid: 'u',
+      config,
+      ...(configFile ? { configFile } : {}),
+    }).spec?.volumes?.[0]?.configMap?.items;
+  assert.deepEqual(items('flink-conf.yaml'), [
+    { key: 'flink-conf.yaml', path: 'flink-conf.yaml' },
+    { key: 'log4j-console.properties', path: 'log4j-console.properties' },
+  ]);
+  assert.deepEqual(items(), [
+    { key: 'config.yaml', path: 'config.yaml' },
+    { key: 'log4j-console.properties', path: 'log4j-console.properties' },
+  ]);
 });

@@ -26,7 +26,13 @@ import { FlinkRestClient } from '../../../src/flink/flink-rest-client.js';
 import { HttpFlinkRestTransport } from '../../../src/flink/flink-rest-transport.js';
 
 const JOB_ID = '0123456789abcdef0123456789abcdef';
-const TIMING: JobManagerTiming = { jobStartDelayMs: 10, savepointDurationMs: 15, cancelDurationMs: 5, disposalDurationMs: 5, defaultCheckpointIntervalMs: null };
+const TIMING: JobManagerTiming = {
+  jobStartDelayMs: 10,
+  savepointDurationMs: 15,
+  cancelDurationMs: 5,
+  disposalDurationMs: 5,
+  defaultCheckpointIntervalMs: null,
+};
 
 function startJm(config: Record<string, string>, lineage = new LineageRecorder()): SimulatedJobManager {
   const base: Record<string, string> = {
@@ -35,7 +41,9 @@ function startJm(config: Record<string, string>, lineage = new LineageRecorder()
     'execution.checkpointing.dir': 'file:///flink-data/checkpoints',
     ...config,
   };
-  const yaml = Object.entries(base).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n');
+  const yaml = Object.entries(base)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join('\n');
   const jm = new SimulatedJobManager({
     pod: { namespace: 'ns1', name: 'demo-jm', uid: 'uid-1' },
     deployment: { namespace: 'ns1', name: 'demo' },
@@ -105,7 +113,10 @@ test('simulator.job.restart-every: RUNNING → RESTARTING → RUNNING over and o
     // the metrics endpoint: ids without `get`, values with it, unknown ids left out, unknown job []
     const available = json<Metrics>(call(jm, 'GET', `/jobs/${JOB_ID}/metrics`));
     assert.ok(Array.isArray(available), 'a bare array, not {metrics: [...]}');
-    assert.ok(available.some((m) => m.id === 'numRestarts' && m.value === undefined), JSON.stringify(available));
+    assert.ok(
+      available.some((m) => m.id === 'numRestarts' && m.value === undefined),
+      JSON.stringify(available),
+    );
     assert.ok(available.some((m) => m.id === 'numberOfCompletedCheckpoints'));
     const restarts = job.restarts;
     assert.deepEqual(json<Metrics>(call(jm, 'GET', `/jobs/${JOB_ID}/metrics?get=numRestarts,noSuchMetric`)), [{ id: 'numRestarts', value: String(restarts) }]);
@@ -158,7 +169,11 @@ test('simulator.checkpoint.stall-after: checkpoints complete, then stop completi
     await sleep(60);
     assert.equal(job.completedCount, completed, 'no checkpoint completes any more');
     assert.equal(job.state, 'RUNNING');
-    const metrics = new Map(json<Metrics>(call(jm, 'GET', `/jobs/${JOB_ID}/metrics?get=numberOfCompletedCheckpoints,numberOfFailedCheckpoints,numberOfInProgressCheckpoints`)).map((m) => [m.id, m.value]));
+    const metrics = new Map(
+      json<Metrics>(call(jm, 'GET', `/jobs/${JOB_ID}/metrics?get=numberOfCompletedCheckpoints,numberOfFailedCheckpoints,numberOfInProgressCheckpoints`)).map(
+        (m) => [m.id, m.value],
+      ),
+    );
     assert.equal(metrics.get('numberOfCompletedCheckpoints'), String(completed));
     assert.ok(Number(metrics.get('numberOfFailedCheckpoints')) >= 1);
     // a triggered checkpoint hangs too, until it expires

@@ -11,7 +11,13 @@ import { InMemoryHaMetadataStore } from '../../../src/devcluster/simulation/ha-m
 import { seededRandom } from '../../../src/devcluster/simulation/simulation-random.js';
 
 const JOB_ID = '0123456789abcdef0123456789abcdef';
-const TIMING: JobManagerTiming = { jobStartDelayMs: 10, savepointDurationMs: 15, cancelDurationMs: 5, disposalDurationMs: 5, defaultCheckpointIntervalMs: null };
+const TIMING: JobManagerTiming = {
+  jobStartDelayMs: 10,
+  savepointDurationMs: 15,
+  cancelDurationMs: 5,
+  disposalDurationMs: 5,
+  defaultCheckpointIntervalMs: null,
+};
 
 interface World {
   storage: SnapshotStorage;
@@ -33,7 +39,9 @@ function configYaml(extra: Record<string, string> = {}): string {
     'kubernetes.cluster-id': 'demo',
     ...extra,
   };
-  return Object.entries(base).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n');
+  return Object.entries(base)
+    .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+    .join('\n');
 }
 
 async function startJm(w: World, opts: { config?: Record<string, string>; extraArgs?: string[]; podName?: string } = {}): Promise<SimulatedJobManager> {
@@ -98,12 +106,30 @@ async function takeSavepoint(w: World, jm: SimulatedJobManager, body: unknown = 
 }
 
 test('launch: args and config are read as Flink reads them', () => {
-  const args = parseFlinkArgs(['standalone-job', '--job-classname', 'a.B', '--fromSavepoint', 'file:/sp/1', '--allowNonRestoredState', '-Dfoo=bar', '-D', 'x=y', 'user', '--flag']);
+  const args = parseFlinkArgs([
+    'standalone-job',
+    '--job-classname',
+    'a.B',
+    '--fromSavepoint',
+    'file:/sp/1',
+    '--allowNonRestoredState',
+    '-Dfoo=bar',
+    '-D',
+    'x=y',
+    'user',
+    '--flag',
+  ]);
   assert.equal(args.role, 'application-jobmanager');
   assert.equal(args.jobClassName, 'a.B');
   assert.equal(args.fromSavepoint, 'file:/sp/1');
   assert.equal(args.allowNonRestoredState, true);
-  assert.deepEqual([...args.dynamicProperties], [['foo', 'bar'], ['x', 'y']]);
+  assert.deepEqual(
+    [...args.dynamicProperties],
+    [
+      ['foo', 'bar'],
+      ['x', 'y'],
+    ],
+  );
   assert.deepEqual(args.programArgs, ['user', '--flag']);
 
   const nested = parseFlinkConfigYaml('state:\n  savepoints.dir: file:///sp\nhigh-availability:\n  type: kubernetes\ntaskmanager.numberOfTaskSlots: 2\n');
@@ -194,10 +220,13 @@ test('savepoint completes under the configured directory, and a new JobManager r
       body: { errors: [`There is no savepoint operation with triggerId=${triggerId} for job ${JOB_ID}.`] },
     });
     const lineage = w.lineage.get('ns1', 'demo');
-    assert.deepEqual(lineage.submissions.map((s) => [s.restoredFrom, s.allowNonRestoredState, s.podName]), [
-      [null, false, 'demo-jm-0'],
-      [location, true, 'demo-jm-1'],
-    ]);
+    assert.deepEqual(
+      lineage.submissions.map((s) => [s.restoredFrom, s.allowNonRestoredState, s.podName]),
+      [
+        [null, false, 'demo-jm-0'],
+        [location, true, 'demo-jm-1'],
+      ],
+    );
     assert.equal(lineage.savepoints.length, 2);
     assert.ok(lineage.savepoints.every((s) => s.status === 'COMPLETED' && s.kind === 'savepoint' && s.completedAt !== null));
     assert.deepEqual(lineage.savepoints.map((s) => s.triggerId).includes(triggerId), true);
@@ -214,7 +243,10 @@ test('restoring from a path never written, or disposed, fails the job like Flink
     const exceptions = bodyOf(call(w, jm, 'GET', `/jobs/${JOB_ID}/exceptions`));
     const entry = exceptions.exceptionHistory.entries[0];
     assert.equal(entry.exceptionName, 'org.apache.flink.runtime.client.JobInitializationException');
-    assert.match(entry.stacktrace, /Cannot find checkpoint or savepoint file\/directory 'file:\/\/\/flink-data\/savepoints\/savepoint-000000-aaaaaaaaaaaa' on file system 'file'/);
+    assert.match(
+      entry.stacktrace,
+      /Cannot find checkpoint or savepoint file\/directory 'file:\/\/\/flink-data\/savepoints\/savepoint-000000-aaaaaaaaaaaa' on file system 'file'/,
+    );
     assert.match(exceptions['root-exception'], /JobInitializationException/);
     const result = bodyOf(call(w, jm, 'GET', `/jobs/${JOB_ID}/execution-result`));
     assert.equal(result.status.id, 'COMPLETED');
@@ -236,7 +268,10 @@ test('restoring from a path never written, or disposed, fails the job like Flink
     const jm3 = await startJm(w, { extraArgs: ['--fromSavepoint', sp.operation.location] });
     await until(() => jm3.getJob(JOB_ID)?.state === 'FAILED', 'FAILED after disposal');
     const lineage = w.lineage.get('ns1', 'demo');
-    assert.deepEqual(lineage.disposals.map((d) => d.path), [sp.operation.location]);
+    assert.deepEqual(
+      lineage.disposals.map((d) => d.path),
+      [sp.operation.location],
+    );
     assert.equal(lineage.submissions.at(-1)?.restoredFrom, sp.operation.location);
   } finally {
     stopAll(w);
@@ -257,7 +292,10 @@ test('stop-with-savepoint finishes the job; cancel goes through CANCELLING; term
     assert.match(done.operation.location, /^file:\/flink-data\/savepoints\/savepoint-012345-/);
     assert.equal(jm.getJob(JOB_ID)?.state, 'FINISHED');
     const cancelFinished = call(w, jm, 'PATCH', `/jobs/${JOB_ID}?mode=cancel`);
-    assert.deepEqual(cancelFinished, { status: 409, body: { errors: ['Job cancellation failed because the job has already reached another terminal state (FINISHED).'] } });
+    assert.deepEqual(cancelFinished, {
+      status: 409,
+      body: { errors: ['Job cancellation failed because the job has already reached another terminal state (FINISHED).'] },
+    });
     assert.deepEqual(call(w, jm, 'PATCH', `/jobs/${'a'.repeat(32)}?mode=cancel`), { status: 404, body: { errors: ['Job could not be found.'] } });
     assert.equal(w.lineage.get('ns1', 'demo').savepoints[0]?.kind, 'stop-with-savepoint');
     jm.stop();
@@ -309,13 +347,20 @@ test('failure modes: savepoint fail and hang, job fail-after, REST unavailable',
     assert.equal(hanging.getJob(JOB_ID)?.state, 'RUNNING');
     hanging.stop();
     const sps = w.lineage.get('ns1', 'demo').savepoints;
-    assert.deepEqual(sps.map((s) => s.status), ['FAILED', 'FAILED'], 'a hung savepoint of a killed JobManager never completes');
+    assert.deepEqual(
+      sps.map((s) => s.status),
+      ['FAILED', 'FAILED'],
+      'a hung savepoint of a killed JobManager never completes',
+    );
 
     const crashing = await startJm(w, { config: { 'simulator.job.fail-after': '20 ms' } });
     await until(() => crashing.getJob(JOB_ID)?.state === 'FAILED', 'FAILED after fail-after');
     const timestamps = bodyOf(call(w, crashing, 'GET', `/jobs/${JOB_ID}`)).timestamps;
     // Date.now() timestamps are whole milliseconds: a 20 ms timer can span 19 of them
-    assert.ok(timestamps.RUNNING > 0 && timestamps.FAILED - timestamps.RUNNING >= 19, `it ran, then failed (${timestamps.FAILED - timestamps.RUNNING} ms apart)`);
+    assert.ok(
+      timestamps.RUNNING > 0 && timestamps.FAILED - timestamps.RUNNING >= 19,
+      `it ran, then failed (${timestamps.FAILED - timestamps.RUNNING} ms apart)`,
+    );
     const entry = bodyOf(call(w, crashing, 'GET', `/jobs/${JOB_ID}/exceptions`)).exceptionHistory.entries[0];
     assert.equal(entry.exceptionName, 'org.apache.flink.runtime.JobException');
     crashing.stop();
@@ -334,7 +379,12 @@ test('failure modes: savepoint fail and hang, job fail-after, REST unavailable',
 test('periodic checkpoints, retention, triggered checkpoints, and HA recovery from the latest checkpoint', async () => {
   const w = world();
   try {
-    const ha = { 'high-availability.type': 'kubernetes', 'high-availability.storageDir': 'file:///flink-data/ha', 'execution.checkpointing.dir': 'file:///flink-data/checkpoints', 'execution.checkpointing.interval': '20 ms' };
+    const ha = {
+      'high-availability.type': 'kubernetes',
+      'high-availability.storageDir': 'file:///flink-data/ha',
+      'execution.checkpointing.dir': 'file:///flink-data/checkpoints',
+      'execution.checkpointing.interval': '20 ms',
+    };
     const jm = await runningJm(w, { config: ha });
     await until(() => (jm.getJob(JOB_ID)?.completedCount ?? 0) >= 3, 'three checkpoints');
     const stats = bodyOf(call(w, jm, 'GET', `/jobs/${JOB_ID}/checkpoints`));
@@ -387,7 +437,9 @@ test('failure modes: a bounded job finishes, checkpoints fail, a session JobMana
     assert.equal(bodyOf(call(w, bounded, 'GET', `/jobs/${JOB_ID}/execution-result`))['job-execution-result']['application-status'], 'SUCCEEDED');
     bounded.stop();
 
-    const noCheckpoints = await runningJm(w, { config: { 'execution.checkpointing.dir': 'file:///cp', 'execution.checkpointing.interval': '10 ms', 'simulator.checkpoint.failure': 'fail' } });
+    const noCheckpoints = await runningJm(w, {
+      config: { 'execution.checkpointing.dir': 'file:///cp', 'execution.checkpointing.interval': '10 ms', 'simulator.checkpoint.failure': 'fail' },
+    });
     await until(() => (noCheckpoints.getJob(JOB_ID)?.failedCount ?? 0) >= 2, 'failed checkpoints');
     const stats = bodyOf(call(w, noCheckpoints, 'GET', `/jobs/${JOB_ID}/checkpoints`));
     assert.equal(stats.counts.completed, 0);
@@ -442,10 +494,13 @@ test('a client-chosen trigger id is idempotent within a JobManager and recorded 
     const { result } = await takeSavepoint(w, next, { triggerId });
     assert.ok(result.operation.location);
     const sps = w.lineage.get('ns1', 'demo').savepoints;
-    assert.deepEqual(sps.map((s) => [s.triggerId, s.status, s.location === result.operation.location]), [
-      [triggerId, 'FAILED', false],
-      [triggerId, 'COMPLETED', true],
-    ]);
+    assert.deepEqual(
+      sps.map((s) => [s.triggerId, s.status, s.location === result.operation.location]),
+      [
+        [triggerId, 'FAILED', false],
+        [triggerId, 'COMPLETED', true],
+      ],
+    );
   } finally {
     stopAll(w);
   }

@@ -34,7 +34,9 @@ test('a native TaskManager pod: name, labels, owner, container, resources, confi
   const pod = buildNativeTaskManagerPod({ namespace: 'team-a', clusterId: 'orders', podName: 'orders-taskmanager-1-2', ownerUid: 'jm-uid', config });
   assert.equal(pod.metadata?.name, 'orders-taskmanager-1-2');
   assert.deepEqual(pod.metadata?.labels, { team: 'a', tier: 'batch', type: 'flink-native-kubernetes', app: 'orders', component: 'taskmanager' });
-  assert.deepEqual(pod.metadata?.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'orders', uid: 'jm-uid', controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(pod.metadata?.ownerReferences, [
+    { apiVersion: 'apps/v1', kind: 'Deployment', name: 'orders', uid: 'jm-uid', controller: true, blockOwnerDeletion: true },
+  ]);
   const c = pod.spec!.containers[0]!;
   assert.equal(c.name, 'flink-main-container');
   assert.equal(c.image, 'flink:1.20');
@@ -62,10 +64,22 @@ test('a TaskManager pod template is the base: its sidecars, volumes, node select
   const pod = buildNativeTaskManagerPod({ namespace: 'ns', clusterId: 'orders', podName: 'orders-taskmanager-1-1', ownerUid: 'u', config, template });
   assert.equal(pod.metadata?.labels?.from, 'template');
   assert.deepEqual(pod.spec?.nodeSelector, { pool: 'flink' });
-  assert.deepEqual(pod.spec?.containers.map((c) => c.name), ['flink-main-container', 'sidecar']);
-  assert.deepEqual(pod.spec?.containers[0]?.env?.map((e) => e.name), ['A', '_POD_IP_ADDRESS']);
-  assert.deepEqual(pod.spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath), ['/data', '/opt/flink/conf']);
-  assert.deepEqual(pod.spec?.volumes?.map((v) => v.name), ['data', 'flink-config-volume']);
+  assert.deepEqual(
+    pod.spec?.containers.map((c) => c.name),
+    ['flink-main-container', 'sidecar'],
+  );
+  assert.deepEqual(
+    pod.spec?.containers[0]?.env?.map((e) => e.name),
+    ['A', '_POD_IP_ADDRESS'],
+  );
+  assert.deepEqual(
+    pod.spec?.containers[0]?.volumeMounts?.map((m) => m.mountPath),
+    ['/data', '/opt/flink/conf'],
+  );
+  assert.deepEqual(
+    pod.spec?.volumes?.map((v) => v.name),
+    ['data', 'flink-config-volume'],
+  );
 });
 
 test('attempt numbers and memory sizes', () => {
@@ -121,7 +135,10 @@ test('a restarted JobManager adopts the live TaskManagers of previous attempts a
   const { core, apps, calls } = fakeApis([live('orders-taskmanager-2-1'), live('orders-taskmanager-1-4', 'Failed')]);
   const rm = new NativeResourceManager({ core, apps, namespace: 'ns', clusterId: 'orders', config, parallelism: 6, slotsPerTaskManager: 2 });
   await rm.start();
-  assert.deepEqual(calls.filter((c) => c.startsWith('create')), ['create orders-taskmanager-3-1', 'create orders-taskmanager-3-2']);
+  assert.deepEqual(
+    calls.filter((c) => c.startsWith('create')),
+    ['create orders-taskmanager-3-1', 'create orders-taskmanager-3-2'],
+  );
 });
 
 test('a stopped JobManager creates nothing', async () => {

@@ -34,7 +34,13 @@ class ScriptedInformer<T extends KubernetesObject> {
 
 function readyPod(name: string, owner: V1ReplicaSet, ready: boolean, rv: string): V1Pod {
   return {
-    metadata: { name, namespace: 'ns', uid: `uid-${name}`, resourceVersion: rv, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner.metadata!.name!, uid: owner.metadata!.uid!, controller: true }] },
+    metadata: {
+      name,
+      namespace: 'ns',
+      uid: `uid-${name}`,
+      resourceVersion: rv,
+      ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: owner.metadata!.name!, uid: owner.metadata!.uid!, controller: true }],
+    },
     status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   };
 }
@@ -68,7 +74,10 @@ test('ReplicaSet controller: one status write per cached version, resumes once t
   } as unknown as SimulationCoreApi;
   const controller = new ReplicaSetController({ apps, core, replicaSets: replicaSets.asInformer(), pods: pods.asInformer(), random: () => 0.5 });
   try {
-    const rs: V1ReplicaSet = { metadata: { name: 'r', namespace: 'ns', uid: 'rs-uid', generation: 1, resourceVersion: '10' }, spec: { replicas: 1, selector: {} } };
+    const rs: V1ReplicaSet = {
+      metadata: { name: 'r', namespace: 'ns', uid: 'rs-uid', generation: 1, resourceVersion: '10' },
+      spec: { replicas: 1, selector: {} },
+    };
     pods.deliver('add', readyPod('r-abcde', rs, false, '11'));
     replicaSets.deliver('add', rs);
     await controller.idle();
@@ -80,7 +89,11 @@ test('ReplicaSet controller: one status write per cached version, resumes once t
     assert.equal(statusWrites.length, 1, 'no write based on the stale rv 10 (it would be a 409)');
 
     // the watch event of our write arrives: the sync writes the Ready count from the fresh object
-    replicaSets.deliver('update', { ...rs, metadata: { ...rs.metadata, resourceVersion: '13' }, status: { replicas: 1, fullyLabeledReplicas: 1, readyReplicas: 0, availableReplicas: 0, observedGeneration: 1 } });
+    replicaSets.deliver('update', {
+      ...rs,
+      metadata: { ...rs.metadata, resourceVersion: '13' },
+      status: { replicas: 1, fullyLabeledReplicas: 1, readyReplicas: 0, availableReplicas: 0, observedGeneration: 1 },
+    });
     await controller.idle();
     assert.deepEqual(statusWrites[1], { rv: '13', ready: 1 });
     assert.equal(statusWrites.length, 2);
@@ -112,7 +125,10 @@ test('Deployment controller: no repeated revision patch or status write before t
   const controller = new DeploymentController({ apps, deployments: deployments.asInformer(), replicaSets: replicaSets.asInformer() });
   try {
     const template = { metadata: { labels: { app: 'd' } }, spec: { containers: [{ name: 'c', image: 'i:1' }] } };
-    const d: V1Deployment = { metadata: { name: 'd', namespace: 'ns', uid: 'd-uid', generation: 1, resourceVersion: '1' }, spec: { replicas: 1, selector: { matchLabels: { app: 'd' } }, strategy: { type: 'Recreate' }, template } };
+    const d: V1Deployment = {
+      metadata: { name: 'd', namespace: 'ns', uid: 'd-uid', generation: 1, resourceVersion: '1' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'd' } }, strategy: { type: 'Recreate' }, template },
+    };
     deployments.deliver('add', d);
     await controller.idle();
     assert.deepEqual(calls, ['create-rs', 'patch-revision', 'status@102:updated=0']);
@@ -120,7 +136,15 @@ test('Deployment controller: no repeated revision patch or status write before t
     // the ReplicaSet appears (and gets a pod) before the watch delivered the Deployment status write
     const hash = podTemplateHash(template);
     const rs: V1ReplicaSet = {
-      metadata: { name: `d-${hash}`, namespace: 'ns', uid: 'rs-uid', resourceVersion: '150', labels: { 'pod-template-hash': hash }, annotations: { 'deployment.kubernetes.io/revision': '1', 'deployment.kubernetes.io/desired-replicas': '1' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'd-uid', controller: true }] },
+      metadata: {
+        name: `d-${hash}`,
+        namespace: 'ns',
+        uid: 'rs-uid',
+        resourceVersion: '150',
+        labels: { 'pod-template-hash': hash },
+        annotations: { 'deployment.kubernetes.io/revision': '1', 'deployment.kubernetes.io/desired-replicas': '1' },
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'd-uid', controller: true }],
+      },
       spec: { replicas: 1, selector: {} },
       status: { replicas: 1, readyReplicas: 0, availableReplicas: 0 },
     };
@@ -129,7 +153,11 @@ test('Deployment controller: no repeated revision patch or status write before t
     assert.equal(calls.length, 3, 'nothing written from the stale Deployment (rv 1): the patch would repeat, the status write would be a 409');
 
     // the watch shows our writes: the sync writes the new counts, and does not patch the revision again
-    deployments.deliver('update', { ...d, metadata: { ...d.metadata, resourceVersion: '103', annotations: { 'deployment.kubernetes.io/revision': '1' } }, status: { observedGeneration: 1, replicas: 0, updatedReplicas: 0 } });
+    deployments.deliver('update', {
+      ...d,
+      metadata: { ...d.metadata, resourceVersion: '103', annotations: { 'deployment.kubernetes.io/revision': '1' } },
+      status: { observedGeneration: 1, replicas: 0, updatedReplicas: 0 },
+    });
     await controller.idle();
     assert.deepEqual(calls.slice(3), ['status@103:updated=1']);
   } finally {

@@ -135,16 +135,31 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
     assert.equal(d.spec!.replicas, 1);
     assert.equal(d.metadata!.generation, 1);
     assert.equal(d.status!.readyReplicas, undefined, 'create resets status');
-    const withStatus = await apps.replaceNamespacedDeploymentStatus({ namespace: 'default', name: 'web', body: { ...d, status: { readyReplicas: 1, replicas: 1 } } });
+    const withStatus = await apps.replaceNamespacedDeploymentStatus({
+      namespace: 'default',
+      name: 'web',
+      body: { ...d, status: { readyReplicas: 1, replicas: 1 } },
+    });
     assert.equal(withStatus.status!.readyReplicas, 1);
     assert.equal(withStatus.metadata!.generation, 1, '/status writes do not bump generation');
-    const scaled = await apps.replaceNamespacedDeployment({ namespace: 'default', name: 'web', body: { ...withStatus, spec: { ...withStatus.spec!, replicas: 3 }, status: {} } });
+    const scaled = await apps.replaceNamespacedDeployment({
+      namespace: 'default',
+      name: 'web',
+      body: { ...withStatus, spec: { ...withStatus.spec!, replicas: 3 }, status: {} },
+    });
     assert.equal(scaled.metadata!.generation, 2);
     assert.equal(scaled.status!.readyReplicas, 1, 'main-resource writes keep the status');
-    const labelOnly = await apps.replaceNamespacedDeployment({ namespace: 'default', name: 'web', body: { ...scaled, metadata: { ...scaled.metadata!, labels: { app: 'web', x: 'y' } } } });
+    const labelOnly = await apps.replaceNamespacedDeployment({
+      namespace: 'default',
+      name: 'web',
+      body: { ...scaled, metadata: { ...scaled.metadata!, labels: { app: 'web', x: 'y' } } },
+    });
     assert.equal(labelOnly.metadata!.generation, 2, 'metadata changes do not bump generation');
     await assert.rejects(
-      apps.createNamespacedDeployment({ namespace: 'default', body: { ...body, metadata: { name: 'bad' }, spec: { ...body.spec, selector: { matchLabels: { app: 'other' } } } } }),
+      apps.createNamespacedDeployment({
+        namespace: 'default',
+        body: { ...body, metadata: { name: 'bad' }, spec: { ...body.spec, selector: { matchLabels: { app: 'other' } } } },
+      }),
       (e: any) => e.code === 422 && /`selector` does not match template `labels`/.test(statusOf(e).message),
     );
   });
@@ -159,26 +174,45 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
     const d = await apps.readNamespacedDeployment({ namespace: 'default', name: 'web' });
     assert.equal(d.spec!.replicas, 5);
     assert.equal(d.metadata!.generation, 3);
-    await assert.rejects(apps.replaceNamespacedDeploymentScale({ namespace: 'default', name: 'web', body: { ...scale, spec: { replicas: 6 } } }), (e: any) => e.code === 409);
+    await assert.rejects(
+      apps.replaceNamespacedDeploymentScale({ namespace: 'default', name: 'web', body: { ...scale, spec: { replicas: 6 } } }),
+      (e: any) => e.code === 409,
+    );
   });
 
   it('serves RBAC objects, including names with colons', async () => {
     const rbac = cluster.kubeConfig().makeApiClient(RbacAuthorizationV1Api);
-    await rbac.createClusterRole({ body: { metadata: { name: 'flink-operator:manager' }, rules: [{ apiGroups: ['flink.apache.org'], resources: ['flinkdeployments'], verbs: ['*'] }] } });
-    await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: 'flink' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] } });
+    await rbac.createClusterRole({
+      body: { metadata: { name: 'flink-operator:manager' }, rules: [{ apiGroups: ['flink.apache.org'], resources: ['flinkdeployments'], verbs: ['*'] }] },
+    });
+    await rbac.createNamespacedRole({
+      namespace: 'default',
+      body: { metadata: { name: 'flink' }, rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }] },
+    });
     await rbac.createNamespacedRoleBinding({
       namespace: 'default',
-      body: { metadata: { name: 'flink' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'flink' }, subjects: [{ kind: 'ServiceAccount', name: 'flink', namespace: 'default' }] },
+      body: {
+        metadata: { name: 'flink' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'flink' },
+        subjects: [{ kind: 'ServiceAccount', name: 'flink', namespace: 'default' }],
+      },
     });
     await rbac.createClusterRoleBinding({
-      body: { metadata: { name: 'flink-operator:manager' }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flink-operator:manager' }, subjects: [] },
+      body: {
+        metadata: { name: 'flink-operator:manager' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'flink-operator:manager' },
+        subjects: [],
+      },
     });
     assert.equal((await rbac.listClusterRole()).items.length, 1);
     assert.equal((await rbac.readNamespacedRoleBinding({ namespace: 'default', name: 'flink' })).roleRef.name, 'flink');
   });
 
   it('assigns service cluster IPs and serves leases for leader election with 409 on a lost race', async () => {
-    const svc = await core.createNamespacedService({ namespace: 'default', body: { metadata: { name: 'svc-a' }, spec: { ports: [{ port: 8081 }], selector: { app: 'x' } } } });
+    const svc = await core.createNamespacedService({
+      namespace: 'default',
+      body: { metadata: { name: 'svc-a' }, spec: { ports: [{ port: 8081 }], selector: { app: 'x' } } },
+    });
     assert.match(svc.spec!.clusterIP!, /^10\.96\./);
     assert.equal(svc.spec!.ports![0].protocol, 'TCP');
     assert.equal(svc.spec!.ports![0].targetPort, 8081);
@@ -188,7 +222,10 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
       body: { metadata: { name: 'leader' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 15, renewTime: new V1MicroTime() } },
     });
     await coord.replaceNamespacedLease({ namespace: 'default', name: 'leader', body: { ...lease, spec: { ...lease.spec!, holderIdentity: 'b' } } });
-    await assert.rejects(coord.replaceNamespacedLease({ namespace: 'default', name: 'leader', body: { ...lease, spec: { ...lease.spec!, holderIdentity: 'c' } } }), (e: any) => e.code === 409);
+    await assert.rejects(
+      coord.replaceNamespacedLease({ namespace: 'default', name: 'leader', body: { ...lease, spec: { ...lease.spec!, holderIdentity: 'c' } } }),
+      (e: any) => e.code === 409,
+    );
   });
 
   it('turns Secret stringData into base64 data', async () => {
@@ -245,7 +282,9 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
   });
 
   it('answers a protobuf body with 415 and a message naming the JSON workaround', async () => {
-    const r = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps', 'k8s\u0000...', { 'Content-Type': 'application/vnd.kubernetes.protobuf' });
+    const r = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps', 'k8s\u0000...', {
+      'Content-Type': 'application/vnd.kubernetes.protobuf',
+    });
     assert.equal(r.status, 415);
     assert.match(r.json.message, /--dry-run=client -o yaml \| kubectl apply -f -/);
   });
@@ -254,7 +293,10 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
     const body = { metadata: { name: 'typo', labls: { a: 'b' } }, datta: { k: 'v' } };
     const strict = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps?fieldValidation=Strict', body);
     assert.equal(strict.status, 400);
-    assert.equal(strict.json.message, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datta", unknown field "metadata.labls"');
+    assert.equal(
+      strict.json.message,
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datta", unknown field "metadata.labls"',
+    );
     const lax = await raw(cluster.url, 'POST', '/api/v1/namespaces/default/configmaps', body);
     assert.equal(lax.status, 201);
     assert.equal(lax.json.datta, undefined);

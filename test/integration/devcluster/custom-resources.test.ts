@@ -26,7 +26,10 @@ describe('dev cluster: custom resources through client-node', () => {
   it('keeps discovery current as CRDs come and go, with status, scale and the preferred version', async () => {
     const groups = await raw(cluster.url, 'GET', '/apis');
     const g = groups.json.groups.find((x: any) => x.name === 'example.com');
-    assert.deepEqual(g.versions.map((v: any) => v.version), ['v1', 'v1beta1']);
+    assert.deepEqual(
+      g.versions.map((v: any) => v.version),
+      ['v1', 'v1beta1'],
+    );
     assert.equal(g.preferredVersion.version, 'v1');
     const rl = await raw(cluster.url, 'GET', '/apis/example.com/v1');
     const names = rl.json.resources.map((r: any) => r.name);
@@ -42,12 +45,20 @@ describe('dev cluster: custom resources through client-node', () => {
     const aggregated = await raw(cluster.url, 'GET', '/apis', undefined, { Accept: `${v2},application/json` });
     assert.equal(aggregated.headers.get('content-type'), v2);
     const ex = aggregated.json.items.find((i: any) => i.metadata.name === 'example.com');
-    assert.deepEqual(ex.versions.map((v: any) => v.version), ['v1', 'v1beta1']);
+    assert.deepEqual(
+      ex.versions.map((v: any) => v.version),
+      ['v1', 'v1beta1'],
+    );
     const aw = ex.versions[0].resources.find((r: any) => r.resource === 'widgets');
     assert.deepEqual(aw.responseKind, { group: 'example.com', version: 'v1', kind: 'Widget' });
     assert.equal(aw.scope, 'Namespaced');
-    assert.deepEqual(aw.subresources.map((x: any) => x.subresource), ['status', 'scale']);
-    const betaOnly = await raw(cluster.url, 'GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json' });
+    assert.deepEqual(
+      aw.subresources.map((x: any) => x.subresource),
+      ['status', 'scale'],
+    );
+    const betaOnly = await raw(cluster.url, 'GET', '/apis', undefined, {
+      Accept: 'application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json',
+    });
     assert.equal(betaOnly.json.kind, 'APIGroupList', 'only exactly v2 gets the aggregated document');
     const openapi = await raw(cluster.url, 'GET', '/openapi/v3');
     assert.ok(openapi.json.paths['apis/example.com/v1']);
@@ -72,7 +83,10 @@ describe('dev cluster: custom resources through client-node', () => {
       assert.equal(e.code, 422);
       const s = statusOf(e);
       assert.equal(s.reason, 'Invalid');
-      assert.equal(s.message, 'Widget.example.com "bad" is invalid: spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10');
+      assert.equal(
+        s.message,
+        'Widget.example.com "bad" is invalid: spec.replicas: Invalid value: 20: spec.replicas in body should be less than or equal to 10',
+      );
       assert.equal(s.details.causes[0].field, 'spec.replicas');
       return true;
     });
@@ -89,10 +103,20 @@ describe('dev cluster: custom resources through client-node', () => {
   });
 
   it('rejects unknown fields with 400 under fieldValidation=Strict and warns under Warn', async () => {
-    const strict = await raw(cluster.url, 'POST', '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Strict', widget('strict', { image: 'x', bogus: 1 }));
+    const strict = await raw(
+      cluster.url,
+      'POST',
+      '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Strict',
+      widget('strict', { image: 'x', bogus: 1 }),
+    );
     assert.equal(strict.status, 400);
     assert.equal(strict.json.message, 'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.bogus"');
-    const warn = await raw(cluster.url, 'POST', '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Warn', widget('warned', { image: 'x', bogus: 1 }));
+    const warn = await raw(
+      cluster.url,
+      'POST',
+      '/apis/example.com/v1/namespaces/default/widgets?fieldValidation=Warn',
+      widget('warned', { image: 'x', bogus: 1 }),
+    );
     assert.equal(warn.status, 201);
     assert.match(warn.headers.get('warning') ?? '', /299 - "unknown field \\"spec.bogus\\""/);
   });
@@ -105,14 +129,25 @@ describe('dev cluster: custom resources through client-node', () => {
       assert.equal(statusOf(e).message, 'Widget.example.com "w1" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update');
       return true;
     });
-    const withStatus: any = await co.replaceNamespacedCustomObjectStatus({ ...W, name: 'w1', body: { ...w, spec: { image: 'ignored' }, status: { phase: 'Running', replicas: 1 } } });
+    const withStatus: any = await co.replaceNamespacedCustomObjectStatus({
+      ...W,
+      name: 'w1',
+      body: { ...w, spec: { image: 'ignored' }, status: { phase: 'Running', replicas: 1 } },
+    });
     assert.equal(withStatus.status.phase, 'Running');
     assert.equal(withStatus.spec.image, 'flink:2', '/status writes change only status');
     assert.equal(withStatus.metadata.generation, 1);
-    const main: any = await co.replaceNamespacedCustomObject({ ...W, name: 'w1', body: { ...withStatus, spec: { ...withStatus.spec, image: 'flink:3' }, status: { phase: 'Forged' } } });
+    const main: any = await co.replaceNamespacedCustomObject({
+      ...W,
+      name: 'w1',
+      body: { ...withStatus, spec: { ...withStatus.spec, image: 'flink:3' }, status: { phase: 'Forged' } },
+    });
     assert.equal(main.status.phase, 'Running', 'main-resource writes keep the old status');
     assert.equal(main.metadata.generation, 2);
-    await assert.rejects(co.replaceNamespacedCustomObject({ ...W, name: 'w1', body: withStatus }), (e: any) => e.code === 409 && statusOf(e).reason === 'Conflict');
+    await assert.rejects(
+      co.replaceNamespacedCustomObject({ ...W, name: 'w1', body: withStatus }),
+      (e: any) => e.code === 409 && statusOf(e).reason === 'Conflict',
+    );
   });
 
   it('serves the scale subresource', async () => {
@@ -121,7 +156,10 @@ describe('dev cluster: custom resources through client-node', () => {
     assert.equal(scale.apiVersion, 'autoscaling/v1');
     assert.equal(scale.spec.replicas, 1);
     assert.equal(scale.status.replicas, 1);
-    await co.patchNamespacedCustomObjectScale({ ...W, name: 'w1', body: { spec: { replicas: 4 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await co.patchNamespacedCustomObjectScale(
+      { ...W, name: 'w1', body: { spec: { replicas: 4 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     const after: any = await co.getNamespacedCustomObject({ ...W, name: 'w1' });
     assert.equal(after.spec.replicas, 4);
     assert.equal(after.metadata.generation, 3);
@@ -133,7 +171,11 @@ describe('dev cluster: custom resources through client-node', () => {
     assert.equal(beta.spec.image, 'flink:3');
     assert.equal(beta.spec.extra, undefined, 'pruned by the v1beta1 schema on read');
     // a write through v1beta1 is stored in the storage version v1, pruned by its schema
-    const created: any = await co.createNamespacedCustomObject({ ...W, version: 'v1beta1', body: widget('from-beta', { image: 'b', legacyField: 'kept?' }, 'v1beta1') });
+    const created: any = await co.createNamespacedCustomObject({
+      ...W,
+      version: 'v1beta1',
+      body: widget('from-beta', { image: 'b', legacyField: 'kept?' }, 'v1beta1'),
+    });
     assert.equal(created.apiVersion, 'example.com/v1beta1');
     assert.equal(created.spec.replicas, 2, 'v1beta1 default');
     assert.equal(created.spec.legacyField, undefined, 'pruned by the storage (v1) schema on write');
@@ -146,14 +188,39 @@ describe('dev cluster: custom resources through client-node', () => {
   it('keeps stored objects when a CRD is replaced, re-reads them through the new schema, grows storedVersions', async () => {
     await co.createNamespacedCustomObject({ ...W, body: widget('keep', { image: 'k', mode: 'batch' }) });
     const crd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
-    const narrowed = widgetCrd({ v1beta1Storage: true, v1Schema: { type: 'object', properties: { spec: { type: 'object', properties: { image: { type: 'string' } } }, status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } });
-    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...narrowed, metadata: { name: crd.metadata!.name, resourceVersion: crd.metadata!.resourceVersion } })).status, 200);
+    const narrowed = widgetCrd({
+      v1beta1Storage: true,
+      v1Schema: {
+        type: 'object',
+        properties: {
+          spec: { type: 'object', properties: { image: { type: 'string' } } },
+          status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+        },
+      },
+    });
+    assert.equal(
+      (
+        await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, {
+          ...narrowed,
+          metadata: { name: crd.metadata!.name, resourceVersion: crd.metadata!.resourceVersion },
+        })
+      ).status,
+      200,
+    );
     const hidden: any = await co.getNamespacedCustomObject({ ...W, name: 'keep' });
     assert.equal(hidden.spec.mode, undefined, 'a narrower schema hides the stored field');
     const updatedCrd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
     assert.deepEqual(updatedCrd.status!.storedVersions, ['v1', 'v1beta1']);
     // restore the original schema: the stored field is back, it was never rewritten
-    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...widgetCrd(), metadata: { name: 'widgets.example.com', resourceVersion: updatedCrd.metadata!.resourceVersion } })).status, 200);
+    assert.equal(
+      (
+        await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, {
+          ...widgetCrd(),
+          metadata: { name: 'widgets.example.com', resourceVersion: updatedCrd.metadata!.resourceVersion },
+        })
+      ).status,
+      200,
+    );
     const back: any = await co.getNamespacedCustomObject({ ...W, name: 'keep' });
     assert.equal(back.spec.mode, 'batch');
   });
@@ -163,17 +230,38 @@ describe('dev cluster: custom resources through client-node', () => {
     const crd = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
     const withDefault = widgetCrd();
     withDefault.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.mode.default = 'streaming';
-    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...withDefault, metadata: { name: 'widgets.example.com', resourceVersion: crd.metadata!.resourceVersion } })).status, 200);
+    assert.equal(
+      (
+        await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, {
+          ...withDefault,
+          metadata: { name: 'widgets.example.com', resourceVersion: crd.metadata!.resourceVersion },
+        })
+      ).status,
+      200,
+    );
     const read: any = await co.getNamespacedCustomObject({ ...W, name: 'late-default' });
     assert.equal(read.spec.mode, 'streaming', 'read-time default');
     const written: any = await co.replaceNamespacedCustomObject({ ...W, name: 'late-default', body: read });
     assert.equal(written.metadata.generation, 1, 'writing back the defaulted object is not a spec change');
     const restored = await ext.readCustomResourceDefinition({ name: 'widgets.example.com' });
-    assert.equal((await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, { ...widgetCrd(), metadata: { name: 'widgets.example.com', resourceVersion: restored.metadata!.resourceVersion } })).status, 200);
+    assert.equal(
+      (
+        await raw(cluster.url, 'PUT', `${CRDS}/widgets.example.com`, {
+          ...widgetCrd(),
+          metadata: { name: 'widgets.example.com', resourceVersion: restored.metadata!.resourceVersion },
+        })
+      ).status,
+      200,
+    );
   });
 
   it('serves cluster-scoped custom resources', async () => {
-    const g: any = await co.createClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'gadgets', body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { free: { form: 1 } } } });
+    const g: any = await co.createClusterCustomObject({
+      group: 'example.com',
+      version: 'v1',
+      plural: 'gadgets',
+      body: { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'g1' }, spec: { free: { form: 1 } } },
+    });
     assert.equal(g.metadata.namespace, undefined);
     assert.deepEqual(g.spec, { free: { form: 1 } });
     const list: any = await co.listClusterCustomObject({ group: 'example.com', version: 'v1', plural: 'gadgets' });

@@ -20,7 +20,13 @@ describe('dev cluster: deletion, finalizers and garbage collection', () => {
   });
   after(() => cluster.stop());
 
-  const ownerRef = (o: any, extra: Record<string, unknown> = {}) => ({ apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, uid: o.metadata.uid, ...extra });
+  const ownerRef = (o: any, extra: Record<string, unknown> = {}) => ({
+    apiVersion: o.apiVersion,
+    kind: o.kind,
+    name: o.metadata.name,
+    uid: o.metadata.uid,
+    ...extra,
+  });
   const exists = async (name: string) => (await raw(cluster.url, 'GET', `/api/v1/namespaces/default/configmaps/${name}`)).status === 200;
 
   it('deletes without finalizers at once with a Success Status and a DELETED event', async () => {
@@ -48,17 +54,29 @@ describe('dev cluster: deletion, finalizers and garbage collection', () => {
     const still: any = await co.getNamespacedCustomObject({ ...W, name: 'fin' });
     assert.ok(still.metadata.deletionTimestamp);
     await assert.rejects(
-      co.patchNamespacedCustomObject({ ...W, name: 'fin', body: { metadata: { finalizers: ['example.com/cleanup', 'example.com/new'] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      co.patchNamespacedCustomObject(
+        { ...W, name: 'fin', body: { metadata: { finalizers: ['example.com/cleanup', 'example.com/new'] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
       (e: any) => {
         assert.equal(e.code, 422);
-        assert.match(statusOf(e).message, /metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers \[\]string\{"example.com\/new"\}/);
+        assert.match(
+          statusOf(e).message,
+          /metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers \[\]string\{"example.com\/new"\}/,
+        );
         return true;
       },
     );
-    await co.patchNamespacedCustomObject({ ...W, name: 'fin', body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await co.patchNamespacedCustomObject(
+      { ...W, name: 'fin', body: { metadata: { finalizers: null } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await assert.rejects(co.getNamespacedCustomObject({ ...W, name: 'fin' }), (e: any) => e.code === 404);
     const events = await w.waitFor(2);
-    assert.deepEqual(events.map((e) => e.type), ['MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['MODIFIED', 'DELETED'],
+    );
     assert.deepEqual(events[1].object.metadata.finalizers, undefined, 'DELETED shows the final state');
     w.close();
   });
@@ -75,7 +93,11 @@ describe('dev cluster: deletion, finalizers and garbage collection', () => {
     await cluster.settled();
     assert.equal(await exists('dep-1'), false);
     const dep2 = await core.readNamespacedConfigMap({ namespace: 'default', name: 'dep-2' });
-    assert.deepEqual(dep2.metadata!.ownerReferences!.map((r) => r.name), ['other-owner'], 'the dangling reference is removed');
+    assert.deepEqual(
+      dep2.metadata!.ownerReferences!.map((r) => r.name),
+      ['other-owner'],
+      'the dangling reference is removed',
+    );
   });
 
   it('holds a Foreground-deleted owner until its blocking dependents are gone', async () => {
@@ -110,7 +132,12 @@ describe('dev cluster: deletion, finalizers and garbage collection', () => {
     const foreign = await core.createNamespacedConfigMap({ namespace: 'gc-other', body: { metadata: { name: 'foreign' } } });
     await core.createNamespacedConfigMap({
       namespace: 'default',
-      body: { metadata: { name: 'orphan-ghost', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }] } },
+      body: {
+        metadata: {
+          name: 'orphan-ghost',
+          ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', uid: '00000000-0000-0000-0000-000000000000' }],
+        },
+      },
     });
     await core.createNamespacedConfigMap({
       namespace: 'default',

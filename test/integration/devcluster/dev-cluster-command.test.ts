@@ -13,7 +13,9 @@ describe('flink-operator dev-cluster', () => {
   it('serves in the foreground, writes a usable kubeconfig, logs its URL, and stops cleanly on SIGTERM', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'devcluster-cli-'));
     const kubeconfig = join(dir, 'kubeconfig');
-    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'dev-cluster', '--kubeconfig', kubeconfig, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, 'dev-cluster', '--kubeconfig', kubeconfig, '--port', '0'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

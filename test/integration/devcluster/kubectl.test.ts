@@ -39,7 +39,10 @@ describe('dev cluster: the real kubectl', () => {
     try {
       const before = cluster.requestLog.entries().length;
       await fresh.ok(['get', 'configmaps']);
-      const paths = cluster.requestLog.entries().slice(before).map((e) => e.path);
+      const paths = cluster.requestLog
+        .entries()
+        .slice(before)
+        .map((e) => e.path);
       assert.ok(paths.includes('/apis'));
       assert.ok(!paths.some((p) => p === '/api/v1' || p === '/apis/apps/v1'), `no legacy per-group-version discovery: ${paths.join(' ')}`);
     } finally {
@@ -59,7 +62,17 @@ describe('dev cluster: the real kubectl', () => {
     const rows = table(await k.ok(['get', 'flinkdeployments']));
     assert.deepEqual(rows[0], ['NAME', 'JOB STATUS', 'LIFECYCLE STATE', 'AGE']);
     assert.equal(rows[1][0], 'basic-example');
-    await k.ok(['patch', 'flinkdeployment', 'basic-example', '--subresource', 'status', '--type', 'merge', '-p', '{"status":{"lifecycleState":"STABLE","jobStatus":{"state":"RUNNING"}}}']);
+    await k.ok([
+      'patch',
+      'flinkdeployment',
+      'basic-example',
+      '--subresource',
+      'status',
+      '--type',
+      'merge',
+      '-p',
+      '{"status":{"lifecycleState":"STABLE","jobStatus":{"state":"RUNNING"}}}',
+    ]);
     const after = table(await k.ok(['get', 'flinkdep']));
     assert.deepEqual(after[1].slice(0, 3), ['basic-example', 'RUNNING', 'STABLE']);
     assert.match(after[1][3], /^\d+s$/);
@@ -99,7 +112,13 @@ describe('dev cluster: the real kubectl', () => {
   it('patches with --type merge, scales through the scale subresource and describes', async () => {
     await k.ok(['patch', 'flinkdeployment', 'basic-example', '--type', 'merge', '-p', '{"spec":{"job":{"parallelism":3}}}']);
     assert.match(await k.ok(['scale', 'flinkdeployment', 'basic-example', '--replicas=4']), /scaled/);
-    const out = await k.ok(['get', 'flinkdeployment', 'basic-example', '-o', 'jsonpath={.spec.job.parallelism} {.spec.taskManager.replicas} {.metadata.generation}']);
+    const out = await k.ok([
+      'get',
+      'flinkdeployment',
+      'basic-example',
+      '-o',
+      'jsonpath={.spec.job.parallelism} {.spec.taskManager.replicas} {.metadata.generation}',
+    ]);
     assert.equal(out, '3 4 3');
     const described = await k.ok(['describe', 'flinkdeployment', 'basic-example']);
     assert.match(described, /^Name:\s+basic-example$/m);
@@ -162,7 +181,11 @@ describe('dev cluster: the real kubectl', () => {
         apiVersion: 'apps/v1',
         kind: 'Deployment',
         metadata: { name: 'kd' },
-        spec: { replicas: 2, selector: { matchLabels: { app: 'kd' } }, template: { metadata: { labels: { app: 'kd' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } } },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: 'kd' } },
+          template: { metadata: { labels: { app: 'kd' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
+        },
       }),
     );
     const rows = table(await k.ok(['get', 'deployments']));
@@ -173,12 +196,25 @@ describe('dev cluster: the real kubectl', () => {
   it('prints pods and services with their usual columns', async () => {
     await k.ok(
       ['apply', '-f', '-'],
-      JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'kp' }, spec: { containers: [{ name: 'c', image: 'nginx:1' }, { name: 'd', image: 'nginx:1' }] } }),
+      JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'kp' },
+        spec: {
+          containers: [
+            { name: 'c', image: 'nginx:1' },
+            { name: 'd', image: 'nginx:1' },
+          ],
+        },
+      }),
     );
     const pods = table(await k.ok(['get', 'pods']));
     assert.deepEqual(pods[0], ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE']);
     assert.deepEqual(pods[1].slice(0, 4), ['kp', '0/2', 'Pending', '0']);
-    await k.ok(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ks' }, spec: { selector: { app: 'x' }, ports: [{ port: 8081 }] } }));
+    await k.ok(
+      ['apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'ks' }, spec: { selector: { app: 'x' }, ports: [{ port: 8081 }] } }),
+    );
     const svcs = table(await k.ok(['get', 'services']));
     assert.deepEqual(svcs[0], ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE']);
     assert.equal(svcs[1][0], 'ks');

@@ -53,7 +53,11 @@ describe('dev cluster: writes through a version whose schema is narrower than th
     // each test starts from a fresh object (a finalizer left by a failed test must not block that)
     await raw(cluster.url, 'PATCH', `${base('v1beta1')}/e1`, { metadata: { finalizers: null } }, MERGE);
     await raw(cluster.url, 'DELETE', `${base('v1beta1')}/e1`);
-    assert.equal((await raw(cluster.url, 'POST', base('v1beta1'), { apiVersion: 'example.com/v1beta1', kind: 'Engine', metadata: { name: 'e1' }, spec: { image: 'a' } })).status, 201);
+    assert.equal(
+      (await raw(cluster.url, 'POST', base('v1beta1'), { apiVersion: 'example.com/v1beta1', kind: 'Engine', metadata: { name: 'e1' }, spec: { image: 'a' } }))
+        .status,
+      201,
+    );
     const st = await raw(cluster.url, 'PATCH', `${base('v1beta1')}/e1/status`, { status: legacyStatus }, MERGE);
     assert.equal(st.status, 200);
     assert.deepEqual(st.json.status, legacyStatus);

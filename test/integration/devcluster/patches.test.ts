@@ -19,7 +19,10 @@ describe('dev cluster: every patch type through client-node', () => {
     co = cluster.kubeConfig().makeApiClient(CustomObjectsApi);
     await raw(cluster.url, 'POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', widgetCrd());
     await co.createNamespacedCustomObject({ ...W, body: widget('p1', { image: 'a', config: { x: '1', y: '2' } }) });
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'pc', labels: { a: '1' }, finalizers: ['x/one'] }, data: { k: 'v' } } });
+    await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'pc', labels: { a: '1' }, finalizers: ['x/one'] }, data: { k: 'v' } },
+    });
   });
   after(() => cluster.stop());
 
@@ -27,7 +30,14 @@ describe('dev cluster: every patch type through client-node', () => {
     const cm = await core.patchNamespacedConfigMap({ namespace: 'default', name: 'pc', body: [{ op: 'add', path: '/data/j', value: 'json' }] });
     assert.equal(cm.data!.j, 'json');
     await assert.rejects(
-      core.patchNamespacedConfigMap({ namespace: 'default', name: 'pc', body: [{ op: 'test', path: '/data/k', value: 'other' }, { op: 'remove', path: '/data/k' }] }),
+      core.patchNamespacedConfigMap({
+        namespace: 'default',
+        name: 'pc',
+        body: [
+          { op: 'test', path: '/data/k', value: 'other' },
+          { op: 'remove', path: '/data/k' },
+        ],
+      }),
       (e: any) => {
         assert.equal(e.code, 422);
         assert.equal(statusOf(e).reason, 'Invalid');
@@ -39,7 +49,14 @@ describe('dev cluster: every patch type through client-node', () => {
     assert.equal(still.data!.k, 'v', 'a failed test op applies nothing');
     // a json patch testing the resourceVersion is an optimistic lock
     await assert.rejects(
-      co.patchNamespacedCustomObject({ ...W, name: 'p1', body: [{ op: 'test', path: '/metadata/resourceVersion', value: '1' }, { op: 'replace', path: '/spec/image', value: 'b' }] }),
+      co.patchNamespacedCustomObject({
+        ...W,
+        name: 'p1',
+        body: [
+          { op: 'test', path: '/metadata/resourceVersion', value: '1' },
+          { op: 'replace', path: '/spec/image', value: 'b' },
+        ],
+      }),
       (e: any) => e.code === 422,
     );
   });
@@ -51,7 +68,10 @@ describe('dev cluster: every patch type through client-node', () => {
     );
     assert.deepEqual(merged.spec.config, { y: '2', z: '3' });
     await assert.rejects(
-      co.patchNamespacedCustomObject({ ...W, name: 'p1', body: { metadata: { resourceVersion: '1' }, spec: { image: 'c' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      co.patchNamespacedCustomObject(
+        { ...W, name: 'p1', body: { metadata: { resourceVersion: '1' }, spec: { image: 'c' } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
       (e: any) => e.code === 409 && statusOf(e).reason === 'Conflict',
     );
     const locked: any = await co.patchNamespacedCustomObject(
@@ -96,7 +116,16 @@ describe('dev cluster: every patch type through client-node', () => {
             spec: {
               volumes: [{ name: 'v1', emptyDir: {} }],
               containers: [
-                { name: 'main', image: 'img:1', env: [{ name: 'A', value: '1' }, { name: 'B', value: '2' }], ports: [{ containerPort: 80 }], volumeMounts: [{ name: 'v1', mountPath: '/a' }] },
+                {
+                  name: 'main',
+                  image: 'img:1',
+                  env: [
+                    { name: 'A', value: '1' },
+                    { name: 'B', value: '2' },
+                  ],
+                  ports: [{ containerPort: 80 }],
+                  volumeMounts: [{ name: 'v1', mountPath: '/a' }],
+                },
                 { name: 'side', image: 'side:1' },
               ],
             },
@@ -114,7 +143,16 @@ describe('dev cluster: every patch type through client-node', () => {
               spec: {
                 volumes: [{ name: 'v2', emptyDir: {} }],
                 containers: [
-                  { name: 'main', image: 'img:2', env: [{ name: 'B', value: '22' }, { name: 'C', value: '3' }], ports: [{ containerPort: 81 }], volumeMounts: [{ name: 'v2', mountPath: '/b' }] },
+                  {
+                    name: 'main',
+                    image: 'img:2',
+                    env: [
+                      { name: 'B', value: '22' },
+                      { name: 'C', value: '3' },
+                    ],
+                    ports: [{ containerPort: 81 }],
+                    volumeMounts: [{ name: 'v2', mountPath: '/b' }],
+                  },
                   { name: 'side', $patch: 'delete' },
                 ],
               },
@@ -125,13 +163,28 @@ describe('dev cluster: every patch type through client-node', () => {
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
     const spec = patched.spec!.template.spec!;
-    assert.deepEqual(spec.containers.map((c) => c.name), ['main']);
+    assert.deepEqual(
+      spec.containers.map((c) => c.name),
+      ['main'],
+    );
     const main = spec.containers[0];
     assert.equal(main.image, 'img:2');
-    assert.deepEqual(main.env!.map((e) => `${e.name}=${e.value}`), ['A=1', 'B=22', 'C=3']);
-    assert.deepEqual(main.ports!.map((p) => p.containerPort), [80, 81]);
-    assert.deepEqual(main.volumeMounts!.map((m) => m.mountPath), ['/a', '/b']);
-    assert.deepEqual(spec.volumes!.map((v) => v.name), ['v1', 'v2']);
+    assert.deepEqual(
+      main.env!.map((e) => `${e.name}=${e.value}`),
+      ['A=1', 'B=22', 'C=3'],
+    );
+    assert.deepEqual(
+      main.ports!.map((p) => p.containerPort),
+      [80, 81],
+    );
+    assert.deepEqual(
+      main.volumeMounts!.map((m) => m.mountPath),
+      ['/a', '/b'],
+    );
+    assert.deepEqual(
+      spec.volumes!.map((v) => v.name),
+      ['v1', 'v2'],
+    );
     assert.equal(patched.metadata!.generation, 2);
     const cm = await core.patchNamespacedConfigMap(
       { namespace: 'default', name: 'pc', body: { metadata: { finalizers: ['x/two'], labels: { a: null, b: '2' } } } },
@@ -143,7 +196,9 @@ describe('dev cluster: every patch type through client-node', () => {
 
   it('server-side applies: creates when absent (201), merges when present, requires fieldManager, force only with apply', async () => {
     const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ssa', namespace: 'default' }, data: { a: '1' } };
-    const created = await raw(cluster.url, 'PATCH', '/api/v1/namespaces/default/configmaps/ssa?fieldManager=op&force=true', body, { 'Content-Type': 'application/apply-patch+yaml' });
+    const created = await raw(cluster.url, 'PATCH', '/api/v1/namespaces/default/configmaps/ssa?fieldManager=op&force=true', body, {
+      'Content-Type': 'application/apply-patch+yaml',
+    });
     assert.equal(created.status, 201);
     const applied = await core.patchNamespacedConfigMap(
       { namespace: 'default', name: 'ssa', body: { ...body, data: { b: '2' } }, fieldManager: 'op', force: true },
@@ -159,12 +214,21 @@ describe('dev cluster: every patch type through client-node', () => {
       },
     );
     await assert.rejects(
-      core.patchNamespacedConfigMap({ namespace: 'default', name: 'ssa', body: { data: { c: '3' } }, force: true }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      core.patchNamespacedConfigMap(
+        { namespace: 'default', name: 'ssa', body: { data: { c: '3' } }, force: true },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
       (e: any) => e.code === 422 && /force: Forbidden: may not be specified for non-apply patch/.test(statusOf(e).message),
     );
-    const yaml = await raw(cluster.url, 'PATCH', '/apis/example.com/v1/namespaces/default/widgets/ssa-w?fieldManager=op', 'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ssa-w\nspec:\n  image: y\n', {
-      'Content-Type': 'application/apply-patch+yaml',
-    });
+    const yaml = await raw(
+      cluster.url,
+      'PATCH',
+      '/apis/example.com/v1/namespaces/default/widgets/ssa-w?fieldManager=op',
+      'apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: ssa-w\nspec:\n  image: y\n',
+      {
+        'Content-Type': 'application/apply-patch+yaml',
+      },
+    );
     assert.equal(yaml.status, 201);
     assert.equal(yaml.json.spec.replicas, 1);
   });

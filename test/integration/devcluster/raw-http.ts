@@ -9,13 +9,7 @@ export interface RawResponse {
   json: any;
 }
 
-export async function raw(
-  baseUrl: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<RawResponse> {
+export async function raw(baseUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
   const init: RequestInit = { method, headers: { Accept: 'application/json', ...headers } };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);

@@ -8,7 +8,10 @@ describe('dev cluster: the services/proxy subresource hook', () => {
   let cluster: DevCluster;
   before(async () => {
     cluster = await startDevCluster();
-    await cluster.kubeConfig().makeApiClient(CoreV1Api).createNamespacedService({ namespace: 'default', body: { metadata: { name: 'jm-rest' }, spec: { ports: [{ name: 'rest', port: 8081 }] } } });
+    await cluster
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespacedService({ namespace: 'default', body: { metadata: { name: 'jm-rest' }, spec: { ports: [{ name: 'rest', port: 8081 }] } } });
   });
   after(() => cluster.stop());
 

@@ -22,7 +22,8 @@ export async function openWatch(baseUrl: string, path: string, headers: Record<s
     async waitFor(n, timeoutMs = 10_000) {
       const deadline = Date.now() + timeoutMs;
       while (handle.events.length < n) {
-        if (Date.now() > deadline) throw new Error(`watch: expected ${n} events, got ${handle.events.length}: ${JSON.stringify(handle.events.map((e) => e.type))}`);
+        if (Date.now() > deadline)
+          throw new Error(`watch: expected ${n} events, got ${handle.events.length}: ${JSON.stringify(handle.events.map((e) => e.type))}`);
         await new Promise((r) => setTimeout(r, 5));
       }
       return handle.events;

@@ -24,14 +24,20 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     const u = await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'w1', body: { ...c, data: { a: 'b' } } });
     await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'w1' });
     const events = await w.waitFor(3);
-    assert.deepEqual(events.map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     assert.equal(events[0].object.metadata.resourceVersion, c.metadata!.resourceVersion);
     assert.equal(events[1].object.metadata.resourceVersion, u.metadata!.resourceVersion);
     assert.ok(Number(events[2].object.metadata.resourceVersion) > Number(u.metadata!.resourceVersion), 'DELETED carries the delete revision');
     assert.equal(events[0].object.kind, 'ConfigMap');
     // a watch from an older RV replays the same events
     const replay = await openWatch(cluster.url, `${CMS}?watch=1&resourceVersion=${list.metadata!.resourceVersion}`);
-    assert.deepEqual((await replay.waitFor(3)).map((e) => e.type), ['ADDED', 'MODIFIED', 'DELETED']);
+    assert.deepEqual(
+      (await replay.waitFor(3)).map((e) => e.type),
+      ['ADDED', 'MODIFIED', 'DELETED'],
+    );
     w.close();
     replay.close();
   });
@@ -43,10 +49,21 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.equal(w.events[0].type, 'ADDED');
     assert.equal(w.events[0].object.metadata.name, 'sel-a');
     const b = await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'sel-b' } } });
-    const labelled = await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'sel-b', body: { ...b, metadata: { ...b.metadata!, labels: { team: 'x' } } } });
-    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'sel-b', body: { ...labelled, metadata: { ...labelled.metadata!, labels: { team: 'y' } } } });
+    const labelled = await core.replaceNamespacedConfigMap({
+      namespace: 'default',
+      name: 'sel-b',
+      body: { ...b, metadata: { ...b.metadata!, labels: { team: 'x' } } },
+    });
+    await core.replaceNamespacedConfigMap({
+      namespace: 'default',
+      name: 'sel-b',
+      body: { ...labelled, metadata: { ...labelled.metadata!, labels: { team: 'y' } } },
+    });
     const events = await w.waitFor(3);
-    assert.deepEqual(events.slice(1).map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED sel-b', 'DELETED sel-b']);
+    assert.deepEqual(
+      events.slice(1).map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED sel-b', 'DELETED sel-b'],
+    );
     w.close();
   });
 
@@ -56,7 +73,10 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     const w = await openWatch(cluster.url, `${CMS}/single?watch=true&resourceVersion=${Number(one.metadata!.resourceVersion) - 1}`);
     await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'single', body: { ...one, data: { a: '1' } } });
     const events = await w.waitFor(2);
-    assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name}`), ['ADDED single', 'MODIFIED single']);
+    assert.deepEqual(
+      events.map((e) => `${e.type} ${e.object.metadata.name}`),
+      ['ADDED single', 'MODIFIED single'],
+    );
     w.close();
   });
 
@@ -177,7 +197,10 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.deepEqual(after.data, { a: '1' });
     assert.equal((await raw(cluster.url, 'GET', `${CMS}/rs-2`)).status, 404, 'not created');
     await eventually(() => cluster.requestLog.entries({ code: 0 }).length === 4, 2000, 'four logged resets');
-    assert.deepEqual(cluster.requestLog.entries({ code: 0 }).map((e) => e.verb), ['create', 'update', 'patch', 'delete']);
+    assert.deepEqual(
+      cluster.requestLog.entries({ code: 0 }).map((e) => e.verb),
+      ['create', 'update', 'patch', 'delete'],
+    );
     assert.equal(cluster.requestLog.count({ code: 200 }), 1, 'only the final GET answered 200');
   });
 
@@ -213,7 +236,11 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
     assert.equal((await raw(cluster.url, 'POST', '/__devcluster/faults', { op: 'clear' })).status, 404);
     const admin = await startDevCluster({ adminEndpoint: true });
     try {
-      const r = await raw(admin.url, 'POST', '/__devcluster/faults', { op: 'failNext', match: { verb: 'list', resource: 'configmaps' }, failure: { code: 503 } });
+      const r = await raw(admin.url, 'POST', '/__devcluster/faults', {
+        op: 'failNext',
+        match: { verb: 'list', resource: 'configmaps' },
+        failure: { code: 503 },
+      });
       assert.equal(r.status, 200);
       assert.equal((await raw(admin.url, 'GET', CMS)).status, 503);
       assert.equal((await raw(admin.url, 'GET', CMS)).status, 200);

@@ -32,7 +32,10 @@ export function widgetCrd(overrides: { v1beta1Storage?: boolean; v1Schema?: Reco
     { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ];
-  const subresources = { status: {}, scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' } };
+  const subresources = {
+    status: {},
+    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+  };
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',

@@ -7,7 +7,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, loadYaml, type KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  ApiextensionsV1Api,
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  loadYaml,
+  type KubeConfig,
+  type V1CustomResourceDefinition,
+} from '@kubernetes/client-node';
 import { defaultSpec } from '../../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
 import { buildFlinkClusterResources } from '../../../src/flink/flink-cluster-resources.js';
@@ -43,12 +51,18 @@ async function installCrd(kc: KubeConfig): Promise<void> {
   const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(CRD_FILE, 'utf8'));
   await kc.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
   await eventually('CRD served', 5_000, async () => {
-    await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1', namespace: NAMESPACE, plural: 'flinkdeployments' });
+    await kc
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1', namespace: NAMESPACE, plural: 'flinkdeployments' });
     return true;
   });
 }
 
-async function deployCluster(kc: KubeConfig, name: string, restore: { restoreFrom?: string; allowNonRestoredState?: boolean } = {}): Promise<FlinkDeploymentV1> {
+async function deployCluster(
+  kc: KubeConfig,
+  name: string,
+  restore: { restoreFrom?: string; allowNonRestoredState?: boolean } = {},
+): Promise<FlinkDeploymentV1> {
   const created = (await kc.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
     group: 'flink.apache.org',
     version: 'v1',
@@ -57,7 +71,13 @@ async function deployCluster(kc: KubeConfig, name: string, restore: { restoreFro
     body: { apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', metadata: { name, namespace: NAMESPACE }, spec: defaultSpec() },
   })) as FlinkDeploymentV1;
   assert.deepEqual(created.spec.flinkConfiguration, defaultSpec().flinkConfiguration, 'the API server pruned spec.flinkConfiguration');
-  const r = buildFlinkClusterResources(created, { spec: created.spec, generation: created.metadata.generation ?? 1, specHash: 'test-hash', jobId: JOB, ...restore });
+  const r = buildFlinkClusterResources(created, {
+    spec: created.spec,
+    generation: created.metadata.generation ?? 1,
+    specHash: 'test-hash',
+    jobId: JOB,
+    ...restore,
+  });
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   await core.createNamespacedConfigMap({ namespace: NAMESPACE, body: r.configMap });
@@ -111,7 +131,10 @@ test('REST client through the API server proxy: jobs, savepoints, stop-with-save
     assert.equal((await client.cancelJob(JOB)).outcome, 'already-terminal');
 
     const lineage = sim.simulation.lineage(NAMESPACE, 'orders');
-    assert.deepEqual(lineage.submissions.map((s) => [s.jobId, s.restoredFrom]), [[JOB, null]]);
+    assert.deepEqual(
+      lineage.submissions.map((s) => [s.jobId, s.restoredFrom]),
+      [[JOB, null]],
+    );
     assert.deepEqual(
       lineage.savepoints.map((s) => [s.triggerId, s.kind, s.location]),
       [
@@ -129,7 +152,10 @@ test('REST client through the API server proxy: jobs, savepoints, stop-with-save
         (e: unknown) => (e instanceof FlinkRestError && e.isUnreachable ? e : undefined),
       ),
     );
-    assert.match(gone.message, /^Flink REST API of default\/orders unreachable via http:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/services\/orders-rest:rest\/proxy\/jobs\/overview: .*is the JobManager running\?$/);
+    assert.match(
+      gone.message,
+      /^Flink REST API of default\/orders unreachable via http:\/\/127\.0\.0\.1:\d+\/api\/v1\/namespaces\/default\/services\/orders-rest:rest\/proxy\/jobs\/overview: .*is the JobManager running\?$/,
+    );
   } finally {
     await sim.stop();
   }
@@ -157,7 +183,10 @@ test('a client-chosen trigger id makes a repeated savepoint trigger return the s
     await eventually('restored job RUNNING', 10_000, async () => (await restoredClient.listJobs()).find((j) => j.jid === JOB && j.state === 'RUNNING'));
     assert.equal((await restoredClient.getCheckpoints(JOB)).latest.restored?.external_path, stopped.location);
     const lineage = sim.simulation.lineage(NAMESPACE, 'payments-restored');
-    assert.deepEqual(lineage.submissions.map((s) => [s.jobId, s.restoredFrom, s.allowNonRestoredState]), [[JOB, stopped.location, true]]);
+    assert.deepEqual(
+      lineage.submissions.map((s) => [s.jobId, s.restoredFrom, s.allowNonRestoredState]),
+      [[JOB, stopped.location, true]],
+    );
   } finally {
     await sim.stop();
   }

@@ -63,8 +63,20 @@ const stable = (generation: number) => (d: FlinkDeploymentV1) =>
   d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING';
 
 function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown>): Promise<Manager> {
-  const config = testOperatorConfig({ leaderElect: true, leaseNamespace: OPERATOR_NAMESPACE, leaseDurationMs: 1_500, renewDeadlineMs: 1_000, retryPeriodMs: 100, ...overrides });
-  const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'json', level: config.logLevel as never }) });
+  const config = testOperatorConfig({
+    leaderElect: true,
+    leaseNamespace: OPERATOR_NAMESPACE,
+    leaseDurationMs: 1_500,
+    renewDeadlineMs: 1_000,
+    retryPeriodMs: 100,
+    ...overrides,
+  });
+  const manager = new Manager({
+    config,
+    kubeConfig,
+    makeReconciler: makeFlinkDeploymentReconciler,
+    logger: createLogger({ format: 'json', level: config.logLevel as never }),
+  });
   return manager.start().then(() => manager);
 }
 
@@ -77,9 +89,28 @@ before(async () => {
   const operatorKc = kubeConfigWithUserAgent(h.kubeConfig, CLUSTER_WIDE_UA);
   // a legacy resource, migrated by the operator's own code path with the operator's identity
   const legacy = builtVariants()[0]!;
-  await h.custom.createNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy' } } });
-  const created = (await h.custom.getNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'legacy' })) as FlinkDeploymentV1;
-  await h.custom.replaceNamespacedCustomObjectStatus({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkdeployments', name: 'legacy', body: { ...created, status: legacy.status } });
+  await h.custom.createNamespacedCustomObject({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: 'default',
+    plural: 'flinkdeployments',
+    body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy' } },
+  });
+  const created = (await h.custom.getNamespacedCustomObject({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: 'default',
+    plural: 'flinkdeployments',
+    name: 'legacy',
+  })) as FlinkDeploymentV1;
+  await h.custom.replaceNamespacedCustomObjectStatus({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: 'default',
+    plural: 'flinkdeployments',
+    name: 'legacy',
+    body: { ...created, status: legacy.status },
+  });
   const migrated = await migrateIfLegacy('default', 'legacy', {
     configMaps: new KubeConfigMapClient(operatorKc),
     deployments: new KubeFlinkDeploymentClient(operatorKc),
@@ -89,8 +120,16 @@ before(async () => {
   assert.equal(migrated.kind, 'migrated', migrated.message);
 
   let manager = await startOperator(operatorKc, { identity: 'rbac-cluster-wide' });
-  await h.create(flinkDeployment('rbac').withSpec({ job: { upgradeMode: 'savepoint' } }).build());
-  await h.create(flinkDeployment('rbac-broken').withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } }).build());
+  await h.create(
+    flinkDeployment('rbac')
+      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .build(),
+  );
+  await h.create(
+    flinkDeployment('rbac-broken')
+      .withSpec({ image: 'flink:crashloop', job: { upgradeMode: 'stateless' } })
+      .build(),
+  );
   await h.waitFor('rbac', stable(1), 'rbac STABLE');
   await h.patch('rbac', { spec: { image: 'flink:1.20.1' } });
   await h.waitFor('rbac', stable(2), 'rbac upgraded with a savepoint');
@@ -109,9 +148,28 @@ before(async () => {
   // --- namespaced operator (watches flink-jobs only) ---
   const namespacedKc = kubeConfigWithUserAgent(h.kubeConfig, NAMESPACED_UA);
   const proxyBefore = h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }).length;
-  await h.custom.createNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy', namespace: WATCHED_NAMESPACE } } });
-  const createdScoped = (await h.custom.getNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', name: 'legacy' })) as FlinkDeploymentV1;
-  await h.custom.replaceNamespacedCustomObjectStatus({ group: 'flink.apache.org', version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkdeployments', name: 'legacy', body: { ...createdScoped, status: legacy.status } });
+  await h.custom.createNamespacedCustomObject({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: WATCHED_NAMESPACE,
+    plural: 'flinkdeployments',
+    body: { ...legacy.object, metadata: { ...legacy.object.metadata, name: 'legacy', namespace: WATCHED_NAMESPACE } },
+  });
+  const createdScoped = (await h.custom.getNamespacedCustomObject({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: WATCHED_NAMESPACE,
+    plural: 'flinkdeployments',
+    name: 'legacy',
+  })) as FlinkDeploymentV1;
+  await h.custom.replaceNamespacedCustomObjectStatus({
+    group: 'flink.apache.org',
+    version: 'v1beta1',
+    namespace: WATCHED_NAMESPACE,
+    plural: 'flinkdeployments',
+    name: 'legacy',
+    body: { ...createdScoped, status: legacy.status },
+  });
   const migratedScoped = await migrateIfLegacy(WATCHED_NAMESPACE, 'legacy', {
     configMaps: new KubeConfigMapClient(namespacedKc),
     deployments: new KubeFlinkDeploymentClient(namespacedKc),
@@ -153,7 +211,10 @@ async function rbacObjects(kc: KubeConfig) {
 
 /** Whether some request used a granted permission. */
 function used(grant: Permission, requests: Permission[]): boolean {
-  return requests.some((r) => r.verb === grant.verb && r.apiGroup === grant.apiGroup && r.resource === grant.resource && (grant.namespace === '' || grant.namespace === r.namespace));
+  return requests.some(
+    (r) =>
+      r.verb === grant.verb && r.apiGroup === grant.apiGroup && r.resource === grant.resource && (grant.namespace === '' || grant.namespace === r.namespace),
+  );
 }
 
 /** `verb [group/]resource` (namespace left out). */
@@ -163,17 +224,29 @@ function checkExact(authorizer: RbacAuthorizer, requests: RequestLogEntry[], lab
   const needed = requests.map(permissionOf);
   const denied = [...new Set(needed.filter((p) => !authorizer.allows(p)).map(permissionKey))].sort();
   assert.deepEqual(denied, [], `${label}: requests the manifests do not allow`);
-  const unused = [...new Set(authorizer.granted().filter((g) => !used(g, needed)).map(shortKey))].sort();
+  const unused = [
+    ...new Set(
+      authorizer
+        .granted()
+        .filter((g) => !used(g, needed))
+        .map(shortKey),
+    ),
+  ].sort();
   const unjustified = unused.filter((k) => !(k in NEVER_REQUESTED) && !(k in NOT_ALWAYS_EXERCISED));
   assert.deepEqual(unjustified, [], `${label}: granted but never used (remove them, or give the reason in NEVER_REQUESTED / NOT_ALWAYS_EXERCISED)`);
-  for (const key of Object.keys(NEVER_REQUESTED)) assert.ok(unused.includes(key), `${label}: ${key} is listed as never requested but was requested (or not granted)`);
+  for (const key of Object.keys(NEVER_REQUESTED))
+    assert.ok(unused.includes(key), `${label}: ${key} is listed as never requested but was requested (or not granted)`);
 }
 
 test('the operator made requests in every area the manifests cover (the flows really ran)', () => {
   const kinds = new Set(clusterWideRequests.map((e) => `${e.resource}${e.subresource ? `/${e.subresource}` : ''}`));
-  for (const k of ['flinkdeployments', 'flinkdeployments/status', 'configmaps', 'deployments', 'services', 'services/proxy', 'events', 'leases', 'pods']) assert.ok(kinds.has(k), `no ${k} request`);
+  for (const k of ['flinkdeployments', 'flinkdeployments/status', 'configmaps', 'deployments', 'services', 'services/proxy', 'events', 'leases', 'pods'])
+    assert.ok(kinds.has(k), `no ${k} request`);
   assert.ok(namespacedRequests.length > 0);
-  assert.ok(namespacedRequests.every((e) => e.namespace !== '' ), `the namespaced operator made cluster-wide requests: ${[...new Set(namespacedRequests.filter((e) => e.namespace === '').map((e) => `${e.verb} ${e.path}`))].join(', ')}`);
+  assert.ok(
+    namespacedRequests.every((e) => e.namespace !== ''),
+    `the namespaced operator made cluster-wide requests: ${[...new Set(namespacedRequests.filter((e) => e.namespace === '').map((e) => `${e.verb} ${e.path}`))].join(', ')}`,
+  );
 });
 
 test('cluster-wide install with the apiserver-proxy overlay: every request allowed, nothing granted beyond use', async () => {
@@ -188,12 +261,18 @@ test('the default install (direct Flink REST access) grants the same minus servi
   const role = objects.clusterRoles.find((r) => r.metadata?.name === 'flink-operator')!;
   assert.ok(role, 'ClusterRole flink-operator');
   // apply -k of the default after the overlay replaces the ClusterRole's rules with the default's
-  assert.equal(role.rules?.some((r) => r.resources?.includes('services/proxy')), false);
+  assert.equal(
+    role.rules?.some((r) => r.resources?.includes('services/proxy')),
+    false,
+  );
   const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, objects);
   const direct = clusterWideRequests.filter((e) => e.subresource !== 'proxy');
   checkExact(authorizer, direct, 'manifests/');
   const deployment = JSON.parse(await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'json'])) as {
-    spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Array<Record<string, any>> } } };
+    spec: {
+      replicas: number;
+      template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Array<Record<string, any>> } };
+    };
   };
   assert.equal(deployment.spec.replicas, 2);
   const pod = deployment.spec.template.spec;
@@ -201,7 +280,13 @@ test('the default install (direct Flink REST access) grants the same minus servi
   assert.equal(pod.securityContext['runAsNonRoot'], true);
   const c = pod.containers[0]!;
   assert.ok((c['args'] as string[]).includes('--leader-elect'));
-  assert.deepEqual(c['securityContext'], { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, privileged: false, capabilities: { drop: ['ALL'] } });
+  assert.deepEqual(c['securityContext'], {
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    runAsNonRoot: true,
+    privileged: false,
+    capabilities: { drop: ['ALL'] },
+  });
   assert.equal(c['livenessProbe'].httpGet.path, '/healthz');
   assert.equal(c['readinessProbe'].httpGet.path, '/readyz');
   assert.equal(c['ports'][0].containerPort, 8085);
@@ -214,7 +299,13 @@ test('namespaced install: Roles in the watched namespace (and the Lease namespac
   // only what the namespaced variant itself creates: its Roles and RoleBindings, no ClusterRoleBinding
   const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, { ...objects, clusterRoleBindings: [] });
   // the namespaced variant uses direct Flink REST access
-  checkExact(authorizer, namespacedRequests.filter((e) => e.subresource !== 'proxy'), 'manifests/namespaced');
-  const args = JSON.parse(await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}'])) as string[];
+  checkExact(
+    authorizer,
+    namespacedRequests.filter((e) => e.subresource !== 'proxy'),
+    'manifests/namespaced',
+  );
+  const args = JSON.parse(
+    await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
+  ) as string[];
   assert.ok(args.includes(`--namespace=${WATCHED_NAMESPACE}`), args.join(' '));
 });

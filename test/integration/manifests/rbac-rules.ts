@@ -24,8 +24,16 @@ export function permissionKey(p: Permission): string {
 /** The permission a logged request needs (service proxy HTTP methods mapped to RBAC verbs). */
 export function permissionOf(entry: RequestLogEntry): Permission {
   let verb = entry.verb;
-  if (entry.subresource === 'proxy') verb = ({ get: 'get', post: 'create', put: 'update', patch: 'patch', delete: 'delete', head: 'get', options: 'get' } as Record<string, string>)[entry.verb] ?? entry.verb;
-  return { verb, apiGroup: entry.apiGroup, resource: entry.subresource ? `${entry.resource}/${entry.subresource}` : entry.resource, namespace: entry.namespace };
+  if (entry.subresource === 'proxy')
+    verb =
+      ({ get: 'get', post: 'create', put: 'update', patch: 'patch', delete: 'delete', head: 'get', options: 'get' } as Record<string, string>)[entry.verb] ??
+      entry.verb;
+  return {
+    verb,
+    apiGroup: entry.apiGroup,
+    resource: entry.subresource ? `${entry.resource}/${entry.subresource}` : entry.resource,
+    namespace: entry.namespace,
+  };
 }
 
 interface Grant {
@@ -51,9 +59,10 @@ export class RbacAuthorizer {
     for (const b of objects.roleBindings) {
       if (!bound(b.subjects)) continue;
       const ns = b.metadata?.namespace ?? '';
-      const role = b.roleRef.kind === 'ClusterRole'
-        ? objects.clusterRoles.find((r) => r.metadata?.name === b.roleRef.name)
-        : objects.roles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === ns);
+      const role =
+        b.roleRef.kind === 'ClusterRole'
+          ? objects.clusterRoles.find((r) => r.metadata?.name === b.roleRef.name)
+          : objects.roles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === ns);
       if (role) this.grants.push({ rules: role.rules ?? [], namespace: ns });
     }
   }

@@ -65,7 +65,9 @@ let kc: KubeConfig;
 let kubectl: KubectlRunner;
 let kubeconfigFile: string;
 let manager: Manager | undefined;
-const inNamespace = (namespace: string) => (v: LegacyVariant): LegacyVariant => ({ ...v, object: { ...v.object, metadata: { ...v.object.metadata, namespace } } });
+const inNamespace =
+  (namespace: string) =>
+  (v: LegacyVariant): LegacyVariant => ({ ...v, object: { ...v.object, metadata: { ...v.object.metadata, namespace } } });
 const variants: LegacyVariant[] = [...builtVariants().map(inNamespace('default')), ...captureVariants().map(inNamespace('captures'))];
 /** The statuses as the old operator left them (v1beta1 GET), by `namespace/name`. */
 const original = new Map<string, FlinkDeploymentV1beta1>();
@@ -76,7 +78,9 @@ async function assertNothingLost(step: string, unmigrated: (o: FlinkDeploymentV1
   let checked = 0;
   for (const before of original.values()) {
     if (!unmigrated(before)) continue;
-    const now = JSON.parse(await kubectl.ok(['get', `${PLURAL}.v1beta1.${GROUP}`, before.metadata.name!, '-n', before.metadata.namespace!, '-o', 'json'])) as FlinkDeploymentV1beta1;
+    const now = JSON.parse(
+      await kubectl.ok(['get', `${PLURAL}.v1beta1.${GROUP}`, before.metadata.name!, '-n', before.metadata.namespace!, '-o', 'json']),
+    ) as FlinkDeploymentV1beta1;
     assert.deepEqual(now.status, before.status, `${step}: ${keyOf(before)} status unchanged through v1beta1`);
     assert.deepEqual(now.spec, before.spec, `${step}: ${keyOf(before)} spec unchanged`);
     checked++;
@@ -107,22 +111,42 @@ test('step 0: the Apache operator world (its CRD, legacy statuses in every varia
     const { status: _s, ...object } = v.object;
     const namespace = v.object.metadata.namespace!;
     await kubectl.ok(['apply', '-f', '-'], JSON.stringify(object));
-    const created = (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1beta1', namespace, plural: PLURAL, name: v.object.metadata.name! })) as FlinkDeploymentV1beta1;
+    const created = (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1beta1',
+      namespace,
+      plural: PLURAL,
+      name: v.object.metadata.name!,
+    })) as FlinkDeploymentV1beta1;
     // the old operator writes its status (PUT .../status, as JOSDK's updateStatus does)
-    await custom.replaceNamespacedCustomObjectStatus({ group: GROUP, version: 'v1beta1', namespace, plural: PLURAL, name: created.metadata.name!, body: { ...created, status: v.status } });
-    const stored = JSON.parse(await kubectl.ok(['get', `${PLURAL}.v1beta1.${GROUP}`, v.object.metadata.name!, '-n', namespace, '-o', 'json'])) as FlinkDeploymentV1beta1;
+    await custom.replaceNamespacedCustomObjectStatus({
+      group: GROUP,
+      version: 'v1beta1',
+      namespace,
+      plural: PLURAL,
+      name: created.metadata.name!,
+      body: { ...created, status: v.status },
+    });
+    const stored = JSON.parse(
+      await kubectl.ok(['get', `${PLURAL}.v1beta1.${GROUP}`, v.object.metadata.name!, '-n', namespace, '-o', 'json']),
+    ) as FlinkDeploymentV1beta1;
     assert.ok(hasLegacyFields(stored.status), `${v.label}: legacy fields stored`);
     original.set(keyOf(stored), stored);
   }
   assert.equal(original.size, variants.length);
 });
 
-test('migrate while the Apache operator\'s CRD is installed refuses and writes nothing', async () => {
-  const writes = () => world.cluster.requestLog.count({ verb: 'create', resource: 'configmaps' }) + world.cluster.requestLog.count({ verb: 'update', resource: 'flinkdeployments' });
+test("migrate while the Apache operator's CRD is installed refuses and writes nothing", async () => {
+  const writes = () =>
+    world.cluster.requestLog.count({ verb: 'create', resource: 'configmaps' }) +
+    world.cluster.requestLog.count({ verb: 'update', resource: 'flinkdeployments' });
   const before = writes();
   const run = await runCli(['migrate', '--kubeconfig', kubeconfigFile, '-A']);
   assert.equal(run.code, 1);
-  assert.match(run.stdout, /does not declare status\.stateRef: it is still the Apache operator's: apply this operator's CRD first \(kubectl apply -f crds\/upgrade\//);
+  assert.match(
+    run.stdout,
+    /does not declare status\.stateRef: it is still the Apache operator's: apply this operator's CRD first \(kubectl apply -f crds\/upgrade\//,
+  );
   assert.equal(writes(), before);
 });
 
@@ -152,7 +176,10 @@ test('step 4: apply crds/ (v1 served) before the rest is migrated: the unmigrate
   // to 10 minutes): users see the user-facing fields only
   kubectl.cleanup();
   kubectl = new KubectlRunner(world.cluster.kubeconfigYaml());
-  const v1 = JSON.parse(await kubectl.ok(['get', PLURAL, 'capture-1', '-n', 'captures', '-o', 'json'])) as { apiVersion: string; status: Record<string, unknown> };
+  const v1 = JSON.parse(await kubectl.ok(['get', PLURAL, 'capture-1', '-n', 'captures', '-o', 'json'])) as {
+    apiVersion: string;
+    status: Record<string, unknown>;
+  };
   assert.equal(v1.apiVersion, `${GROUP}/v1`);
   assert.equal(v1.status['reconciliationStatus'], undefined);
 });
@@ -181,7 +208,9 @@ test('step 5: migrate -A finishes; every resource has its state in its ConfigMap
     assert.deepEqual(state, expectedState, `${name}: ConfigMap state = the legacy state`);
     assert.equal(cm.metadata?.ownerReferences?.[0]?.uid, before.metadata.uid);
 
-    const after = (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace, plural: PLURAL, name })) as { status: Record<string, unknown> };
+    const after = (await custom.getNamespacedCustomObject({ group: GROUP, version: 'v1', namespace, plural: PLURAL, name })) as {
+      status: Record<string, unknown>;
+    };
     const { stateRef, ...userStatus } = after.status as { stateRef: unknown };
     assert.deepEqual(stateRef, { configMapName: `${name}-operator-state`, revision: 1 });
     const { stateRef: _r, ...expectedUser } = expected.userStatus;
@@ -201,7 +230,12 @@ test('step 6: the new operator takes the migrated ConfigMap over as it is', asyn
   const configMaps = new KubeConfigMapClient(kc);
   const before = (await configMaps.get('default', 'current-operator-state'))!;
   const config = testOperatorConfig();
-  manager = new Manager({ config, kubeConfig: kc, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'json', level: config.logLevel as never }) });
+  manager = new Manager({
+    config,
+    kubeConfig: kc,
+    makeReconciler: makeFlinkDeploymentReconciler,
+    logger: createLogger({ format: 'json', level: config.logLevel as never }),
+  });
   await manager.start();
 
   // the operator writes the same ConfigMap (same uid: not recreated), continuing its revisions
@@ -214,10 +248,14 @@ test('step 6: the new operator takes the migrated ConfigMap over as it is', asyn
   }
   assert.ok(Number(cm.data?.revision) > 1, `the operator wrote the migrated state (revision ${cm.data?.revision})`);
   assert.equal(cm.metadata?.uid, before.metadata?.uid, 'the same ConfigMap, not a new one');
-  assert.equal(readLegacyStatusArchive(cm), readLegacyStatusArchive(before), 'the archived legacy status survives the operator\'s writes');
+  assert.equal(readLegacyStatusArchive(cm), readLegacyStatusArchive(before), "the archived legacy status survives the operator's writes");
   const state = decodeStateConfigMap(cm);
   const migrated = decodeStateConfigMap(before);
-  assert.deepEqual(state.savepointHistory.slice(0, migrated.savepointHistory.length), migrated.savepointHistory, 'the savepoint history continues from the migrated one');
+  assert.deepEqual(
+    state.savepointHistory.slice(0, migrated.savepointHistory.length),
+    migrated.savepointHistory,
+    'the savepoint history continues from the migrated one',
+  );
   const beta = JSON.parse(await kubectl.ok(['get', `${PLURAL}.v1beta1.${GROUP}`, 'current', '-o', 'json'])) as FlinkDeploymentV1beta1;
   assert.equal(hasLegacyFields(beta.status), false, 'the operator never writes legacy fields back');
   assert.equal(beta.status?.stateRef?.configMapName, 'current-operator-state');

@@ -44,7 +44,11 @@ export interface FlinkDeploymentFixture {
   status?: Record<string, unknown>;
 }
 
-export function flinkDeployment(name: string, namespace = 'default', spec: Record<string, unknown> = { image: 'flink:2.2', job: { parallelism: 1 } }): FlinkDeploymentFixture {
+export function flinkDeployment(
+  name: string,
+  namespace = 'default',
+  spec: Record<string, unknown> = { image: 'flink:2.2', job: { parallelism: 1 } },
+): FlinkDeploymentFixture {
   return { apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', metadata: { name, namespace }, spec };
 }
 
@@ -52,11 +56,18 @@ export function flinkApi(kc: KubeConfig) {
   const api = kc.makeApiClient(CustomObjectsApi);
   const base = { group: 'flink.apache.org', version: 'v1', plural: 'flinkdeployments' };
   return {
-    create: async (fd: FlinkDeploymentFixture) => (await api.createNamespacedCustomObject({ ...base, namespace: fd.metadata.namespace, body: fd })) as FlinkDeploymentFixture,
+    create: async (fd: FlinkDeploymentFixture) =>
+      (await api.createNamespacedCustomObject({ ...base, namespace: fd.metadata.namespace, body: fd })) as FlinkDeploymentFixture,
     get: async (namespace: string, name: string) => (await api.getNamespacedCustomObject({ ...base, namespace, name })) as FlinkDeploymentFixture,
-    replace: async (fd: FlinkDeploymentFixture) => (await api.replaceNamespacedCustomObject({ ...base, namespace: fd.metadata.namespace, name: fd.metadata.name, body: fd })) as FlinkDeploymentFixture,
+    replace: async (fd: FlinkDeploymentFixture) =>
+      (await api.replaceNamespacedCustomObject({ ...base, namespace: fd.metadata.namespace, name: fd.metadata.name, body: fd })) as FlinkDeploymentFixture,
     replaceStatus: async (fd: FlinkDeploymentFixture) =>
-      (await api.replaceNamespacedCustomObjectStatus({ ...base, namespace: fd.metadata.namespace, name: fd.metadata.name, body: fd })) as FlinkDeploymentFixture,
+      (await api.replaceNamespacedCustomObjectStatus({
+        ...base,
+        namespace: fd.metadata.namespace,
+        name: fd.metadata.name,
+        body: fd,
+      })) as FlinkDeploymentFixture,
     delete: async (namespace: string, name: string) => api.deleteNamespacedCustomObject({ ...base, namespace, name }),
   };
 }

@@ -7,7 +7,14 @@ import { LEADER_ANNOTATION, assertNotStale, formatFencingToken, storedFencingTok
  * (StaleLeaderError), then PUT it locked on the resourceVersion read, stamped with our token.
  * A 409 (someone wrote in between) re-reads and re-checks, up to 3 times.
  */
-export async function fencedStateWrite(core: CoreV1Api, namespace: string, name: string, token: FencingToken, data: Record<string, string>, labels: Record<string, string> = {}): Promise<V1ConfigMap> {
+export async function fencedStateWrite(
+  core: CoreV1Api,
+  namespace: string,
+  name: string,
+  token: FencingToken,
+  data: Record<string, string>,
+  labels: Record<string, string> = {},
+): Promise<V1ConfigMap> {
   for (let attempt = 0; ; attempt++) {
     let current: V1ConfigMap | undefined;
     try {

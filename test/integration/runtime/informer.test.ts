@@ -13,12 +13,19 @@ test('informers survive forced watch closes and 410s without missing a final sta
   const cluster = await startDevCluster();
   const kc = cluster.kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  const informer = new Informer<V1ConfigMap>({ kubeConfig: kc, resource: configMaps(new ApiClientFactory(kc)), labelSelector: 'flink.apache.org/deployment', minDelayMs: 20, maxDelayMs: 200 });
+  const informer = new Informer<V1ConfigMap>({
+    kubeConfig: kc,
+    resource: configMaps(new ApiClientFactory(kc)),
+    labelSelector: 'flink.apache.org/deployment',
+    minDelayMs: 20,
+    maxDelayMs: 200,
+  });
   const events: Array<ObjectEvent<V1ConfigMap>['type']> = [];
   informer.subscribe((e) => events.push(e.type));
   try {
     const labels = { 'flink.apache.org/deployment': 'x' };
-    for (let i = 0; i < 5; i++) await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `cm-${i}`, labels }, data: { n: '0' } } });
+    for (let i = 0; i < 5; i++)
+      await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: `cm-${i}`, labels }, data: { n: '0' } } });
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'unlabelled' }, data: {} } });
     informer.start();
     assert.equal(await informer.waitForSync(5000), true);
@@ -43,7 +50,9 @@ test('informers survive forced watch closes and 410s without missing a final sta
     cluster.faults.expireNextWatch();
     cluster.faults.closeAllWatches();
     await waitFor(
-      () => informer.list().length === lastWrites.items.length && lastWrites.items.every((cm) => informer.get('default', cm.metadata!.name!)?.metadata?.resourceVersion === cm.metadata!.resourceVersion),
+      () =>
+        informer.list().length === lastWrites.items.length &&
+        lastWrites.items.every((cm) => informer.get('default', cm.metadata!.name!)?.metadata?.resourceVersion === cm.metadata!.resourceVersion),
       5000,
       'cache equals the server',
     );
@@ -63,7 +72,13 @@ test('an informer stopped by watch and list errors restarts with backoff and con
   await installMinimalFlinkCrd(kc);
   const flink = flinkApi(kc);
   const restarts: string[] = [];
-  const informer = new Informer<FlinkDeploymentObject>({ kubeConfig: kc, resource: flinkDeployments(new ApiClientFactory(kc)), minDelayMs: 20, maxDelayMs: 200, onRestart: (r) => restarts.push(r) });
+  const informer = new Informer<FlinkDeploymentObject>({
+    kubeConfig: kc,
+    resource: flinkDeployments(new ApiClientFactory(kc)),
+    minDelayMs: 20,
+    maxDelayMs: 200,
+    onRestart: (r) => restarts.push(r),
+  });
   try {
     cluster.faults.failNext({ verb: 'list', resource: 'flinkdeployments' }, { code: 500 }, 2);
     informer.start();
@@ -76,7 +91,11 @@ test('an informer stopped by watch and list errors restarts with backoff and con
     await flink.create(flinkDeployment('b'));
     const a = await flink.get('default', 'a');
     const updated = await flink.replace({ ...a, spec: { ...a.spec, image: 'flink:2.3' } });
-    await waitFor(() => informer.get('default', 'b') !== undefined && informer.get('default', 'a')?.metadata?.resourceVersion === updated.metadata.resourceVersion, 5000, 'converged after watch errors');
+    await waitFor(
+      () => informer.get('default', 'b') !== undefined && informer.get('default', 'a')?.metadata?.resourceVersion === updated.metadata.resourceVersion,
+      5000,
+      'converged after watch errors',
+    );
     assert.ok(restarts.filter((r) => r === 'error').length >= 4, `restarts: ${restarts}`);
     // in another namespace-scoped informer, get() of an unwatched namespace is undefined
     assert.equal(informer.get('other', 'a'), undefined);
@@ -89,7 +108,13 @@ test('an informer stopped by watch and list errors restarts with backoff and con
 test('a server that closes every watch at once does not make the informer spin', async () => {
   const cluster = await startDevCluster();
   const kc = cluster.kubeConfig();
-  const informer = new Informer<V1ConfigMap>({ kubeConfig: kc, resource: configMaps(new ApiClientFactory(kc)), namespaces: ['default'], minDelayMs: 100, maxDelayMs: 1000 });
+  const informer = new Informer<V1ConfigMap>({
+    kubeConfig: kc,
+    resource: configMaps(new ApiClientFactory(kc)),
+    namespaces: ['default'],
+    minDelayMs: 100,
+    maxDelayMs: 1000,
+  });
   try {
     informer.start();
     assert.equal(await informer.waitForSync(5000), true);

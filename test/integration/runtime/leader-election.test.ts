@@ -56,85 +56,97 @@ async function get(url: string): Promise<{ status: number; text: string }> {
   return { status: response.status, text: await response.text() };
 }
 
-test('two operators with leader election: only the leader reconciles, a standby takes over after SIGKILL, the old leader\'s late write is refused', { timeout: 60_000 }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'runtime-le-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  const cluster = await startDevCluster({ kubeconfigPath: kubeconfig });
-  const kc = cluster.kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const marks: Mark[] = [];
-  const children: ChildProcess[] = [];
-  try {
-    await installMinimalFlinkCrd(kc);
-    await flinkApi(kc).create(flinkDeployment('job-a'));
+test(
+  "two operators with leader election: only the leader reconciles, a standby takes over after SIGKILL, the old leader's late write is refused",
+  { timeout: 60_000 },
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'runtime-le-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    const cluster = await startDevCluster({ kubeconfigPath: kubeconfig });
+    const kc = cluster.kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const marks: Mark[] = [];
+    const children: ChildProcess[] = [];
+    try {
+      await installMinimalFlinkCrd(kc);
+      await flinkApi(kc).create(flinkDeployment('job-a'));
 
-    const a = operator(kubeconfig, 'op-a', marks);
-    children.push(a);
-    await waitFor(() => marks.some((m) => m.identity === 'op-a' && m.event === 'write-ok'), 20_000, 'op-a leads and writes');
-    const b = operator(kubeconfig, 'op-b', marks);
-    children.push(b);
-    await waitFor(() => marks.some((m) => m.identity === 'op-b' && m.event === 'ready'), 20_000, 'op-b started');
-    const portOf = (id: string) => marks.find((m) => m.identity === id && m.event === 'ready')!.port!;
-    await waitFor(async () => (await get(`http://127.0.0.1:${portOf('op-b')}/readyz`)).status === 200, 5000, 'op-b ready as a standby');
-    const observeFrom = Date.now();
-    await new Promise((r) => setTimeout(r, 1200));
+      const a = operator(kubeconfig, 'op-a', marks);
+      children.push(a);
+      await waitFor(() => marks.some((m) => m.identity === 'op-a' && m.event === 'write-ok'), 20_000, 'op-a leads and writes');
+      const b = operator(kubeconfig, 'op-b', marks);
+      children.push(b);
+      await waitFor(() => marks.some((m) => m.identity === 'op-b' && m.event === 'ready'), 20_000, 'op-b started');
+      const portOf = (id: string) => marks.find((m) => m.identity === id && m.event === 'ready')!.port!;
+      await waitFor(async () => (await get(`http://127.0.0.1:${portOf('op-b')}/readyz`)).status === 200, 5000, 'op-b ready as a standby');
+      const observeFrom = Date.now();
+      await new Promise((r) => setTimeout(r, 1200));
 
-    // only the leader reconciles
-    const reconcilers = new Set(marks.filter((m) => m.event === 'reconcile' && m.at >= observeFrom).map((m) => m.identity));
-    assert.deepEqual([...reconcilers], ['op-a']);
-    const aToken = marks.find((m) => m.identity === 'op-a' && m.event === 'reconcile')!.token!;
-    assert.deepEqual(aToken, { holderIdentity: 'op-a', leaseTransitions: 0 });
+      // only the leader reconciles
+      const reconcilers = new Set(marks.filter((m) => m.event === 'reconcile' && m.at >= observeFrom).map((m) => m.identity));
+      assert.deepEqual([...reconcilers], ['op-a']);
+      const aToken = marks.find((m) => m.identity === 'op-a' && m.event === 'reconcile')!.token!;
+      assert.deepEqual(aToken, { holderIdentity: 'op-a', leaseTransitions: 0 });
 
-    // /healthz, /readyz and /metrics of leader and standby
-    for (const id of ['op-a', 'op-b']) {
-      const base = `http://127.0.0.1:${portOf(id)}`;
-      assert.equal((await get(`${base}/healthz`)).status, 200);
-      assert.equal((await get(`${base}/readyz`)).status, 200, `${id} ready (leader or healthy standby)`);
-      const metrics = (await get(`${base}/metrics`)).text;
-      assert.match(metrics, new RegExp(`^flink_operator_leader ${id === 'op-a' ? 1 : 0}$`, 'm'));
-      assert.match(metrics, /flink_operator_informer_synced\{resource="flinkdeployments"\} 1/);
-      assert.match(metrics, /flink_operator_api_requests_total\{verb="get",code="200"\} \d+/);
-      if (id === 'op-a') assert.match(metrics, /flink_operator_reconcile_total\{result="success"\} \d+/);
-      else assert.doesNotMatch(metrics, /flink_operator_reconcile_total\{/);
+      // /healthz, /readyz and /metrics of leader and standby
+      for (const id of ['op-a', 'op-b']) {
+        const base = `http://127.0.0.1:${portOf(id)}`;
+        assert.equal((await get(`${base}/healthz`)).status, 200);
+        assert.equal((await get(`${base}/readyz`)).status, 200, `${id} ready (leader or healthy standby)`);
+        const metrics = (await get(`${base}/metrics`)).text;
+        assert.match(metrics, new RegExp(`^flink_operator_leader ${id === 'op-a' ? 1 : 0}$`, 'm'));
+        assert.match(metrics, /flink_operator_informer_synced\{resource="flinkdeployments"\} 1/);
+        assert.match(metrics, /flink_operator_api_requests_total\{verb="get",code="200"\} \d+/);
+        if (id === 'op-a') assert.match(metrics, /flink_operator_reconcile_total\{result="success"\} \d+/);
+        else assert.doesNotMatch(metrics, /flink_operator_reconcile_total\{/);
+      }
+
+      // kill the leader hard: no lease release
+      const killedAt = Date.now();
+      a.kill('SIGKILL');
+      await waitFor(() => marks.some((m) => m.identity === 'op-b' && m.event === 'write-ok'), 10_000, 'op-b takes over');
+      const takeover = marks.find((m) => m.identity === 'op-b' && m.event === 'reconcile')!;
+      const takeoverMs = takeover.at - killedAt;
+      // the standby waits one lease duration after it last saw a renewal (observed at most one
+      // retry period late), then acquires on its next retry tick
+      assert.ok(takeoverMs <= LEASE_MS + 2 * RETRY_MS + 800, `took over after ${takeoverMs} ms`);
+      assert.deepEqual(takeover.token, { holderIdentity: 'op-b', leaseTransitions: 1 });
+
+      // the old leader's late state write is refused
+      const before = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
+      assert.equal(before.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/1');
+      await assert.rejects(fencedStateWrite(core, 'default', 'job-a-operator-state', aToken, { reconciledBy: 'op-a (late)' }), StaleLeaderError);
+      const after = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
+      assert.equal(after.data?.reconciledBy, 'op-b');
+      // and the resourceVersion lock: a write based on a read that the leader has since overwritten conflicts
+      await waitFor(
+        async () =>
+          (await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' })).metadata?.resourceVersion !==
+          before.metadata?.resourceVersion,
+        5000,
+        'op-b writes again',
+      );
+      await core
+        .replaceNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state', body: { ...before, data: { reconciledBy: 'stale read' } } })
+        .then(
+          () => assert.fail('a stale resourceVersion must conflict'),
+          (error: { code?: number }) => assert.equal(error.code, 409),
+        );
+
+      // graceful shutdown of the new leader releases the lease
+      const exited = new Promise<number | null>((resolve) => b.once('exit', (code) => resolve(code)));
+      b.kill('SIGTERM');
+      assert.equal(await exited, 0);
+      assert.ok(marks.some((m) => m.identity === 'op-b' && m.event === 'exited'));
+      const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'default', name: 'flink-operator-lock' });
+      assert.equal(lease.spec?.holderIdentity ?? '', '', 'lease released on shutdown');
+    } catch (error) {
+      if (process.env.DEBUG_MARKS) console.log(marks.map((m) => JSON.stringify(m)).join('\n'));
+      throw error;
+    } finally {
+      for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await cluster.stop();
+      await rm(dir, { recursive: true, force: true });
     }
-
-    // kill the leader hard: no lease release
-    const killedAt = Date.now();
-    a.kill('SIGKILL');
-    await waitFor(() => marks.some((m) => m.identity === 'op-b' && m.event === 'write-ok'), 10_000, 'op-b takes over');
-    const takeover = marks.find((m) => m.identity === 'op-b' && m.event === 'reconcile')!;
-    const takeoverMs = takeover.at - killedAt;
-    // the standby waits one lease duration after it last saw a renewal (observed at most one
-    // retry period late), then acquires on its next retry tick
-    assert.ok(takeoverMs <= LEASE_MS + 2 * RETRY_MS + 800, `took over after ${takeoverMs} ms`);
-    assert.deepEqual(takeover.token, { holderIdentity: 'op-b', leaseTransitions: 1 });
-
-    // the old leader's late state write is refused
-    const before = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
-    assert.equal(before.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/1');
-    await assert.rejects(fencedStateWrite(core, 'default', 'job-a-operator-state', aToken, { reconciledBy: 'op-a (late)' }), StaleLeaderError);
-    const after = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
-    assert.equal(after.data?.reconciledBy, 'op-b');
-    // and the resourceVersion lock: a write based on a read that the leader has since overwritten conflicts
-    await waitFor(async () => (await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' })).metadata?.resourceVersion !== before.metadata?.resourceVersion, 5000, 'op-b writes again');
-    await core.replaceNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state', body: { ...before, data: { reconciledBy: 'stale read' } } }).then(
-      () => assert.fail('a stale resourceVersion must conflict'),
-      (error: { code?: number }) => assert.equal(error.code, 409),
-    );
-
-    // graceful shutdown of the new leader releases the lease
-    const exited = new Promise<number | null>((resolve) => b.once('exit', (code) => resolve(code)));
-    b.kill('SIGTERM');
-    assert.equal(await exited, 0);
-    assert.ok(marks.some((m) => m.identity === 'op-b' && m.event === 'exited'));
-    const lease = await kc.makeApiClient(CoordinationV1Api).readNamespacedLease({ namespace: 'default', name: 'flink-operator-lock' });
-    assert.equal(lease.spec?.holderIdentity ?? '', '', 'lease released on shutdown');
-  } catch (error) {
-    if (process.env.DEBUG_MARKS) console.log(marks.map((m) => JSON.stringify(m)).join('\n'));
-    throw error;
-  } finally {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await cluster.stop();
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

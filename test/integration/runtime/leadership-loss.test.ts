@@ -49,7 +49,19 @@ test('a leader cut off from its lease stops reconciling at once (in-flight recon
     (identity) =>
       new Manager({
         config: resolveOperatorConfig({
-          flags: { identity, leaderElect: true, leaseNamespace: 'default', leaseDurationMs: '1s', renewDeadlineMs: '600ms', retryPeriodMs: '100ms', reconcileIntervalMs: '50ms', shutdownTimeoutMs: '100ms', httpPort: '0', httpHost: '127.0.0.1', logLevel: 'silent' },
+          flags: {
+            identity,
+            leaderElect: true,
+            leaseNamespace: 'default',
+            leaseDurationMs: '1s',
+            renewDeadlineMs: '600ms',
+            retryPeriodMs: '100ms',
+            reconcileIntervalMs: '50ms',
+            shutdownTimeoutMs: '100ms',
+            httpPort: '0',
+            httpHost: '127.0.0.1',
+            logLevel: 'silent',
+          },
         }),
         kubeConfig: identity === 'op-a' ? kcViaProxy : kc,
         logger: createLogger({ level: 'silent' }),

@@ -11,8 +11,16 @@ import { flinkApi, flinkDeployment, installMinimalFlinkCrd, waitFor } from './cl
 
 function ownedDeployment(name: string, owner: { name: string; uid: string }, labels: Record<string, string>): V1Deployment {
   return {
-    metadata: { name, namespace: 'default', labels, ownerReferences: [{ apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', name: owner.name, uid: owner.uid, controller: true }] },
-    spec: { selector: { matchLabels: { app: owner.name } }, template: { metadata: { labels: { app: owner.name } }, spec: { containers: [{ name: 'c', image: 'flink:2.2' }] } } },
+    metadata: {
+      name,
+      namespace: 'default',
+      labels,
+      ownerReferences: [{ apiVersion: 'flink.apache.org/v1', kind: 'FlinkDeployment', name: owner.name, uid: owner.uid, controller: true }],
+    },
+    spec: {
+      selector: { matchLabels: { app: owner.name } },
+      template: { metadata: { labels: { app: owner.name } }, spec: { containers: [{ name: 'c', image: 'flink:2.2' }] } },
+    },
   };
 }
 
@@ -22,7 +30,9 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
   await installMinimalFlinkCrd(kc);
   const flink = flinkApi(kc);
   const created = await flink.create(flinkDeployment('job'));
-  const config = resolveOperatorConfig({ flags: { httpPort: '0', httpHost: '127.0.0.1', identity: 'op-test', reconcileIntervalMs: '60s', logLevel: 'silent' } });
+  const config = resolveOperatorConfig({
+    flags: { httpPort: '0', httpHost: '127.0.0.1', identity: 'op-test', reconcileIntervalMs: '60s', logLevel: 'silent' },
+  });
   const calls: string[] = [];
   let slowNext = false;
   let slowFinished = false;
@@ -70,14 +80,25 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
 
     // an owned Deployment (watched by label) maps to its owner; so does its deletion
     const apps = kc.makeApiClient(AppsV1Api);
-    await apps.createNamespacedDeployment({ namespace: 'default', body: ownedDeployment('job', { name: 'job', uid: created.metadata.uid! }, { app: 'job', type: 'flink-standalone-kubernetes' }) });
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: ownedDeployment('job', { name: 'job', uid: created.metadata.uid! }, { app: 'job', type: 'flink-standalone-kubernetes' }),
+    });
     await waitFor(() => calls.length === 3, 3000, 'owned Deployment created → owner reconciled');
     await apps.deleteNamespacedDeployment({ namespace: 'default', name: 'job' });
     await waitFor(() => calls.length === 4, 3000, 'owned Deployment deleted → owner reconciled');
     // a Deployment outside the owned-resource selector is not watched
-    await apps.createNamespacedDeployment({ namespace: 'default', body: ownedDeployment('unrelated', { name: 'job', uid: created.metadata.uid! }, { app: 'job' }) });
+    await apps.createNamespacedDeployment({
+      namespace: 'default',
+      body: ownedDeployment('unrelated', { name: 'job', uid: created.metadata.uid! }, { app: 'job' }),
+    });
     // a user's edit of the state ConfigMap is reconciled
-    await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'job-operator-state', labels: { 'flink.apache.org/deployment': 'job' } }, data: {} } });
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({
+        namespace: 'default',
+        body: { metadata: { name: 'job-operator-state', labels: { 'flink.apache.org/deployment': 'job' } }, data: {} },
+      });
     await waitFor(() => calls.length === 5, 3000, 'state ConfigMap change → reconciled');
     await sleep(300);
     assert.equal(calls.length, 5, 'the unrelated Deployment caused no reconcile');

@@ -22,7 +22,14 @@ const handle = await startOperator(config, (deps) => {
       mark({ event: 'reconcile', identity: config.identity, key: `${request.namespace}/${request.name}`, token });
       if (!token) return {};
       try {
-        const written = await fencedStateWrite(core, request.namespace, `${request.name}-operator-state`, token, { reconciledBy: config.identity, reconciles: String(++reconciles) }, { 'flink.apache.org/deployment': request.name });
+        const written = await fencedStateWrite(
+          core,
+          request.namespace,
+          `${request.name}-operator-state`,
+          token,
+          { reconciledBy: config.identity, reconciles: String(++reconciles) },
+          { 'flink.apache.org/deployment': request.name },
+        );
         deps.writeTracker.recordOwnWrite('ConfigMap', request.namespace, `${request.name}-operator-state`, written.metadata?.resourceVersion);
         mark({ event: 'write-ok', identity: config.identity, token });
       } catch (error) {

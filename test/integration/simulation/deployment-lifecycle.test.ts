@@ -34,14 +34,20 @@ test('a Deployment created with client-node becomes Available with owner-referen
   const rs = rsList.items[0]!;
   const hash = rs.metadata!.labels!['pod-template-hash']!;
   assert.equal(rs.metadata!.name, `web-${hash}`);
-  assert.deepEqual(rs.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]), [['Deployment', 'web', d.metadata!.uid, true]]);
+  assert.deepEqual(
+    rs.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]),
+    [['Deployment', 'web', d.metadata!.uid, true]],
+  );
   assert.equal(rs.status!.readyReplicas, 2);
 
   const pods = (await h.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=web' })).items;
   assert.equal(pods.length, 2);
   for (const p of pods) {
     assert.match(p.metadata!.name!, new RegExp(`^web-${hash}-[a-z0-9]{5}$`));
-    assert.deepEqual(p.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]), [['ReplicaSet', rs.metadata!.name, rs.metadata!.uid, true]]);
+    assert.deepEqual(
+      p.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]),
+      [['ReplicaSet', rs.metadata!.name, rs.metadata!.uid, true]],
+    );
     assert.equal(p.status!.phase, 'Running');
     assert.ok(ready(p));
     assert.match(p.status!.podIP!, /^10\.244\.\d+\.\d+$/);
@@ -83,10 +89,10 @@ test('a Recreate rollout replaces the pod only after the old one is gone, and re
   assert.notEqual(pods[0]!.metadata!.uid, oldPod.metadata!.uid);
   assert.equal(pods[0]!.spec!.containers[0]!.image, 'example/app:2.0');
   const rss = (await h.apps.listNamespacedReplicaSet({ namespace: ns })).items;
-  assert.deepEqual(
-    rss.map((rs) => [rs.metadata!.annotations!['deployment.kubernetes.io/revision'], rs.spec!.replicas]).sort(),
-    [['1', 0], ['2', 1]],
-  );
+  assert.deepEqual(rss.map((rs) => [rs.metadata!.annotations!['deployment.kubernetes.io/revision'], rs.spec!.replicas]).sort(), [
+    ['1', 0],
+    ['2', 1],
+  ]);
 });
 
 test('a RollingUpdate rollout keeps pods available and ends with only new pods', async () => {
@@ -148,10 +154,14 @@ test('image tag crashloop: CrashLoopBackOff with restarts; the Deployment is una
   assert.equal(backOff.type, 'Warning');
   assert.equal(backOff.message, `Back-off restarting failed container main in pod ${pod.metadata!.name}_${ns}(${pod.metadata!.uid})`);
   assert.equal(backOff.source?.component, 'kubelet');
-  const d = await eventually(async () => {
-    const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'crash' });
-    return d.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'ProgressDeadlineExceeded' ? d : undefined;
-  }, 'ProgressDeadlineExceeded', 4000);
+  const d = await eventually(
+    async () => {
+      const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'crash' });
+      return d.status?.conditions?.find((c) => c.type === 'Progressing')?.reason === 'ProgressDeadlineExceeded' ? d : undefined;
+    },
+    'ProgressDeadlineExceeded',
+    4000,
+  );
   const available = d.status!.conditions!.find((c) => c.type === 'Available')!;
   assert.deepEqual([available.status, available.reason], ['False', 'MinimumReplicasUnavailable']);
   assert.equal(d.status!.unavailableReplicas, 1);
@@ -194,11 +204,17 @@ test('a pod mounting a missing ConfigMap stays ContainerCreating until the Confi
   const d = deployment('cfg');
   d.spec!.template.spec!.volumes = [{ name: 'conf', configMap: { name: 'later' } }];
   await h.apps.createNamespacedDeployment({ namespace: ns, body: d });
-  await eventually(async () => (await h.core.listNamespacedPod({ namespace: ns })).items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating', 'ContainerCreating');
+  await eventually(
+    async () => (await h.core.listNamespacedPod({ namespace: ns })).items[0]?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ContainerCreating',
+    'ContainerCreating',
+  );
   await sleep(100);
   const pending = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
   assert.equal(pending.status!.phase, 'Pending');
-  const mountEvent = await eventually(async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'FailedMount'), 'a FailedMount event');
+  const mountEvent = await eventually(
+    async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'FailedMount'),
+    'a FailedMount event',
+  );
   assert.equal(mountEvent.message, 'MountVolume.SetUp failed for volume "conf" : configmap "later" not found');
   await h.core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'later' }, data: { a: 'b' } } });
   await rolledOut(h, ns, 'cfg', 1, 1);
@@ -236,5 +252,8 @@ test('a Deployment deleted and re-created at once with the same template converg
 
 test('the simulation reported no unexpected errors', () => {
   const unexpected = h.errors.filter((e) => (e.error as { code?: number }).code !== 409);
-  assert.deepEqual(unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`), []);
+  assert.deepEqual(
+    unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`),
+    [],
+  );
 });

@@ -71,7 +71,11 @@ test('standalone v1_17: the 1.17 JobManager runs the pinned job id from flink-co
   assert.equal(after.submissions[1]!.jobId, renderedAfter.pinnedJobId, 'the new job runs with the newly pinned id');
   assert.equal(after.submissions[1]!.restoredFrom, savepoint.location, 'restored from the upgrade savepoint');
   assert.equal(upgraded.status?.jobStatus?.jobId, renderedAfter.pinnedJobId);
-  assert.match(renderedAfter.text, new RegExp(`^execution\\.savepoint\\.path: ${savepoint.location!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), 'the restore path is in flink-conf.yaml too');
+  assert.match(
+    renderedAfter.text,
+    new RegExp(`^execution\\.savepoint\\.path: ${savepoint.location!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'),
+    'the restore path is in flink-conf.yaml too',
+  );
 });
 
 test('native v1_17: the restore path reaches the 1.17 JobManager only through flink-conf.yaml, and it restores from it', async () => {

@@ -73,7 +73,11 @@ test('the service proxy answers through client-node and through kubectl with Fli
 
   const kubeconfig = join(tmp, 'kubeconfig');
   await writeFile(kubeconfig, h.sc.cluster.kubeconfigYaml());
-  const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(tmp, 'cache-1'), 'get', '--raw', `/api/v1/namespaces/${ns}/services/basic-rest:rest/proxy/jobs/overview`], { env: { ...process.env, HOME: tmp } });
+  const { stdout } = await run(
+    'kubectl',
+    ['--kubeconfig', kubeconfig, '--cache-dir', join(tmp, 'cache-1'), 'get', '--raw', `/api/v1/namespaces/${ns}/services/basic-rest:rest/proxy/jobs/overview`],
+    { env: { ...process.env, HOME: tmp } },
+  );
   const viaKubectl = JSON.parse(stdout);
   assert.equal(viaKubectl.jobs[0].jid, DEMO_JOB_ID);
   const config = await viaProxy(ns, 'basic-rest:rest', '/config');
@@ -130,12 +134,18 @@ test('savepoint, then an upgrade that restores from it: the new JobManager resto
   const lineage = (await viaProxy(ns, 'upg-rest:rest', '/simulator/lineage')).body;
   assert.deepEqual(lineage, h.sc.simulation.lineage(ns, 'upg'));
   assert.deepEqual(lineage.deployment, { namespace: ns, name: 'upg' });
-  assert.deepEqual(lineage.submissions.map((s: any) => [s.jobId, s.restoredFrom, s.origin]), [
-    [DEMO_JOB_ID, null, 'submitted'],
-    [DEMO_JOB_ID, location, 'submitted'],
-  ]);
+  assert.deepEqual(
+    lineage.submissions.map((s: any) => [s.jobId, s.restoredFrom, s.origin]),
+    [
+      [DEMO_JOB_ID, null, 'submitted'],
+      [DEMO_JOB_ID, location, 'submitted'],
+    ],
+  );
   assert.notEqual(lineage.submissions[0].podName, lineage.submissions[1].podName);
-  assert.deepEqual(lineage.savepoints.map((s: any) => [s.triggerId, s.kind, s.status, s.location]), [[sp.triggerId, 'stop-with-savepoint', 'COMPLETED', location]]);
+  assert.deepEqual(
+    lineage.savepoints.map((s: any) => [s.triggerId, s.kind, s.status, s.location]),
+    [[sp.triggerId, 'stop-with-savepoint', 'COMPLETED', location]],
+  );
 });
 
 test('a replaced JobManager pod is a new process: without HA it submits its job again from its args', async () => {
@@ -144,16 +154,22 @@ test('a replaced JobManager pod is a new process: without HA it submits its job 
   await h.core.deleteNamespacedPod({ namespace: ns, name: pod!.metadata!.name! });
   await eventually(async () => h.sc.simulation.lineage(ns, 'nha').submissions.length === 2, 'second submission');
   const subs = h.sc.simulation.lineage(ns, 'nha').submissions;
-  assert.deepEqual(subs.map((s) => [s.jobId, s.restoredFrom, s.origin]), [
-    [DEMO_JOB_ID, null, 'submitted'],
-    [DEMO_JOB_ID, null, 'submitted'],
-  ]);
+  assert.deepEqual(
+    subs.map((s) => [s.jobId, s.restoredFrom, s.origin]),
+    [
+      [DEMO_JOB_ID, null, 'submitted'],
+      [DEMO_JOB_ID, null, 'submitted'],
+    ],
+  );
   assert.notEqual(subs[1]!.podName, pod!.metadata!.name);
   await eventually(async () => (await jobState(ns, 'nha')) === 'RUNNING', 'resubmitted job RUNNING');
   const cancel = await viaProxy(ns, 'nha-rest:rest', `/jobs/${DEMO_JOB_ID}?mode=cancel`, { method: 'PATCH' });
   assert.deepEqual(cancel, { status: 202, body: {} });
   await eventually(async () => (await jobState(ns, 'nha')) === 'CANCELED', 'job CANCELED');
-  assert.deepEqual(h.sc.simulation.lineage(ns, 'nha').cancellations.map((c) => c.jobId), [DEMO_JOB_ID]);
+  assert.deepEqual(
+    h.sc.simulation.lineage(ns, 'nha').cancellations.map((c) => c.jobId),
+    [DEMO_JOB_ID],
+  );
 });
 
 test('with Kubernetes HA, the JobManager keeps HA metadata and a replacement recovers from the latest checkpoint', async () => {
@@ -219,5 +235,8 @@ test('deleting the JobManager Deployment kills its JobManager: the proxy has no 
 
 test('the simulation reported no unexpected errors', () => {
   const unexpected = h.errors.filter((e) => (e.error as { code?: number }).code !== 409 && !/container start of pod .*badconf/.test(e.what));
-  assert.deepEqual(unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`), []);
+  assert.deepEqual(
+    unexpected.map((e) => `${e.what}: ${String((e.error as { body?: string }).body ?? e.error)}`),
+    [],
+  );
 });

@@ -34,24 +34,41 @@ test('the flink-job-rbac Role allows every request a native JobManager makes', a
   const sa = await h.core.readNamespacedServiceAccount({ namespace: NAMESPACE, name: 'flink' });
   assert.equal(sa.metadata?.name, 'flink');
 
-  await h.create(flinkDeployment('rbac').inNamespace(NAMESPACE).withSpec({ mode: 'native', job: { parallelism: 4 } }).build());
-  await h.waitFor('rbac', (d) => d.status?.lifecycleState === 'STABLE' && d.status?.taskManager?.replicas === 2, 'rbac STABLE with 2 TaskManagers', 15_000, NAMESPACE);
+  await h.create(
+    flinkDeployment('rbac')
+      .inNamespace(NAMESPACE)
+      .withSpec({ mode: 'native', job: { parallelism: 4 } })
+      .build(),
+  );
+  await h.waitFor(
+    'rbac',
+    (d) => d.status?.lifecycleState === 'STABLE' && d.status?.taskManager?.replicas === 2,
+    'rbac STABLE with 2 TaskManagers',
+    15_000,
+    NAMESPACE,
+  );
 
   const rbac = h.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
-  const authorizer = new RbacAuthorizer({ name: 'flink', namespace: NAMESPACE }, {
-    roles: (await rbac.listNamespacedRole({ namespace: NAMESPACE })).items,
-    roleBindings: (await rbac.listNamespacedRoleBinding({ namespace: NAMESPACE })).items,
-    clusterRoles: [],
-    clusterRoleBindings: [],
-  });
+  const authorizer = new RbacAuthorizer(
+    { name: 'flink', namespace: NAMESPACE },
+    {
+      roles: (await rbac.listNamespacedRole({ namespace: NAMESPACE })).items,
+      roleBindings: (await rbac.listNamespacedRoleBinding({ namespace: NAMESPACE })).items,
+      clusterRoles: [],
+      clusterRoleBindings: [],
+    },
+  );
   const requests = h.world.cluster.requestLog.entries({ userAgentPrefix: NATIVE_JOBMANAGER_USER_AGENT });
   const needed = [...new Set(requests.map((r) => permissionKey(permissionOf(r))))].sort();
-  assert.deepEqual(needed, [
-    'create core/pods in flink-jobs',
-    'get apps/deployments in flink-jobs',
-    'list core/pods in flink-jobs',
-  ], 'what the simulated native JobManager asks for');
-  const denied = requests.map(permissionOf).filter((p) => !authorizer.allows(p)).map(permissionKey);
+  assert.deepEqual(
+    needed,
+    ['create core/pods in flink-jobs', 'get apps/deployments in flink-jobs', 'list core/pods in flink-jobs'],
+    'what the simulated native JobManager asks for',
+  );
+  const denied = requests
+    .map(permissionOf)
+    .filter((p) => !authorizer.allows(p))
+    .map(permissionKey);
   assert.deepEqual(denied, []);
   // and the authorizer would notice a missing grant: nothing outside the namespace is allowed
   assert.equal(authorizer.allows({ verb: 'create', apiGroup: '', resource: 'pods', namespace: 'default' }), false);

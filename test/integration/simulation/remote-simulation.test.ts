@@ -60,7 +60,12 @@ interface ProxyBody {
   operation?: { location: string };
 }
 
-async function viaProxy(ns: string, service: string, path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: ProxyBody }> {
+async function viaProxy(
+  ns: string,
+  service: string,
+  path: string,
+  init: { method?: string; body?: unknown } = {},
+): Promise<{ status: number; body: ProxyBody }> {
   const res = await fetch(`${h.sc.cluster.url}/api/v1/namespaces/${ns}/services/${service}/proxy${path}`, {
     method: init.method ?? 'GET',
     headers: init.body === undefined ? {} : { 'Content-Type': 'application/json' },
@@ -74,9 +79,15 @@ test('through the HTTP hop, a Flink cluster comes up and its REST API answers GE
   const ns = await freshNamespace(h, 'remote');
   await applyRendered(h, ns, renderFlinkResources('orders'));
   await rolledOut(h, ns, 'orders', 1, 1);
-  await eventually(async () => (await viaProxy(ns, 'orders-rest:rest', '/jobs/overview')).body?.jobs?.[0]?.state === 'RUNNING', 'job RUNNING through the forwarded proxy');
+  await eventually(
+    async () => (await viaProxy(ns, 'orders-rest:rest', '/jobs/overview')).body?.jobs?.[0]?.state === 'RUNNING',
+    'job RUNNING through the forwarded proxy',
+  );
 
-  const triggered = await viaProxy(ns, 'orders-rest:rest', `/jobs/${DEMO_JOB_ID}/savepoints?unused=1`, { method: 'POST', body: { 'target-directory': 's3://bucket/sp', 'cancel-job': false, triggerId: 'f'.repeat(32) } });
+  const triggered = await viaProxy(ns, 'orders-rest:rest', `/jobs/${DEMO_JOB_ID}/savepoints?unused=1`, {
+    method: 'POST',
+    body: { 'target-directory': 's3://bucket/sp', 'cancel-job': false, triggerId: 'f'.repeat(32) },
+  });
   assert.equal(triggered.status, 202);
   assert.equal(triggered.body['request-id'], 'f'.repeat(32), 'the JSON body reached the JobManager (its trigger id is echoed)');
   const done = await eventually(async () => {
@@ -87,7 +98,7 @@ test('through the HTTP hop, a Flink cluster comes up and its REST API answers GE
   assert.deepEqual(h.errors, []);
 });
 
-test('errors pass through unchanged: the API server\'s 404 for a missing Service, the simulation\'s 503 for a missing port', async () => {
+test("errors pass through unchanged: the API server's 404 for a missing Service, the simulation's 503 for a missing port", async () => {
   const ns = await freshNamespace(h, 'remote');
   const missing = await viaProxy(ns, 'nothing-here', '/overview');
   assert.equal(missing.status, 404);
@@ -114,13 +125,16 @@ test('when the simulation cannot be reached, the proxy answers 503 "error trying
   }
 });
 
-test('the simulation\'s JSON client: answers are the server\'s JSON, errors carry the HTTP code, patches are merge patches', async () => {
+test("the simulation's JSON client: answers are the server's JSON, errors carry the HTTP code, patches are merge patches", async () => {
   const ns = await freshNamespace(h, 'remote');
   const { core } = simulationApis(h.sc.cluster.kubeConfig(), 'remote-simulation-test/1.0');
   const created = await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm', labels: { a: '1' } }, data: { x: '1' } } });
   assert.equal(typeof created.metadata?.creationTimestamp, 'string', 'timestamps stay strings (no typed deserialization)');
   await assert.rejects(core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'cm' } } }), (e: { code?: number }) => e.code === 409);
-  await assert.rejects(core.readNamespacedConfigMap({ namespace: ns, name: 'absent' }), (e: { code?: number; body?: { reason?: string } }) => e.code === 404 && e.body?.reason === 'NotFound');
+  await assert.rejects(
+    core.readNamespacedConfigMap({ namespace: ns, name: 'absent' }),
+    (e: { code?: number; body?: { reason?: string } }) => e.code === 404 && e.body?.reason === 'NotFound',
+  );
   const patched = await core.patchNamespacedConfigMap({ namespace: ns, name: 'cm', body: { data: { y: '2' } } });
   assert.deepEqual(patched.data, { x: '1', y: '2' }, 'a merge patch keeps the other keys');
   const listed = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=none' });

@@ -36,7 +36,11 @@ export function flinkConfigYaml(name: string, options: RenderOptions = {}): stri
     'kubernetes.operator.savepoint.format.type': 'CANONICAL',
     ...(options.config ?? {}),
   };
-  return Object.entries(config).map(([k, v]) => `${k}: ${JSON.stringify(v)}`).join('\n') + '\n';
+  return (
+    Object.entries(config)
+      .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+      .join('\n') + '\n'
+  );
 }
 
 export function renderFlinkResources(name: string, options: RenderOptions = {}): RenderedFlinkResources {
@@ -63,7 +67,11 @@ export function renderFlinkResources(name: string, options: RenderOptions = {}):
                 name: 'flink-main-container',
                 image,
                 args: ['standalone-job', '--job-classname', 'org.apache.flink.streaming.examples.statemachine.StateMachineExample', ...(options.args ?? [])],
-                ports: [{ name: 'rest', containerPort: 8081 }, { name: 'jobmanager-rpc', containerPort: 6123 }, { name: 'blobserver', containerPort: 6124 }],
+                ports: [
+                  { name: 'rest', containerPort: 8081 },
+                  { name: 'jobmanager-rpc', containerPort: 6123 },
+                  { name: 'blobserver', containerPort: 6124 },
+                ],
                 volumeMounts: [confMount],
               },
             ],
@@ -92,7 +100,10 @@ export function renderFlinkResources(name: string, options: RenderOptions = {}):
       spec: {
         clusterIP: 'None',
         selector: { app: name, component: 'jobmanager' },
-        ports: [{ name: 'jobmanager-rpc', port: 6123, targetPort: 6123 }, { name: 'blobserver', port: 6124, targetPort: 6124 }],
+        ports: [
+          { name: 'jobmanager-rpc', port: 6123, targetPort: 6123 },
+          { name: 'blobserver', port: 6124, targetPort: 6124 },
+        ],
       },
     },
   };

@@ -46,7 +46,10 @@ export async function eventually<T>(probe: () => Promise<T | undefined | false |
   }
 }
 
-export function deployment(name: string, opts: { replicas?: number; image?: string; strategy?: 'Recreate' | 'RollingUpdate'; progressDeadlineSeconds?: number } = {}): V1Deployment {
+export function deployment(
+  name: string,
+  opts: { replicas?: number; image?: string; strategy?: 'Recreate' | 'RollingUpdate'; progressDeadlineSeconds?: number } = {},
+): V1Deployment {
   return {
     metadata: { name },
     spec: {
@@ -60,7 +63,13 @@ export function deployment(name: string, opts: { replicas?: number; image?: stri
 }
 
 /** Patches a Deployment; strategic merge (the default, as kubectl) merges containers by name. */
-export async function patchDeployment(h: Harness, namespace: string, name: string, body: object, strategy: PatchStrategy = PatchStrategy.StrategicMergePatch): Promise<void> {
+export async function patchDeployment(
+  h: Harness,
+  namespace: string,
+  name: string,
+  body: object,
+  strategy: PatchStrategy = PatchStrategy.StrategicMergePatch,
+): Promise<void> {
   await h.apps.patchNamespacedDeployment({ namespace, name, body }, setHeaderOptions('Content-Type', strategy));
 }
 

@@ -27,8 +27,14 @@ test('the simulation keeps converging through dropped watches, 410 relists, fail
 
   await patchDeployment(h, ns, 'tough', { spec: { replicas: 3 } });
   await rolledOut(h, ns, 'tough', 3, 2);
-  await eventually(async () => (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length === 3, 'three running pods');
+  await eventually(
+    async () => (await h.core.listNamespacedPod({ namespace: ns })).items.filter((p) => p.status?.phase === 'Running').length === 3,
+    'three running pods',
+  );
   assert.equal((await h.core.listNamespacedPod({ namespace: ns })).items.length, 3, 'no pod created twice');
   assert.ok(h.errors.length > 0, 'the injected failures were seen (and survived)');
-  assert.ok(h.errors.some((e) => /informer$/.test(e.what)), 'an informer was stopped by a failed watch and restarted');
+  assert.ok(
+    h.errors.some((e) => /informer$/.test(e.what)),
+    'an informer was stopped by a failed watch and restarted',
+  );
 });

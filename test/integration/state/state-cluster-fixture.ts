@@ -35,7 +35,6 @@ export async function createFlinkDeployment(kc: KubeConfig, namespace: string, n
   })) as FlinkDeploymentV1;
 }
 
-
 /** Conflicts and server errors: answered by the server, so its request log shows them as failures. */
 export const CONFLICTS_AND_5XX: readonly FaultFailure[] = [{ code: 409 }, { code: 500 }, { code: 503 }];
 /**
@@ -62,7 +61,10 @@ export class WriteFaults {
 }
 
 export class FlakyConfigMapClient implements ConfigMapClient {
-  constructor(private readonly inner: KubeConfigMapClient, private readonly faults: WriteFaults) {}
+  constructor(
+    private readonly inner: KubeConfigMapClient,
+    private readonly faults: WriteFaults,
+  ) {}
   get(namespace: string, name: string): Promise<V1ConfigMap | undefined> {
     return this.inner.get(namespace, name);
   }
@@ -80,7 +82,10 @@ export class FlakyConfigMapClient implements ConfigMapClient {
 }
 
 export class FlakyFlinkDeploymentClient implements FlinkDeploymentClient {
-  constructor(private readonly inner: KubeFlinkDeploymentClient, private readonly faults: WriteFaults) {}
+  constructor(
+    private readonly inner: KubeFlinkDeploymentClient,
+    private readonly faults: WriteFaults,
+  ) {}
   get(namespace: string, name: string) {
     return this.inner.get(namespace, name);
   }

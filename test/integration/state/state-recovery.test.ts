@@ -38,18 +38,25 @@ async function waitUntil(condition: () => boolean, what: string, timeoutMs = 500
   }
 }
 
-const deployed = (deployment: FlinkDeploymentV1) => (s: InternalState): InternalState => ({
-  ...s,
-  phase: 'RUNNING',
-  firstDeployment: false,
-  lastReconciledSpec: deployment.spec,
-  lastReconciledGeneration: deployment.metadata.generation,
-  deployedJobId: 'b'.repeat(32),
-});
+const deployed =
+  (deployment: FlinkDeploymentV1) =>
+  (s: InternalState): InternalState => ({
+    ...s,
+    phase: 'RUNNING',
+    firstDeployment: false,
+    lastReconciledSpec: deployment.spec,
+    lastReconciledGeneration: deployment.metadata.generation,
+    deployedJobId: 'b'.repeat(32),
+  });
 
 /** The JobManager Deployment and Flink ConfigMap exactly as `deploy` renders them for the deployment's spec and job 'b'×32. */
 function renderedCluster(deployment: FlinkDeploymentV1): { jobManager: V1Deployment; configMap: V1ConfigMap } {
-  const objects = buildFlinkClusterResources(deployment, { spec: deployment.spec, generation: deployment.metadata.generation ?? 1, specHash: specHash(deployment.spec), jobId: 'b'.repeat(32) });
+  const objects = buildFlinkClusterResources(deployment, {
+    spec: deployment.spec,
+    generation: deployment.metadata.generation ?? 1,
+    specHash: specHash(deployment.spec),
+    jobId: 'b'.repeat(32),
+  });
   return { jobManager: objects.jobManagerDeployment, configMap: objects.configMap };
 }
 
@@ -67,7 +74,13 @@ describe('state recovery rules on the development cluster', () => {
     kc = cluster.kubeConfig();
     await installFlinkCrd(kc);
     kubectl = new KubectlRunner(cluster.kubeconfigYaml());
-    informer = new Informer<V1ConfigMap>({ kubeConfig: kc, resource: configMaps(new ApiClientFactory(kc)), labelSelector: STATE_CONFIGMAP_SELECTOR, minDelayMs: 20, maxDelayMs: 200 });
+    informer = new Informer<V1ConfigMap>({
+      kubeConfig: kc,
+      resource: configMaps(new ApiClientFactory(kc)),
+      labelSelector: STATE_CONFIGMAP_SELECTOR,
+      minDelayMs: 20,
+      maxDelayMs: 200,
+    });
     tracker = new OwnWriteTracker();
     informer.subscribe((event: ObjectEvent<V1ConfigMap>) => {
       if (event.type === 'relisted') return;
@@ -101,11 +114,26 @@ describe('state recovery rules on the development cluster', () => {
       assert.ok(loaded.kind === 'found' && loaded.state.revision === 1);
       await store.update(deployment, deployed(deployment)); // a reconcile that decides nothing new
     }
-    assert.equal(cluster.requestLog.count({ resource: 'configmaps', excludeUserAgentPrefix: 'kubectl' }) - cluster.requestLog.count({ resource: 'configmaps', verb: 'watch' }), 0, 'no GET, no write');
+    assert.equal(
+      cluster.requestLog.count({ resource: 'configmaps', excludeUserAgentPrefix: 'kubectl' }) -
+        cluster.requestLog.count({ resource: 'configmaps', verb: 'watch' }),
+      0,
+      'no GET, no write',
+    );
     assert.ok(echoes.length >= 1 && echoes.every((e) => e.echo), 'our own write came back as an echo');
 
     // the user edits the ConfigMap with kubectl: not an echo, and the next load sees it
-    await kubectl.ok(['-n', 'periodic', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"deployedJobId":"cccccccccccccccccccccccccccccccc"}}']);
+    await kubectl.ok([
+      '-n',
+      'periodic',
+      'patch',
+      'configmap',
+      'app-operator-state',
+      '--type',
+      'merge',
+      '-p',
+      '{"data":{"deployedJobId":"cccccccccccccccccccccccccccccccc"}}',
+    ]);
     await waitUntil(() => echoes.some((e) => e.value === 'c'.repeat(32)), 'the user edit event');
     assert.equal(echoes.find((e) => e.value === 'c'.repeat(32))!.echo, false, 'a user edit triggers a reconcile');
     const loaded = await store.load(deployment);
@@ -143,7 +171,9 @@ describe('state recovery rules on the development cluster', () => {
     assert.equal(written.deployedJobId, 'b'.repeat(32), 'the job id pinned in the rendered cluster');
 
     // deleting the deployment deletes its state (ownerReference, garbage collector)
-    await kc.makeApiClient(CustomObjectsApi).deleteNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1', namespace: 'deleted', plural: 'flinkdeployments', name: 'app' });
+    await kc
+      .makeApiClient(CustomObjectsApi)
+      .deleteNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1', namespace: 'deleted', plural: 'flinkdeployments', name: 'app' });
     await cluster.settled();
     assert.equal(await new KubeConfigMapClient(kc).get('deleted', 'app-operator-state'), undefined);
   });
@@ -151,7 +181,10 @@ describe('state recovery rules on the development cluster', () => {
   it('a ConfigMap of that name not owned by the deployment is never read nor overwritten', async () => {
     await createNamespace(kc, 'foreign');
     const deployment = await createFlinkDeployment(kc, 'foreign', 'app');
-    await kubectl.ok(['-n', 'foreign', 'apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-operator-state' }, data: { owner: 'someone else' } }));
+    await kubectl.ok(
+      ['-n', 'foreign', 'apply', '-f', '-'],
+      JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'app-operator-state' }, data: { owner: 'someone else' } }),
+    );
     cluster.requestLog.reset();
     await assert.rejects(store.load(deployment), ForeignStateError);
     await assert.rejects(store.update(deployment, deployed(deployment)), /not owned by FlinkDeployment app.*will not read or overwrite it/);
@@ -169,7 +202,10 @@ describe('state recovery rules on the development cluster', () => {
     await waitUntil(() => informer.get('corrupt', 'app-operator-state')?.data?.phase === 'BOGUS', 'the informer to see the edit');
     cluster.requestLog.reset();
     await assert.rejects(store.load(deployment), (error: unknown) => error instanceof CorruptStateError && error.key === 'phase');
-    await assert.rejects(store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) })), /phase.*fix or delete the ConfigMap/);
+    await assert.rejects(
+      store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) })),
+      /phase.*fix or delete the ConfigMap/,
+    );
     assert.equal(cluster.requestLog.entries({ namespace: 'corrupt', resource: 'configmaps' }).filter((e) => e.verb === 'update').length, 0, 'not overwritten');
     await kubectl.ok(['-n', 'corrupt', 'patch', 'configmap', 'app-operator-state', '--type', 'merge', '-p', '{"data":{"phase":"RUNNING"}}']);
     const fixed = await store.update(deployment, (s) => ({ ...s, deployedJobId: 'd'.repeat(32) }));
@@ -181,9 +217,25 @@ describe('state recovery rules on the development cluster', () => {
     const created = await createFlinkDeployment(kc, 'status', 'app');
     const client = new KubeFlinkDeploymentClient(kc);
     const recorder = new StatusRecorder({ client });
-    const desired: FlinkDeploymentStatusV1 = { lifecycleState: 'STABLE', jobManagerDeploymentStatus: 'READY', stateRef: { configMapName: 'app-operator-state', revision: 3 } };
+    const desired: FlinkDeploymentStatusV1 = {
+      lifecycleState: 'STABLE',
+      jobManagerDeploymentStatus: 'READY',
+      stateRef: { configMapName: 'app-operator-state', revision: 3 },
+    };
     await recorder.record(created, desired);
-    await kubectl.ok(['-n', 'status', 'patch', 'flinkdeployment', 'app', '--subresource', 'status', '--type', 'merge', '-p', '{"status":{"lifecycleState":"FAILED","error":"edited by hand"}}']);
+    await kubectl.ok([
+      '-n',
+      'status',
+      'patch',
+      'flinkdeployment',
+      'app',
+      '--subresource',
+      'status',
+      '--type',
+      'merge',
+      '-p',
+      '{"status":{"lifecycleState":"FAILED","error":"edited by hand"}}',
+    ]);
     const edited = (await client.get('status', 'app'))!; // what the informer delivers; its event triggers the reconcile
     assert.equal(edited.status?.lifecycleState, 'FAILED');
     cluster.requestLog.reset();

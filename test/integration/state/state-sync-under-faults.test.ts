@@ -52,7 +52,14 @@ function userStatus(state: InternalState, extra: Partial<FlinkDeploymentStatusV1
 function lifeOfADeployment(deployment: FlinkDeploymentV1): Step[] {
   const steps: Step[] = [
     {
-      fn: (s) => ({ ...s, phase: 'DEPLOYING', lastReconciledSpec: deployment.spec, lastReconciledGeneration: 1, firstDeployment: true, jobIdToSubmit: 'a'.repeat(32) }),
+      fn: (s) => ({
+        ...s,
+        phase: 'DEPLOYING',
+        lastReconciledSpec: deployment.spec,
+        lastReconciledGeneration: 1,
+        firstDeployment: true,
+        jobIdToSubmit: 'a'.repeat(32),
+      }),
       status: (s) => userStatus(s, { lifecycleState: 'UPGRADING', jobManagerDeploymentStatus: 'DEPLOYING' }),
     },
     {
@@ -115,7 +122,13 @@ function retryable(error: unknown): boolean {
   return error instanceof StateWriteRetriesExhaustedError || isConflict(error) || isInvalid(error) || isTransient(error);
 }
 
-async function runLife(cluster: DevCluster, namespace: string, faultRate: number, seed: number, failures: readonly FaultFailure[] = CONFLICTS_AND_5XX): Promise<RunResult> {
+async function runLife(
+  cluster: DevCluster,
+  namespace: string,
+  faultRate: number,
+  seed: number,
+  failures: readonly FaultFailure[] = CONFLICTS_AND_5XX,
+): Promise<RunResult> {
   const kc = cluster.kubeConfig();
   await createNamespace(kc, namespace);
   let deployment = await createFlinkDeployment(kc, namespace, 'app');
