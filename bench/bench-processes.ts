@@ -33,7 +33,7 @@ export class IpcChild {
   ) {
     this.ready = new Promise((resolve, reject) => {
       child.on('message', (message: { type?: string; id?: number; result?: unknown; error?: string }) => {
-        if (message.type === 'ready') return resolve(message as Record<string, unknown>);
+        if (message.type === 'ready') return resolve(message);
         const waiter = message.id !== undefined ? this.pending.get(message.id) : undefined;
         if (!waiter) return;
         this.pending.delete(message.id!);

@@ -37,7 +37,7 @@ export interface ClusterProcessOptions extends SimulationTiming {
 }
 
 async function main(): Promise<void> {
-  const options = JSON.parse(process.argv[2]!) as ClusterProcessOptions;
+  const options = JSON.parse(process.argv[2]) as ClusterProcessOptions;
   const clusterOptions = { kubeconfigPath: options.kubeconfigPath, requestLogSize: 1_000, watchHistorySize: 100_000 };
   const world =
     options.simulation === 'in-process'

@@ -37,7 +37,7 @@ function shortUrl(url: string): string {
 export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
-  for (let i = 0; i < profile.samples.length; i++) selfUs.set(profile.samples[i]!, (selfUs.get(profile.samples[i]!) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  for (let i = 0; i < profile.samples.length; i++) selfUs.set(profile.samples[i], (selfUs.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0));
   const functions = new Map<string, number>();
   const files = new Map<string, number>();
   let total = 0;
@@ -67,7 +67,7 @@ export function summarizeProfile(profile: CpuProfile, top = 25): ProfileSummary 
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const profile = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as CpuProfile;
+  const profile = JSON.parse(readFileSync(process.argv[2], 'utf8')) as CpuProfile;
   const s = summarizeProfile(profile, Number(process.argv[3] ?? 25));
   console.log(`total ${s.totalMs.toFixed(0)} ms, idle ${s.idleMs.toFixed(0)} ms (busy ${(s.totalMs - s.idleMs).toFixed(0)} ms)`);
   console.log('\nself time by function (share of busy time):');

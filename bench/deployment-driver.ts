@@ -131,7 +131,7 @@ export class DeploymentDriver {
     await Promise.all(
       Array.from({ length: Math.min(concurrency, names.length) }, async () => {
         while (next < names.length) {
-          const name = names[next++]!;
+          const name = names[next++];
           await this.custom.createNamespacedCustomObject({
             group: GROUP,
             version: VERSION,

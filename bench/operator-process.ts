@@ -38,7 +38,7 @@ function kubeConfigFrom(path: string): KubeConfig {
 }
 
 async function main(): Promise<void> {
-  const options = JSON.parse(process.argv[2]!) as OperatorProcessOptions;
+  const options = JSON.parse(process.argv[2]) as OperatorProcessOptions;
   const config = resolveOperatorConfig({
     flags: {
       httpPort: 0,

@@ -55,7 +55,7 @@ export function medianDeep<T>(runs: readonly T[]): T {
   for (const key of keys) {
     const values = runs.map((r) => (r as Record<string, unknown>)[key]);
     if (values.every((v) => typeof v === 'number' || v === undefined) && values.some((v) => typeof v === 'number'))
-      out[key] = median(values.map((v) => (v as number | undefined) ?? 0));
+      out[key] = median(values.map((v) => v ?? 0));
     else out[key] = medianDeep(values.filter((v) => v !== undefined));
   }
   return out as T;
@@ -139,7 +139,7 @@ function scaleTable(runs: Record<number, ScaleRun>, settings: BenchSettings): st
   const header = `| figure | ${sizes.map((n) => `${n.toLocaleString('en-US')} deployments`).join(' | ')} | target |`;
   rows.push(header, `|---|${sizes.map(() => '---').join('|')}|---|`);
   const line = (figure: string, f: (r: ScaleRun) => string, target = '') =>
-    rows.push(`| ${figure} | ${sizes.map((n) => f(runs[n]!)).join(' | ')} | ${target} |`);
+    rows.push(`| ${figure} | ${sizes.map((n) => f(runs[n])).join(' | ')} | ${target} |`);
   line('time until all STABLE', (r) =>
     r.stableInTime
       ? `${fmt(r.timeToStableMs / 1000, 1)} s`

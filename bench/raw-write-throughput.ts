@@ -85,7 +85,7 @@ export async function measureRawWriteThroughput(kc: KubeConfig, options: { durat
       const w = idle.pop()!;
       try {
         if (i % 2 === 0) {
-          const cm = configMaps[w]!;
+          const cm = configMaps[w];
           cm.data = { n: String(i) };
           configMaps[w] = await core.replaceNamespacedConfigMap({ namespace: NAMESPACE, name: cm.metadata!.name!, body: cm });
         } else {

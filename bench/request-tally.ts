@@ -34,8 +34,8 @@ export interface TallyRow {
 export const WRITE_VERBS: ReadonlySet<string> = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
 
 export function actorOf(userAgent: string): Actor {
-  if (userAgent.startsWith(SIMULATION_USER_AGENT.split('/')[0]!)) return 'simulation';
-  if (userAgent.startsWith(BENCH_DRIVER_USER_AGENT.split('/')[0]!)) return 'driver';
+  if (userAgent.startsWith(SIMULATION_USER_AGENT.split('/')[0])) return 'simulation';
+  if (userAgent.startsWith(BENCH_DRIVER_USER_AGENT.split('/')[0])) return 'driver';
   return 'operator';
 }
 

@@ -20,7 +20,7 @@ export interface SimulationProcessOptions extends SimulationTiming {
 }
 
 async function main(): Promise<void> {
-  const options = JSON.parse(process.argv[2]!) as SimulationProcessOptions;
+  const options = JSON.parse(process.argv[2]) as SimulationProcessOptions;
   const base = new KubeConfig();
   base.loadFromFile(options.kubeconfigPath);
   const server = await serveServiceProxy();

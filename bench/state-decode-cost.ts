@@ -23,7 +23,7 @@ const state = {
     jobId: 'b'.repeat(32),
   })),
 } as any;
-const { configMap } = encodeStateConfigMap(state, { deployment: d as any, existing: undefined });
+const { configMap } = encodeStateConfigMap(state, { deployment: d, existing: undefined });
 configMap.metadata!.resourceVersion = '5';
 const N = 3000;
 for (let i = 0; i < 300; i++) decodeStateConfigMap(configMap);

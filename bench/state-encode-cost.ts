@@ -67,7 +67,7 @@ function work(result: EncodeResult): string {
 }
 
 encodeStateConfigMap(state(history(800)), { deployment }); // warm-up
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 function row(label: string, input: InternalState): EncodeResult {
   const lengths = input.savepointHistory.map((record) => record.location.length);
@@ -95,6 +95,6 @@ for (const count of sizes) {
   // the steady state at the limit: the trimmed history plus the next savepoint, as the next write sees it
   if (result.trimmedSavepoints > 0) {
     const kept = result.state.savepointHistory;
-    row(`${kept.length.toLocaleString('en-US')} + 1 (at the limit)`, state([...kept, records[count]!]));
+    row(`${kept.length.toLocaleString('en-US')} + 1 (at the limit)`, state([...kept, records[count]]));
   }
 }

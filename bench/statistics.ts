@@ -9,7 +9,7 @@ export function median(values: readonly number[]): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 /** The nearest-rank percentile `p` (0..100); NaN for no values. */
@@ -17,13 +17,13 @@ export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
   const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(sorted.length, rank) - 1]!;
+  return sorted[Math.min(sorted.length, rank) - 1];
 }
 
 /** The median of each numeric field over runs of the same shape. */
 export function medianOfRuns<T extends Record<string, number>>(runs: readonly T[]): T {
   const out: Record<string, number> = {};
-  for (const key of Object.keys(runs[0] ?? {})) out[key] = median(runs.map((r) => r[key]!));
+  for (const key of Object.keys(runs[0] ?? {})) out[key] = median(runs.map((r) => r[key]));
   return out as T;
 }
 

@@ -184,7 +184,7 @@ function main(argv: string[]): number {
     }
     return stale === 0 ? 0 : 1;
   }
-  process.stdout.write(files[CRD_FILE]!);
+  process.stdout.write(files[CRD_FILE]);
   return 0;
 }
 

@@ -245,7 +245,7 @@ function epochMillisToRfc3339(ms: number, field: string, resource: string): stri
 /** A legacy enum value if it is one this model knows, else UNKNOWN (the legacy schema is lenient, the state schema is not). */
 function known<const T extends readonly string[]>(values: T, value: string | undefined): T[number] | undefined {
   if (value === undefined || value === null) return undefined;
-  return (values as readonly string[]).includes(value) ? (value as T[number]) : 'UNKNOWN';
+  return (values as readonly string[]).includes(value) ? value : 'UNKNOWN';
 }
 
 function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
@@ -390,12 +390,9 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     finishedAndShutDown: job.state === 'FINISHED' && status.jobManagerDeploymentStatus === 'MISSING',
   });
 
-  const userStatus: FlinkDeploymentStatusV1 = copyKeys(
-    status,
-    USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[],
-  ) as FlinkDeploymentStatusV1;
+  const userStatus: FlinkDeploymentStatusV1 = copyKeys(status, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[]);
   if (status.jobStatus !== undefined) {
-    const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1beta1)[]) as JobStatusV1;
+    const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1beta1)[]);
     const lastSavepoint = job.lastSavepoint ? structuredClone(job.lastSavepoint) : lastSavepointFromLegacy(sp?.lastSavepoint);
     if (lastSavepoint) jobStatus.lastSavepoint = lastSavepoint;
     // A jobStatus holding only legacy bookkeeping has nothing for users.
@@ -418,12 +415,9 @@ function legacySavepointFromRecord(record: SavepointRecord): LegacySavepoint {
  * has no ConfigMap); see the module comment for what else has no legacy counterpart.
  */
 export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploymentStatusV1): FlinkDeploymentStatusV1beta1 {
-  const out: FlinkDeploymentStatusV1beta1 = copyKeys(
-    userStatus,
-    USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[],
-  ) as FlinkDeploymentStatusV1beta1;
+  const out: FlinkDeploymentStatusV1beta1 = copyKeys(userStatus, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[]);
   const user = userStatus.jobStatus;
-  const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1)[]) as JobStatusV1beta1;
+  const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1)[]);
   if (job.jobId === undefined && state.deployedJobId !== undefined) job.jobId = state.deployedJobId;
   if (state.upgradeSavepointPath !== undefined) job.upgradeSavepointPath = state.upgradeSavepointPath;
 

@@ -81,7 +81,7 @@ function validateName(name: string | undefined): FieldError[] {
     ];
   }
   if (name.length > MAX_DEPLOYMENT_NAME_LENGTH) {
-    const longest = DERIVED_NAME_PATTERNS.map((p) => p.replace('%s', name)).sort((a, b) => b.length - a.length)[0]!;
+    const longest = DERIVED_NAME_PATTERNS.map((p) => p.replace('%s', name)).sort((a, b) => b.length - a.length)[0];
     return [
       {
         field: 'metadata.name',
@@ -159,11 +159,9 @@ function validateJarUri(spec: FlinkDeploymentSpec): FieldError[] {
     const hint = uri.startsWith('/') ? `; for a jar inside the image write local://${uri}` : '; write e.g. local:///opt/flink/usrlib/job.jar';
     return [{ field: 'spec.job.jarURI', message: `must be an absolute URI with a scheme, got "${uri}"${hint}` }];
   }
-  const scheme = match[1]!.toLowerCase();
+  const scheme = match[1].toLowerCase();
   if (scheme === 'local') {
-    return match[2]!.startsWith('/')
-      ? []
-      : [{ field: 'spec.job.jarURI', message: `local:// needs an absolute path, got "${uri}"; write local:///${match[2]}` }];
+    return match[2].startsWith('/') ? [] : [{ field: 'spec.job.jarURI', message: `local:// needs an absolute path, got "${uri}"; write local:///${match[2]}` }];
   }
   if (!(REMOTE_JAR_SCHEMES as readonly string[]).includes(scheme)) {
     return [
@@ -362,7 +360,7 @@ export function validateFlinkDeployment(
   if (!isObject(spec)) return errors;
   const flat = isObject(spec.flinkConfiguration) ? flattenFlinkConfiguration(spec.flinkConfiguration) : {};
   const badFields = new Set(schemaErrors.map((e) => e.field));
-  const previousSpec = isObject(previous?.spec) ? previous!.spec : undefined;
+  const previousSpec = isObject(previous?.spec) ? previous.spec : undefined;
   const rules = [
     ...validateFlinkVersion(spec),
     ...validateCounts(spec, flat),

@@ -47,7 +47,7 @@ export function decodeProxyTarget(url: string): ServiceProxyTarget | undefined {
   const match = /^\/([^/?]+)\/([^/?]+)\/([^/?]*)(\/.*)?$/.exec(url);
   if (!match) return undefined;
   try {
-    return { namespace: decodeURIComponent(match[1]!), service: decodeURIComponent(match[2]!), port: decodeURIComponent(match[3]!), path: match[4] ?? '/' };
+    return { namespace: decodeURIComponent(match[1]), service: decodeURIComponent(match[2]), port: decodeURIComponent(match[3]), path: match[4] ?? '/' };
   } catch {
     return undefined;
   }

@@ -152,7 +152,7 @@ export function renderLegacyFlinkConf(config: Readonly<Record<string, string>>):
   const lines = Object.keys(config)
     .sort()
     .map((key) => {
-      const value = config[key]!;
+      const value = config[key];
       const problem = legacyFlinkConfKeyProblem(key) ?? legacyFlinkConfValueProblem(value);
       if (problem) throw new Error(`cannot render ${LEGACY_FLINK_CONFIG_FILE}: configuration key ${JSON.stringify(key)} ${problem.reason}; ${problem.fix}`);
       return `${key}: ${value}`;

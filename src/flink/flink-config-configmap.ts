@@ -116,7 +116,7 @@ function readLegacyFlinkConf(text: string): Record<string, string> {
   const javaTrim = (s: string) => s.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
   const out: Record<string, string> = {};
   for (const line of text.split(/\r\n|\n|\r/)) {
-    const conf = javaTrim(line.split('#', 1)[0]!);
+    const conf = javaTrim(line.split('#', 1)[0]);
     const separator = conf.indexOf(': ');
     if (separator < 0) continue;
     const key = javaTrim(conf.slice(0, separator));

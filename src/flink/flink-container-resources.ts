@@ -44,7 +44,7 @@ export function parseMemoryBytes(value: string, field: string): number {
   const match = /^(\d+(?:\.\d+)?)([A-Za-z]*)$/.exec(text);
   if (match) {
     const amount = Number(match[1]);
-    const unit = match[2]!;
+    const unit = match[2];
     const flinkFactor = FLINK_MEMORY_UNITS.find(([labels]) => labels.includes(unit.toLowerCase()))?.[1];
     if (flinkFactor !== undefined) return Math.round(amount * flinkFactor);
     const kubernetesFactor = KUBERNETES_MEMORY_UNITS[unit];

@@ -83,7 +83,7 @@ export function buildFlinkPodTemplate(inputs: FlinkPodTemplateInputs): V1PodTemp
     withoutApiFields(userComponentTemplate, `spec.${component === 'jobmanager' ? 'jobManager' : 'taskManager'}.podTemplate`),
     JSON.parse(JSON.stringify(operatorTemplate)) as JsonObject,
   );
-  return merged as V1PodTemplateSpec;
+  return merged;
 }
 
 /** A user pod template (a Pod) reduced to what a pod template holds: metadata and spec. */

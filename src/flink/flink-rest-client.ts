@@ -308,7 +308,7 @@ export class FlinkRestClient {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       if (attempt > 1) {
         const backoff = this.retry.backoffMs;
-        await this.sleep(backoff.length === 0 ? 0 : backoff[Math.min(attempt - 2, backoff.length - 1)]!);
+        await this.sleep(backoff.length === 0 ? 0 : backoff[Math.min(attempt - 2, backoff.length - 1)]);
       }
       const { error, body, retriable: canRetry } = await this.attempt(request, attempt);
       if (!error) return body!;

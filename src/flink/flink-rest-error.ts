@@ -98,7 +98,7 @@ export function parseErrorBody(body: string): { source: 'flink' | 'apiserver' | 
 /** First line of each message (Flink error strings often carry a whole stack trace). */
 export function summarizeMessages(messages: readonly string[]): string {
   return messages
-    .map((m) => m.split('\n')[0]!.trim())
+    .map((m) => m.split('\n')[0].trim())
     .filter((m) => m !== '')
     .join('; ');
 }

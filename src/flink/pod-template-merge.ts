@@ -44,7 +44,7 @@ export function isJsonObject(value: unknown): value is JsonObject {
 }
 
 function clone<T>(value: T): T {
-  return value === undefined ? value : (structuredClone(value) as T);
+  return value === undefined ? value : structuredClone(value);
 }
 
 function mergeKeyedLists(base: Json[], overlay: Json[], key: string): Json[] {
@@ -62,7 +62,7 @@ function mergeValue(base: Json | undefined, overlay: Json | undefined, field: st
   if (overlay === undefined) return clone(base as Json);
   if (isJsonObject(base) && isJsonObject(overlay)) return mergeObjects(base, overlay);
   if (Array.isArray(base) && Array.isArray(overlay) && field !== undefined && MERGE_KEYS[field] !== undefined) {
-    const key = MERGE_KEYS[field]!;
+    const key = MERGE_KEYS[field];
     const keyed = (list: Json[]) => list.every((e) => isJsonObject(e) && e[key] !== undefined);
     if (keyed(base) && keyed(overlay)) return mergeKeyedLists(base, overlay, key);
   }

@@ -202,7 +202,7 @@ export async function reportFailedJob(ctx: StepContext, jobId: string): Promise<
   try {
     const exceptions = await ctx.api.getExceptions(jobId);
     const newest = exceptions.exceptionHistory?.entries?.[0];
-    cause = (newest?.stacktrace ?? exceptions['root-exception'] ?? cause).split('\n')[0]!.trim();
+    cause = (newest?.stacktrace ?? exceptions['root-exception'] ?? cause).split('\n')[0].trim();
   } catch (error) {
     ctx.deps.log.debug({ err: (error as Error).message }, 'no exceptions of the failed job');
   }

@@ -99,7 +99,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
             runtime.events.warning(
               deployment,
               'SavepointHistoryTrimmed',
-              `${dropped.length} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit (${dropped[0]!.location} … ${dropped.at(-1)!.location}); ` +
+              `${dropped.length} oldest savepoint(s) dropped from the state history to stay under the ConfigMap size limit (${dropped[0].location} … ${dropped.at(-1)!.location}); ` +
                 'they are disposed when kubernetes.operator.savepoint.cleanup.enabled is true',
             );
           },

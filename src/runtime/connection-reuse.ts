@@ -92,7 +92,7 @@ export function reuseConnections(kc: KubeConfig): KubeConfig {
   kc.applyToHTTPSOptions = async (opts: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> => {
     await originalHttps(opts);
     const fresh = (opts as { agent?: unknown }).agent;
-    if (fresh instanceof http.Agent) (opts as { agent?: unknown }).agent = pool.reusable(fresh as PlainAgent);
+    if (fresh instanceof http.Agent) (opts as { agent?: unknown }).agent = pool.reusable(fresh);
   };
   return kc;
 }

@@ -62,11 +62,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const stream = pretty({
       colorize: false,
       sync: true,
-      destination: (options.destination as NodeJS.WritableStream | undefined) ?? 1,
+      destination: options.destination ?? 1,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname',
     });
     return pino(pinoOptions, stream);
   }
-  return options.destination ? pino(pinoOptions, options.destination as DestinationStream) : pino(pinoOptions);
+  return options.destination ? pino(pinoOptions, options.destination) : pino(pinoOptions);
 }

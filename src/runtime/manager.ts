@@ -173,9 +173,9 @@ export class Manager {
       apiClients: clients,
       readers: {
         flinkDeployments: this.flinkInformer,
-        stateConfigMaps: stateInformer as unknown as ObservableObjectReader<V1ConfigMap>,
-        deployments: deploymentInformer as unknown as ObservableObjectReader<V1Deployment>,
-        services: serviceInformer as unknown as ObservableObjectReader<V1Service>,
+        stateConfigMaps: stateInformer,
+        deployments: deploymentInformer,
+        services: serviceInformer,
       },
       writeTracker: this.tracker,
       events: this.recorder,
@@ -220,13 +220,13 @@ export class Manager {
       [this.informers[3], 'Service'],
     ] as const) {
       this.unsubscribers.push(
-        informer!.subscribe((event) => {
+        informer.subscribe((event) => {
           const decision = routeEvent(kind, event, this.tracker);
           if (decision.echo) this.metrics.echoSkipped.inc({ kind });
           for (const key of decision.keys) this.controller?.enqueue(key);
         }),
       );
-      informer!.start();
+      informer.start();
     }
     this.unsubscribers.push(
       this.leadership.onStartedLeading((token) => {

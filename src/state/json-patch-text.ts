@@ -44,7 +44,7 @@ function valueAt(document: unknown, pointer: string): unknown {
  * (`status`, `spec`); `before` is needed to show what a remove or replace drops.
  */
 export function describeJsonDiff(before: unknown, after: unknown, options: { prefix?: string; maxValueChars?: number } = {}): string[] {
-  const ops = jsonPatch.compare((before ?? {}) as object, (after ?? {}) as object);
+  const ops = jsonPatch.compare(before ?? {}, after ?? {});
   return describeJsonPatch(ops, before, options);
 }
 

@@ -65,7 +65,7 @@ export class LegacyStatusStateStore implements StateStore {
       if (!object) throw new KubeApiError(404, 'NotFound', `FlinkDeployment ${resource} not found`);
       const decoded: DecodedLegacyStatus = hasLegacyFields(object.status)
         ? this.decode(object)
-        : { state: emptyInternalState(), userStatus: structuredClone(object.status ?? {}) as DecodedLegacyStatus['userStatus'] };
+        : { state: emptyInternalState(), userStatus: structuredClone(object.status ?? {}) };
       const current = decoded.state;
       const input = structuredClone(current);
       const next = fn(input);

@@ -246,7 +246,7 @@ class HistoryCandidates {
     let offset = 0;
     for (let i = 0; i < pieces.length; i++) {
       this.starts[i] = offset;
-      offset += Buffer.byteLength(pieces[i]!, 'utf8');
+      offset += Buffer.byteLength(pieces[i], 'utf8');
     }
     this.starts[history.length] = offset;
     this.bytes = Buffer.from(pieces.join(''), 'utf8');
@@ -258,7 +258,7 @@ class HistoryCandidates {
   }
 
   rawBytes(drop: number): number {
-    return drop >= this.count ? EMPTY_HISTORY.length : this.bytes.length - this.starts[drop]!;
+    return drop >= this.count ? EMPTY_HISTORY.length : this.bytes.length - this.starts[drop];
   }
 
   compressed(drop: number): boolean {
@@ -547,7 +547,7 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
 
   const errors = validateInternalStateSchema(candidate);
   if (errors.length > 0) {
-    const first = errors[0]!;
+    const first = errors[0];
     throw corrupt(keyOfField(first.field), `${first.field}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`);
   }
   return candidate as InternalState;

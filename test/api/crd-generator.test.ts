@@ -16,11 +16,11 @@ test('the committed CRDs are what the generator produces (run npm run gen:crds w
     const committed = readFileSync(fileURLToPath(new URL(`../../${path}`, import.meta.url)), 'utf8');
     assert.ok(committed === text, `${path} is stale: run npm run gen:crds and commit it`);
   }
-  assert.deepEqual(parseYaml(generatedCrdFiles()['crds/flinkdeployments.flink.apache.org.yaml']!), buildFlinkDeploymentCrd());
+  assert.deepEqual(parseYaml(generatedCrdFiles()['crds/flinkdeployments.flink.apache.org.yaml']), buildFlinkDeploymentCrd());
 });
 
 test('the upgrade-staging CRD differs only in not serving v1 (and v1beta1 not deprecated there)', () => {
-  const staged = parseYaml(generatedCrdFiles()[UPGRADE_CRD_FILE]!) as typeof crd;
+  const staged = parseYaml(generatedCrdFiles()[UPGRADE_CRD_FILE]) as typeof crd;
   assert.deepEqual(
     staged.spec.versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]),
     [
@@ -50,7 +50,7 @@ test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a w
       ['v1beta1', true, true, true],
     ],
   );
-  assert.match(String(versions[1]!['deprecationWarning']), /deprecated; use flink\.apache\.org\/v1/);
+  assert.match(String(versions[1]['deprecationWarning']), /deprecated; use flink\.apache\.org\/v1/);
 });
 
 function resolve(schema: Node, jsonPath: string): Node | undefined {
@@ -69,9 +69,9 @@ test('status and scale subresources, printer columns resolve in both schemas', (
       statusReplicasPath: '.status.taskManager.replicas',
       labelSelectorPath: '.status.taskManager.labelSelector',
     });
-    assert.equal(resolve(schema, sub.scale['specReplicasPath']!)?.['type'], 'integer');
-    assert.equal(resolve(schema, sub.scale['statusReplicasPath']!)?.['type'], 'integer');
-    assert.equal(resolve(schema, sub.scale['labelSelectorPath']!)?.['type'], 'string');
+    assert.equal(resolve(schema, sub.scale['specReplicasPath'])?.['type'], 'integer');
+    assert.equal(resolve(schema, sub.scale['statusReplicasPath'])?.['type'], 'integer');
+    assert.equal(resolve(schema, sub.scale['labelSelectorPath'])?.['type'], 'string');
     const columns = v['additionalPrinterColumns'] as Node[];
     assert.deepEqual(
       columns.map((c) => [c['name'], c['type'], c['jsonPath']]),
@@ -166,8 +166,8 @@ test('both schemas are structural (every node typed, no forbidden keywords, list
     structuralViolations(schema, name, violations);
     assert.deepEqual(violations, []);
     assert.equal(schema['type'], 'object');
-    const metadata = (schema['properties'] as Record<string, Node>)['metadata']!;
-    const metaProps = Object.keys((metadata['properties'] ?? {}) as Node);
+    const metadata = (schema['properties'] as Record<string, Node>)['metadata'];
+    const metaProps = Object.keys(metadata['properties'] ?? {});
     assert.ok(
       metaProps.every((p) => p === 'name' || p === 'generateName'),
       'root metadata may only constrain name/generateName',

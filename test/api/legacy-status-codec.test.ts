@@ -42,8 +42,8 @@ test('blue capture (current format): specs decode to objects, user-facing fields
   assert.equal(state.lastReconciledSpec?.job?.upgradeMode, 'stateless', 'the reconciled spec records the mode actually used');
   assert.equal(state.lastReconciledSpec?.job?.args?.length, 16);
   assert.equal(state.lastReconciledSpec?.jobManager?.resource?.cpu, 0.5);
-  assert.equal('restartNonce' in state.lastReconciledSpec!, false, 'nulls are dropped');
-  assert.equal('ephemeralStorage' in state.lastReconciledSpec!.jobManager!.resource!, false);
+  assert.equal('restartNonce' in state.lastReconciledSpec, false, 'nulls are dropped');
+  assert.equal('ephemeralStorage' in state.lastReconciledSpec.jobManager.resource, false);
   assert.deepEqual(state.lastStableSpec, state.lastReconciledSpec);
   assert.equal(state.firstDeployment, true);
   assert.equal(state.lastReconciledGeneration, 1, 'the current format carries no generation: observedGeneration is the reconciled one');

@@ -25,8 +25,8 @@ test('the demo walks through deploy, savepoint upgrade, suspend and resume, then
   const restores = [...output.matchAll(/job [0-9a-f]{32} restored from (\S+)/g)].map((m) => m[1]);
   assert.deepEqual(restores.length, 3, output);
   assert.equal(restores[0], '(nothing)');
-  assert.match(restores[1]!, /savepoint-/);
-  assert.match(restores[2]!, /savepoint-/);
+  assert.match(restores[1], /savepoint-/);
+  assert.match(restores[2], /savepoint-/);
   assert.notEqual(restores[1], restores[2], 'the resume restored from the suspend savepoint, not the upgrade one');
   assert.match(output, /Demo finished\./);
 });

@@ -32,7 +32,7 @@ before(async () => {
     writer: MIGRATE_COMMAND_WRITER,
   });
   assert.equal(outcome.kind, 'migrated');
-  const current = variants[0]!;
+  const current = variants[0];
   await lc.createLegacy({ ...current.object, metadata: { ...current.object.metadata, name: 'legacy' } }, current.status);
 });
 after(async () => {

@@ -26,9 +26,9 @@ before(async () => {
   const [current, withGeneration, , , midUpgrade] = builtVariants();
   const put = (v: NonNullable<typeof current>, name: string, namespace: string, labels: Record<string, string> = {}) =>
     lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name, namespace, labels } }, v.status);
-  await put(current!, 'orders', 'team-a', { tier: 'gold' });
-  await put(midUpgrade!, 'payments', 'team-a', { tier: 'silver' });
-  await put(withGeneration!, 'clicks', 'team-b', { tier: 'gold' });
+  await put(current, 'orders', 'team-a', { tier: 'gold' });
+  await put(midUpgrade, 'payments', 'team-a', { tier: 'silver' });
+  await put(withGeneration, 'clicks', 'team-b', { tier: 'gold' });
 });
 after(async () => {
   await lc?.stop();
@@ -79,7 +79,7 @@ test('a refused resource makes the exit status non-zero; the others are migrated
   assert.deepEqual(
     report.outcomes.map((o) => `${o.kind} ${o.resource}`),
     ['already-migrated team-a/orders', 'migrated team-a/payments', 'refused team-b/broken', 'migrated team-b/clicks'].sort((a, b) =>
-      a.split(' ')[1]!.localeCompare(b.split(' ')[1]!),
+      a.split(' ')[1].localeCompare(b.split(' ')[1]),
     ),
   );
   const text = first.lines.join('\n');

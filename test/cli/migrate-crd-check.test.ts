@@ -13,7 +13,7 @@ test("this operator's CRD (and its upgrade variant shape) is accepted", () => {
 
 test("the Apache operator's CRD (no status.stateRef) and a CRD without v1beta1 are refused", () => {
   const apache = readCrd();
-  for (const v of apache.spec.versions) delete v.schema!.openAPIV3Schema!.properties!['status']!.properties!['stateRef'];
+  for (const v of apache.spec.versions) delete v.schema!.openAPIV3Schema!.properties!['status'].properties!['stateRef'];
   assert.match(crdProblem(apache).error ?? '', /does not declare status\.stateRef: it is still the Apache operator's/);
   const noBeta = readCrd();
   noBeta.spec.versions = noBeta.spec.versions.filter((v) => v.name !== 'v1beta1');

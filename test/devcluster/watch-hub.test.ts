@@ -125,9 +125,9 @@ describe('object store and watch hub', () => {
     for (let i = 0; i < 1000; i++) store.put('/configmaps', labelled(`cm-${i}`, { app: `cm-${i}`, group: `g${i % 10}` }));
     assert.equal(calls.n, 1000, 'one matches() call per event, not one per watcher');
     assert.ok(watchers.every((w, i) => w.lines.length === 1 && w.lines[0] === `ADDED cm-${i}`));
-    unsubscribe[7]!();
+    unsubscribe[7]();
     store.put('/configmaps', labelled('cm-7', { app: 'cm-7', group: 'changed' }));
-    assert.deepEqual(watchers[7]!.lines, ['ADDED cm-7']);
+    assert.deepEqual(watchers[7].lines, ['ADDED cm-7']);
     assert.equal(store.watchHub.watcherCount(), 999);
     store.watchHub.closeAll();
     assert.equal(store.watchHub.watcherCount(), 0);

@@ -557,7 +557,7 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
   // 2a: every later submission restores from a completed savepoint or a checkpoint of this deployment
   const isOwnCheckpoint = (path: string) => {
     const m = CHECKPOINT_PATH.exec(path);
-    return m !== null && jobIds.has(m[1]!);
+    return m !== null && jobIds.has(m[1]);
   };
   submissions.forEach((s, i) => {
     if (i === 0 || s.origin !== 'submitted') return;
@@ -655,7 +655,7 @@ export function checkLineage(input: LineageCheckInput): Violation[] {
     if (s.restoredFrom === newest.location) return;
     if (s.restoredFrom !== null) {
       const cp = CHECKPOINT_PATH.exec(s.restoredFrom);
-      if (cp && jobIds.has(cp[1]!)) {
+      if (cp && jobIds.has(cp[1])) {
         const savepointSnapshot = input.snapshots?.get(newest.location!);
         const checkpointSnapshot = input.snapshots?.get(s.restoredFrom);
         if (savepointSnapshot && savepointSnapshot.jobId === cp[1] && Number(cp[2]) > savepointSnapshot.checkpointId) return;
@@ -795,7 +795,7 @@ export function planChaosRun(seed: number, scenario: ChaosScenario = 'mixed'): C
     const faults: PlannedFault[] = [];
     const faultCount = scenario === 'no-faults' ? 0 : random() < 0.5 ? 1 : 2;
     for (let f = 0; f < faultCount; f++) {
-      let fk = forcedFault ?? FAULT_KINDS[Math.floor(random() * FAULT_KINDS.length)]!;
+      let fk = forcedFault ?? FAULT_KINDS[Math.floor(random() * FAULT_KINDS.length)];
       // The rollback target (lastStableSpec) lives only in the state ConfigMap (design/004): a run that
       // loses it during the rollback cannot be expected to roll back, so no state loss is planned there.
       if (kind === 'rollback' && (fk === 'delete-state' || fk === 'stale-state')) fk = 'api-faults';
@@ -1175,7 +1175,7 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
             record.skipped = true;
             break;
           }
-          const old = older[Math.floor(f.variant * older.length)]!;
+          const old = older[Math.floor(f.variant * older.length)];
           const step = await stateStep();
           const swap = await h.restoreStateConfigMap(old);
           record.detail = `state ConfigMap put back from ${swap.from} to the copy of ${swap.to} (${old.data?.phase}) during ${step}`;
@@ -1419,7 +1419,7 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
         });
     } else if (current && expectation !== 'REPORTED') {
       const statusJob = current.status?.jobStatus?.jobId;
-      if (live.length !== 1 || live[0]!.jobId !== statusJob || live[0]!.state !== 'RUNNING') {
+      if (live.length !== 1 || live[0].jobId !== statusJob || live[0].state !== 'RUNNING') {
         result.violations.push({
           invariant: '5 converged to the spec',
           detail: `status names job ${statusJob}, Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]`,
@@ -1432,7 +1432,7 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           result.violations.push({ invariant: '5 converged to the spec', detail: `JobManager Deployment runs image ${image}, the spec says ${spec.image}` });
         const configText = (await h.flinkConfigMap().catch(() => undefined))?.data?.['config.yaml'];
         const rendered = configText ? parseFlinkConfigYaml(configText) : new Map<string, string>();
-        const wanted = String((spec.flinkConfiguration as Record<string, unknown> | undefined)?.['chaos.revision'] ?? '');
+        const wanted = String(spec.flinkConfiguration?.['chaos.revision'] ?? '');
         if (rendered.get('chaos.revision') !== wanted)
           result.violations.push({
             invariant: '5 converged to the spec',
@@ -1451,7 +1451,7 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
     // 1–4 from the lineage
     // the job that still runs (what Flink says, not what the status says); every other job must have ended with a savepoint
     const finalJobId =
-      expectation === 'SUSPENDED' ? undefined : live.length === 1 ? live[0]!.jobId : live.length === 0 ? undefined : current?.status?.jobStatus?.jobId;
+      expectation === 'SUSPENDED' ? undefined : live.length === 1 ? live[0].jobId : live.length === 0 ? undefined : current?.status?.jobStatus?.jobId;
     const haJobIds = plan.mode === 'last-state' ? await h.haJobIds().catch(() => []) : [];
     for (const s of sim.snapshots()) if (!snapshots.has(s.location)) snapshots.set(s.location, { ...s, firstSeenAt: Date.now() });
     result.violations.unshift(

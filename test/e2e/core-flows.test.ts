@@ -52,7 +52,7 @@ test('a new FlinkDeployment is deployed and becomes STABLE, with its state in a 
   assert.equal(d.status?.stateRef?.configMapName, 'first-operator-state');
   assert.equal(String(d.status?.stateRef?.revision), cm.data?.revision, 'the status reflects the latest state revision');
   assert.ok(cm.data?.lastReconciledSpec?.includes('\n'), 'lastReconciledSpec is multi-line YAML, not an escaped string');
-  const reconciled = parseYaml(cm.data!.lastReconciledSpec!) as { job: { parallelism: number } };
+  const reconciled = parseYaml(cm.data.lastReconciledSpec) as { job: { parallelism: number } };
   assert.equal(reconciled.job.parallelism, 2);
   assert.equal(cm.metadata?.ownerReferences?.[0]?.uid, d.metadata.uid);
 
@@ -63,8 +63,8 @@ test('a new FlinkDeployment is deployed and becomes STABLE, with its state in a 
 
   const lineage = h.world.simulation.lineage('default', 'first');
   assert.equal(lineage.submissions.length, 1);
-  assert.equal(lineage.submissions[0]!.jobId, d.status?.jobStatus?.jobId);
-  assert.equal(lineage.submissions[0]!.restoredFrom, null);
+  assert.equal(lineage.submissions[0].jobId, d.status?.jobStatus?.jobId);
+  assert.equal(lineage.submissions[0].restoredFrom, null);
   assert.ok((await eventReasons('first')).includes('Submit'));
 });
 
@@ -80,13 +80,13 @@ test('a savepoint upgrade stops the job with one savepoint and restores the new 
 
   const lineage = h.world.simulation.lineage('default', 'sp');
   assert.equal(lineage.savepoints.length, 1, 'exactly one savepoint for the upgrade');
-  const savepoint = lineage.savepoints[0]!;
+  const savepoint = lineage.savepoints[0];
   assert.equal(savepoint.kind, 'stop-with-savepoint');
   assert.equal(savepoint.jobId, before.status?.jobStatus?.jobId);
   assert.equal(lineage.submissions.length, 2);
-  assert.notEqual(lineage.submissions[1]!.jobId, lineage.submissions[0]!.jobId);
-  assert.equal(lineage.submissions[1]!.restoredFrom, savepoint.location);
-  assert.equal(after.status?.jobStatus?.jobId, lineage.submissions[1]!.jobId);
+  assert.notEqual(lineage.submissions[1].jobId, lineage.submissions[0].jobId);
+  assert.equal(lineage.submissions[1].restoredFrom, savepoint.location);
+  assert.equal(after.status?.jobStatus?.jobId, lineage.submissions[1].jobId);
   assert.equal(after.status?.jobStatus?.lastSavepoint?.location, savepoint.location);
   assert.equal(after.status?.jobStatus?.lastSavepoint?.triggerType, 'UPGRADE');
 
@@ -97,7 +97,7 @@ test('a savepoint upgrade stops the job with one savepoint and restores the new 
   assert.equal(jm.metadata?.annotations?.['flinkdeployment.flink.apache.org/generation'], '2');
 
   const cm = await h.stateConfigMap('sp');
-  const history = parseYaml(cm!.data!.savepointHistory!) as Array<{ location: string }>;
+  const history = parseYaml(cm!.data!.savepointHistory) as Array<{ location: string }>;
   assert.deepEqual(
     history.map((s) => s.location),
     [savepoint.location],
@@ -120,7 +120,7 @@ test('a stateless upgrade redeploys without a savepoint', async () => {
   const lineage = h.world.simulation.lineage('default', 'sl');
   assert.equal(lineage.savepoints.length, 0);
   assert.equal(lineage.submissions.length, 2);
-  assert.equal(lineage.submissions[1]!.restoredFrom, null);
+  assert.equal(lineage.submissions[1].restoredFrom, null);
   const args = await jobManagerArgs('sl');
   assert.deepEqual(args.slice(-2), ['--rate', '10']);
 });
@@ -148,7 +148,7 @@ test('suspend takes a savepoint and removes the cluster; resume restores from th
   const lineage = h.world.simulation.lineage('default', 'sus');
   assert.equal(lineage.savepoints.length, 1, 'resume takes no further savepoint');
   assert.equal(lineage.submissions.length, 2);
-  assert.equal(lineage.submissions[1]!.restoredFrom, savepoint?.location);
+  assert.equal(lineage.submissions[1].restoredFrom, savepoint?.location);
 });
 
 test('an invalid spec change is reported and the running job is left alone', async () => {
@@ -206,7 +206,7 @@ test('a deleted state ConfigMap is rebuilt from the running deployment without a
   await h.waitUntil(async () => ((await eventReasons('rebuild')).includes('StateRebuilt') ? true : undefined), 'a StateRebuilt event');
   const cm = await h.waitUntil(() => h.stateConfigMap('rebuild'), 'the rebuilt ConfigMap');
   // Rebuilt as DEPLOYED; the next pass sees the job run and promotes it to RUNNING.
-  assert.ok(['DEPLOYED', 'RUNNING'].includes(cm.data!.phase!), `phase ${cm.data?.phase}`);
+  assert.ok(['DEPLOYED', 'RUNNING'].includes(cm.data!.phase), `phase ${cm.data?.phase}`);
   assert.equal(cm.data?.deployedJobId, running.status?.jobStatus?.jobId);
   const rebuiltRevision = Number(cm.data?.revision);
   const after = await h.waitFor(
@@ -233,7 +233,7 @@ test('a hand-corrupted state ConfigMap stops the deployment with an error naming
   await h.create(flinkDeployment('corrupt').build());
   await h.waitFor('corrupt', stable(1), 'corrupt STABLE');
   const cm = (await h.stateConfigMap('corrupt'))!;
-  const good = cm.data!.phase!;
+  const good = cm.data!.phase;
   await h.core.patchNamespacedConfigMap(
     { namespace: 'default', name: 'corrupt-operator-state', body: { data: { phase: 'SOMETHING' } } },
     setHeaderOptions('Content-Type', PatchStrategy.MergePatch),

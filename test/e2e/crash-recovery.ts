@@ -362,7 +362,7 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
         ? newest?.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.lastSavepoint?.location === completed[0]?.location
         : scenario === 'jobmanager-recovery'
           ? newest?.origin === 'ha-recovered' && newest.jobId === before.status?.jobStatus?.jobId && after.status?.jobStatus?.jobId === newest.jobId
-          : completed.length === 1 && newest?.restoredFrom === completed[0]!.location && newest.jobId === after.status?.jobStatus?.jobId;
+          : completed.length === 1 && newest?.restoredFrom === completed[0].location && newest.jobId === after.status?.jobStatus?.jobId;
     return {
       scenario,
       seed,

@@ -121,7 +121,7 @@ export async function haCheckpointRecorded(h: OperatorHarness, name: string, nam
 export async function setJobManagerImage(h: OperatorHarness, name: string, image: string, namespace = NS): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const jm = (await jobManagerDeployment(h, name, namespace))!;
-    const container = jm.spec!.template.spec!.containers.find((c) => c.name === 'flink-main-container') ?? jm.spec!.template.spec!.containers[0]!;
+    const container = jm.spec!.template.spec!.containers.find((c) => c.name === 'flink-main-container') ?? jm.spec!.template.spec!.containers[0];
     container.image = image;
     try {
       await h.apps.replaceNamespacedDeployment({ namespace, name, body: jm });

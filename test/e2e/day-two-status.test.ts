@@ -198,8 +198,8 @@ describe('a failing manual savepoint of a healthy job', () => {
       assert.ok(firstFailureAt !== undefined, `the savepoint failed (${describeLineage(lineage(h, name))})`);
       assert.ok(seenAt.length > 0, 'a SavepointError event');
       assert.ok(
-        seenAt[0]! - firstFailureAt! <= 1_000,
-        `a SavepointError within ~1 s of the first failure (first failure at +${firstFailureAt! - triggeredAt} ms, first event seen at +${seenAt[0]! - triggeredAt} ms)`,
+        seenAt[0] - firstFailureAt <= 1_000,
+        `a SavepointError within ~1 s of the first failure (first failure at +${firstFailureAt - triggeredAt} ms, first event seen at +${seenAt[0] - triggeredAt} ms)`,
       );
       assert.ok(
         seenAt.some((t) => t >= triggeredAt + 2_000),

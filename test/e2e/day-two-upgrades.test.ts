@@ -67,7 +67,7 @@ describe('first deployment from a savepoint', () => {
       await h.waitFor(source, stable(1), `${source} STABLE`, WAIT);
       await h.patch(source, { spec: { job: { savepointTriggerNonce: 1 } } });
       await h.waitUntil(() => completedSavepoints(lineage(h, source))[0], `a manual savepoint of ${source}`, WAIT);
-      const path = completedSavepoints(lineage(h, source))[0]!.location!;
+      const path = completedSavepoints(lineage(h, source))[0].location!;
 
       await h.create(
         flinkDeployment(target)
@@ -77,8 +77,8 @@ describe('first deployment from a savepoint', () => {
       const d = await h.waitFor(target, stable(1), `${target} STABLE`, WAIT);
       const l = lineage(h, target);
       assert.equal(l.submissions.length, 1, describeLineage(l));
-      assert.equal(l.submissions[0]!.restoredFrom, path, `the first submission restores from job.initialSavepointPath (${describeLineage(l)})`);
-      assert.equal(d.status?.jobStatus?.jobId, l.submissions[0]!.jobId);
+      assert.equal(l.submissions[0].restoredFrom, path, `the first submission restores from job.initialSavepointPath (${describeLineage(l)})`);
+      assert.equal(d.status?.jobStatus?.jobId, l.submissions[0].jobId);
     } finally {
       await discard(h, source, target);
     }
@@ -115,10 +115,10 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
       const fixed = await h.waitFor(name, stable(3), `${name} STABLE on the fixed image (generation 3)`, WAIT);
       const l = lineage(h, name);
       assert.equal(l.submissions.length, 2, `one new job after the fix (${describeLineage(l)})`);
-      assert.equal(l.submissions[1]!.restoredFrom, upgradeSavepoint.location, `the new job restores from the upgrade savepoint (${describeLineage(l)})`);
+      assert.equal(l.submissions[1].restoredFrom, upgradeSavepoint.location, `the new job restores from the upgrade savepoint (${describeLineage(l)})`);
       assert.equal(l.savepoints.length, 1, 'no further savepoint');
       assertNoJobIdSubmittedTwice(l);
-      assert.equal(fixed.status?.jobStatus?.jobId, l.submissions[1]!.jobId);
+      assert.equal(fixed.status?.jobStatus?.jobId, l.submissions[1].jobId);
       const jm = await jobManagerDeployment(h, name);
       assert.equal(jm?.spec?.template.spec?.containers[0]?.image, 'flink:1.20.1');
     } finally {
@@ -146,7 +146,7 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
       const fixed = await h.waitFor(name, stable(2), `${name} STABLE after the fix (generation 2)`, WAIT);
       const l = lineage(h, name);
       assert.equal(l.submissions.length, 2, describeLineage(l));
-      const redeployed = l.submissions[1]!;
+      const redeployed = l.submissions[1];
       assert.notEqual(redeployed.restoredFrom, null, `never without state when a checkpoint exists (${describeLineage(l)})`);
       assert.ok(samePath(redeployed.restoredFrom, checkpoint), `restored from the failed job's newest checkpoint ${checkpoint} (${describeLineage(l)})`);
       assert.notEqual(redeployed.jobId, failedJob);
@@ -171,7 +171,7 @@ describe('savepoint-mode upgrade of a job that is not RUNNING', () => {
       await h.waitFor(name, stable(3), `${name} STABLE after the fix (generation 3)`, WAIT);
       const l = lineage(h, name);
       assert.equal(l.submissions.length, 2, describeLineage(l));
-      assert.equal(l.submissions[1]!.restoredFrom, manual.location, `restored from the newest savepoint (${describeLineage(l)})`);
+      assert.equal(l.submissions[1].restoredFrom, manual.location, `restored from the newest savepoint (${describeLineage(l)})`);
       assertNoJobIdSubmittedTwice(l);
     } finally {
       await discard(h, name);
@@ -260,7 +260,7 @@ describe('JobManager Deployment recovery', () => {
       const first = await h.waitFor(name, stable(1), `${name} STABLE`, WAIT);
       const jobId = jobIdOf(first);
       await haCheckpointRecorded(h, name);
-      const firstPod = lineage(h, name).submissions[0]!.podName;
+      const firstPod = lineage(h, name).submissions[0].podName;
       const recording = await recordStatuses(h, name);
       await h.apps.deleteNamespacedDeployment({ namespace: NS, name });
 
@@ -303,8 +303,8 @@ describe('JobManager Deployment recovery', () => {
       const after = await h.waitFor(name, (d) => stable(1)(d) && jobIdOf(d) !== jobIdOf(first), `${name} running a new job`, WAIT);
       const l = lineage(h, name);
       assert.equal(l.submissions.length, 2, describeLineage(l));
-      assert.equal(l.submissions[1]!.restoredFrom, null, 'stateless: no restore path');
-      assert.equal(l.submissions[1]!.jobId, jobIdOf(after));
+      assert.equal(l.submissions[1].restoredFrom, null, 'stateless: no restore path');
+      assert.equal(l.submissions[1].jobId, jobIdOf(after));
       assertNoJobIdSubmittedTwice(l);
     } finally {
       await discard(h, name);
@@ -369,7 +369,7 @@ describe('cluster health check', () => {
   async function expectRestartThroughHa(name: string): Promise<void> {
     const first = (await h.get(name))!;
     const jobId = jobIdOf(first);
-    const firstPod = lineage(h, name).submissions[0]!.podName;
+    const firstPod = lineage(h, name).submissions[0].podName;
     await waitForEvent(h, name, 'RestartUnhealthyJob', 'Warning', 15_000);
     await h.waitUntil(() => lineage(h, name).submissions.find((s) => s.podName !== firstPod), 'a new JobManager after the restart', WAIT);
     const l = lineage(h, name);

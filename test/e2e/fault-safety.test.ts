@@ -171,10 +171,10 @@ test(
     const l = lineage(name);
     const upgradeStops = stops(l).slice(before.stops);
     assert.equal(upgradeStops.length, 1, 'the upgrade takes exactly one stop-with-savepoint');
-    assert.equal(upgradeStops[0]!.status, 'COMPLETED');
-    assert.equal(upgradeStops[0]!.jobId, jobId, 'it stops the running job');
+    assert.equal(upgradeStops[0].status, 'COMPLETED');
+    assert.equal(upgradeStops[0].jobId, jobId, 'it stops the running job');
     assert.equal(l.submissions.length, before.submissions + 1, 'one new job');
-    assert.equal(l.submissions.at(-1)!.restoredFrom, upgradeStops[0]!.location, 'the new job restores from the upgrade savepoint (the newest)');
+    assert.equal(l.submissions.at(-1)!.restoredFrom, upgradeStops[0].location, 'the new job restores from the upgrade savepoint (the newest)');
     assertNoDuplicateJobIds(name);
   },
 );
@@ -199,7 +199,7 @@ test(
       `exactly one completed stop-with-savepoint (savepoints: ${JSON.stringify(l.savepoints)}; submissions: ${JSON.stringify(l.submissions.map((s) => ({ jobId: s.jobId, restoredFrom: s.restoredFrom })))})`,
     );
     const last = l.submissions.at(-1)!;
-    assert.equal(last.restoredFrom, completed[0]!.location, `the new job restores from the upgrade savepoint (${JSON.stringify(l.submissions)})`);
+    assert.equal(last.restoredFrom, completed[0].location, `the new job restores from the upgrade savepoint (${JSON.stringify(l.submissions)})`);
     assert.equal(after.status?.jobStatus?.jobId, last.jobId);
     assertNoDuplicateJobIds(name);
   },
@@ -210,7 +210,7 @@ test('4. a state ConfigMap put back to an older revision is refused, not acted o
   await h.create(flinkDeployment(name).build());
   await settled(name, 1);
   const captured = (await h.stateConfigMap(name))!;
-  const oldJobId = captured.data!.deployedJobId!;
+  const oldJobId = captured.data!.deployedJobId;
   await upgrade(name, 'v2');
   const upgraded = await settled(name, 2);
   const newJobId = upgraded.status!.jobStatus!.jobId!;
@@ -297,11 +297,11 @@ test('6. hand-edited status (foreign savepoint, bogus job id) does not leak into
   const l = lineage(a);
   const upgradeStops = stops(l).slice(before.stops);
   assert.equal(upgradeStops.length, 1, 'one stop-with-savepoint of A');
-  assert.equal(upgradeStops[0]!.status, 'COMPLETED');
-  assert.equal(upgradeStops[0]!.jobId, jobA);
+  assert.equal(upgradeStops[0].status, 'COMPLETED');
+  assert.equal(upgradeStops[0].jobId, jobA);
   const restoredFrom = l.submissions.at(-1)!.restoredFrom;
   assert.notEqual(restoredFrom, foreign, "A never restores from B's savepoint");
-  assert.equal(restoredFrom, upgradeStops[0]!.location, 'A restores from its own upgrade savepoint');
+  assert.equal(restoredFrom, upgradeStops[0].location, 'A restores from its own upgrade savepoint');
   assert.ok(!JSON.stringify((await h.stateConfigMap(a))?.data ?? {}).includes(foreign), "B's savepoint is not in A's state after the upgrade");
   for (const who of [a, b]) {
     assert.ok(!lineage(who).disposals.some((x) => x.path === foreign), `B's savepoint is never disposed (lineage of ${who})`);
@@ -337,7 +337,7 @@ test('7. savepoint-on-deletion with Flink REST down: the finalizer holds until t
   const goneAt = Date.now();
   const completed = stops(lineage(name)).filter((s) => s.status === 'COMPLETED');
   assert.equal(completed.length, 1, `one completed stop-with-savepoint (${JSON.stringify(lineage(name).savepoints)})`);
-  assert.ok(Date.parse(completed[0]!.completedAt!) <= goneAt);
+  assert.ok(Date.parse(completed[0].completedAt!) <= goneAt);
 });
 
 test('8. the JobManager Deployment deleted during the upgrade stop does not leave the deployment UPGRADING forever', { timeout: 60_000 }, async () => {

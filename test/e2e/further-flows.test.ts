@@ -33,7 +33,7 @@ test('restartNonce redeploys the same spec through a savepoint', async () => {
   assert.notEqual(second.status?.jobStatus?.jobId, first.status?.jobStatus?.jobId);
   const l = lineage('restart');
   assert.equal(l.savepoints.length, 1);
-  assert.equal(l.submissions[1]!.restoredFrom, l.savepoints[0]!.location);
+  assert.equal(l.submissions[1].restoredFrom, l.savepoints[0].location);
 });
 
 test('a new savepointTriggerNonce takes exactly one savepoint and the job keeps running', async () => {
@@ -44,9 +44,9 @@ test('a new savepointTriggerNonce takes exactly one savepoint and the job keeps 
   assert.equal(after.status?.jobStatus?.jobId, running.status?.jobStatus?.jobId, 'same job');
   const l = lineage('manual');
   assert.equal(l.savepoints.length, 1);
-  assert.equal(l.savepoints[0]!.kind, 'savepoint');
+  assert.equal(l.savepoints[0].kind, 'savepoint');
   assert.equal(l.submissions.length, 1);
-  assert.equal(after.status?.jobStatus?.lastSavepoint?.location, l.savepoints[0]!.location);
+  assert.equal(after.status?.jobStatus?.lastSavepoint?.location, l.savepoints[0].location);
   assert.equal((await history('manual')).at(-1)?.triggerNonce, 1);
 
   await h.patch('manual', { metadata: { labels: { touched: 'yes' } } });
@@ -190,7 +190,7 @@ test('a last-state upgrade that changes the Flink version falls back to a savepo
   const l = lineage('lsversion');
   assert.equal(l.savepoints.length, 1);
   assert.equal(l.submissions.at(-1)!.origin, 'submitted');
-  assert.equal(l.submissions.at(-1)!.restoredFrom, l.savepoints[0]!.location);
+  assert.equal(l.submissions.at(-1)!.restoredFrom, l.savepoints[0].location);
 });
 
 test('a spec that never becomes ready is rolled back to the last stable spec', async () => {
@@ -248,11 +248,11 @@ test('with savepoint-on-deletion, deleting takes a final savepoint and names it 
   await h.waitUntil(async () => ((await h.get('final')) === undefined ? true : undefined), 'final to be deleted');
   const l = lineage('final');
   assert.equal(l.savepoints.length, 1);
-  assert.equal(l.savepoints[0]!.kind, 'stop-with-savepoint');
-  assert.equal(l.savepoints[0]!.status, 'COMPLETED');
+  assert.equal(l.savepoints[0].kind, 'stop-with-savepoint');
+  assert.equal(l.savepoints[0].status, 'COMPLETED');
   const cleanup = (await h.events('final')).filter((e) => e.reason === 'Cleanup').map((e) => e.message ?? '');
   assert.ok(
-    cleanup.some((m) => m.includes(l.savepoints[0]!.location!)),
+    cleanup.some((m) => m.includes(l.savepoints[0].location!)),
     cleanup.join(' | '),
   );
 });

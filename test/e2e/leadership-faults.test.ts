@@ -197,7 +197,7 @@ for (const { slug, title, request: pattern, answerAfterMs } of PAUSE_MOMENTS) {
         problems.push(`submissions after SIGCONT: ${newSubmissions.map((s) => `${s.jobId} (${s.origin}) from ${s.restoredFrom} on ${s.podName}`).join('; ')}`);
       const newSavepoints = lineage.savepoints.filter((p) => Date.parse(p.triggeredAt) >= resumedAt);
       if (newSavepoints.length > 0) problems.push(`savepoints after SIGCONT: ${newSavepoints.map((p) => `${p.kind} of ${p.jobId} ${p.status}`).join('; ')}`);
-      if (live.length !== 1 || live[0]!.jobId !== bLastJob || live[0]!.state !== 'RUNNING') {
+      if (live.length !== 1 || live[0].jobId !== bLastJob || live[0].state !== 'RUNNING') {
         problems.push(
           `B's last job ${bLastJob} should be the only one running; Flink runs [${live.map((j) => `${j.jobId} ${j.state} on ${j.pod}`).join(', ')}]`,
         );

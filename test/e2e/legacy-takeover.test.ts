@@ -32,10 +32,10 @@ test('a legacy status with no state ConfigMap is migrated by the operator before
   const legacyReconciled = JSON.parse(fixture.status.reconciliationStatus!.lastReconciledSpec!) as {
     spec: { image: string; job: { initialSavepointPath: string } };
   };
-  const reconciled = parseYaml(cm.data!.lastReconciledSpec!) as { image: string; job: { initialSavepointPath: string } };
+  const reconciled = parseYaml(cm.data!.lastReconciledSpec) as { image: string; job: { initialSavepointPath: string } };
   assert.equal(reconciled.image, legacyReconciled.spec.image);
   assert.equal(reconciled.job.initialSavepointPath, legacyReconciled.spec.job.initialSavepointPath);
-  assert.ok(['DEPLOYED', 'RUNNING'].includes(cm.data!.phase!), `phase ${cm.data!.phase}`);
+  assert.ok(['DEPLOYED', 'RUNNING'].includes(cm.data!.phase), `phase ${cm.data!.phase}`);
 
   // The migration writes the ConfigMap first, then the status (design/008): wait for the second write.
   const v1beta1 = await h.waitUntil(async () => {

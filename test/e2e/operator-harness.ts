@@ -136,7 +136,7 @@ export async function startHarness(
       for (;;) {
         try {
           const value = await probe();
-          if (value !== undefined && value !== false) return value as never;
+          if (value !== undefined && value !== false) return value;
         } catch (error) {
           last = error;
         }

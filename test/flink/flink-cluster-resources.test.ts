@@ -147,8 +147,8 @@ test('Services: <name>-rest on port rest 8081, headless <name> with RPC and blob
 test('ConfigMap: config.yaml and log4j-console.properties; logConfiguration overrides the default and adds files', () => {
   const r = buildFlinkClusterResources(deployment, inputs());
   assert.deepEqual(Object.keys(r.configMap.data ?? {}), ['config.yaml', 'log4j-console.properties']);
-  assert.match(r.configMap.data!['config.yaml']!, /^\$internal\.pipeline\.job-id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0"$/m);
-  assert.match(r.configMap.data!['log4j-console.properties']!, /appender\.console\.type = CONSOLE/);
+  assert.match(r.configMap.data!['config.yaml'], /^\$internal\.pipeline\.job-id: "0f1e2d3c4b5a69788796a5b4c3d2e1f0"$/m);
+  assert.match(r.configMap.data!['log4j-console.properties'], /appender\.console\.type = CONSOLE/);
   const logged = flinkDeployment('orders')
     .withUid(UID)
     .withSpec({ logConfiguration: { 'log4j-console.properties': 'rootLogger.level = DEBUG\n', 'logback-console.xml': '<configuration/>' } })
@@ -163,7 +163,7 @@ test('the spec passed in is rendered, not deployment.spec (rollback renders an o
   const r = buildFlinkClusterResources(deployment, inputs({ spec: older }));
   assert.equal(mainContainer(r.jobManagerDeployment).image, 'flink:1.19');
   assert.equal(r.taskManagerDeployment!.spec?.replicas, 3);
-  assert.match(r.configMap.data!['config.yaml']!, /^parallelism\.default: "6"$/m);
+  assert.match(r.configMap.data!['config.yaml'], /^parallelism\.default: "6"$/m);
 });
 
 test('pod templates: base then component template, the operator decorating flink-main-container (real example manifest)', () => {
@@ -236,7 +236,7 @@ test('contract: the simulated JobManager reads back the job id, restore path, pa
     deployment,
     inputs({ restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab', allowNonRestoredState: true }),
   );
-  const config = parseFlinkConfigYaml(r.configMap.data!['config.yaml']!);
+  const config = parseFlinkConfigYaml(r.configMap.data!['config.yaml']);
   const c = mainContainer(r.jobManagerDeployment);
   const launch = buildJobManagerLaunch(c.args!, config, c.image);
   assert.equal(launch.args.role, 'application-jobmanager');
@@ -252,7 +252,7 @@ test('contract: the simulated JobManager reads back the job id, restore path, pa
   assert.deepEqual(mainContainer(r.taskManagerDeployment!).args, ['taskmanager']);
   // Without a restore, nothing to restore from.
   const fresh = buildFlinkClusterResources(deployment, inputs());
-  assert.equal(readClusterSettings(parseFlinkConfigYaml(fresh.configMap.data!['config.yaml']!)).savepointPath, null);
+  assert.equal(readClusterSettings(parseFlinkConfigYaml(fresh.configMap.data!['config.yaml'])).savepointPath, null);
 });
 
 // Sources: Flink 1.15-1.18 GlobalConfiguration reads only conf/flink-conf.yaml (legacy flat
@@ -267,7 +267,7 @@ test('ConfigMap: Flink 1.15-1.18 get flink-conf.yaml (and no config.yaml), 1.19 
     const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion, image }).build();
     const data = buildFlinkClusterResources(d, inputs({ spec: d.spec })).configMap.data!;
     assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties'], flinkVersion);
-    assert.match(data['flink-conf.yaml']!, /^\$internal\.pipeline\.job-id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0$/m, 'legacy format: unquoted');
+    assert.match(data['flink-conf.yaml'], /^\$internal\.pipeline\.job-id: 0f1e2d3c4b5a69788796a5b4c3d2e1f0$/m, 'legacy format: unquoted');
   }
   for (const flinkVersion of ['v1_19', 'v1_20', 'v2_0'] as const) {
     const d = flinkDeployment('orders').inNamespace('team-a').withUid(UID).withSpec({ flinkVersion }).build();
@@ -284,7 +284,7 @@ test('ConfigMap: Flink 1.15-1.18 get flink-conf.yaml (and no config.yaml), 1.19 
     .build();
   const data = buildFlinkClusterResources(sneaky, inputs({ spec: sneaky.spec })).configMap.data!;
   assert.deepEqual(Object.keys(data), ['flink-conf.yaml', 'log4j-console.properties']);
-  assert.doesNotMatch(data['flink-conf.yaml']!, /^x: y$/m);
+  assert.doesNotMatch(data['flink-conf.yaml'], /^x: y$/m);
 });
 
 test('flinkConfigurationTextOf: config.yaml as is, flink-conf.yaml as the standard YAML of what Flink 1.x reads from it', () => {
@@ -311,7 +311,7 @@ test('contract: a simulated Flink 1.17 JobManager reads the job id, restore path
     .build();
   const r = buildFlinkClusterResources(d, inputs({ spec: d.spec, restoreFrom: 'file:///flink-data/savepoints/savepoint-0f1e2d-0123456789ab' }));
   const c = mainContainer(r.jobManagerDeployment);
-  const loaded = loadFlinkConfiguration(r.configMap.data!, '1.17.0');
+  const loaded = loadFlinkConfiguration(r.configMap.data, '1.17.0');
   assert.equal(loaded.file, 'flink-conf.yaml');
   const launch = buildJobManagerLaunch(c.args!, loaded.config, c.image);
   assert.equal(launch.flinkVersion, '1.17.0');
@@ -344,8 +344,8 @@ test('a session cluster (no job) starts the session entry point `jobmanager`, an
     '-D',
     'jobmanager.rpc.address=$(_POD_IP_ADDRESS)',
   ]);
-  assert.equal(parseFlinkArgs(c.args!).role, 'session-jobmanager');
-  const launch = buildJobManagerLaunch(c.args!, loadFlinkConfiguration(r.configMap.data!, '1.20.0').config, c.image);
+  assert.equal(parseFlinkArgs(c.args).role, 'session-jobmanager');
+  const launch = buildJobManagerLaunch(c.args, loadFlinkConfiguration(r.configMap.data, '1.20.0').config, c.image);
   const lineage = new LineageRecorder();
   const jm = new SimulatedJobManager({
     pod: { namespace: 'default', name: 'pool-jm', uid: 'uid-pool' },

@@ -139,7 +139,7 @@ test('TaskManager pod templates reach the JobManager as a file in its configurat
   };
   const r = buildFlinkClusterResources(nativeDeployment, inputs(spec));
   assert.equal(configOf(r)['kubernetes.pod-template-file.taskmanager'], '/opt/flink/conf/taskmanager-pod-template.yaml');
-  const template = parseYaml(r.configMap.data!['taskmanager-pod-template.yaml']!) as {
+  const template = parseYaml(r.configMap.data!['taskmanager-pod-template.yaml']) as {
     kind: string;
     metadata: { labels: Record<string, string> };
     spec: { nodeSelector: Record<string, string>; containers: Array<{ name: string; env: unknown[] }> };
@@ -167,7 +167,7 @@ test('the simulated JobManager reads the native rendering as a native applicatio
     inputs({ ...nativeDeployment.spec, job: { ...nativeDeployment.spec.job!, args: ['--a', 'b'] } }, { restoreFrom: 'file:///sp/9' }),
   );
   const c = main(r.jobManagerDeployment);
-  const launch = buildJobManagerLaunch(c.args!, parseFlinkConfigYaml(r.configMap.data!['config.yaml']!), c.image);
+  const launch = buildJobManagerLaunch(c.args!, parseFlinkConfigYaml(r.configMap.data!['config.yaml']), c.image);
   assert.equal(launch.args.role, 'application-jobmanager');
   assert.equal(launch.args.native, true);
   assert.equal(launch.jobName, 'StateMachineExample');
@@ -202,7 +202,7 @@ test('native mode on Flink 1.17 renders flink-conf.yaml, from which a simulated 
   const r = buildFlinkClusterResources(nativeDeployment, inputs(spec, { restoreFrom: 'file:///sp/9' }));
   assert.deepEqual(Object.keys(r.configMap.data!), ['flink-conf.yaml', 'log4j-console.properties']);
   const c = main(r.jobManagerDeployment);
-  const loaded = loadFlinkConfiguration(r.configMap.data!, '1.17.0');
+  const loaded = loadFlinkConfiguration(r.configMap.data, '1.17.0');
   assert.equal(loaded.file, 'flink-conf.yaml');
   const launch = buildJobManagerLaunch(c.args!, loaded.config, c.image);
   assert.equal(launch.args.native, true);

@@ -97,7 +97,7 @@ export class ScriptedFlinkRestServer {
         return;
       }
       this.next++;
-      this.answer(expected!.answer, req, res);
+      this.answer(expected.answer, req, res);
     });
   }
 

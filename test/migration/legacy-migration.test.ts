@@ -130,7 +130,7 @@ test('a legacy spec that is valid JSON but not a valid spec is refused naming th
     lifecycleState: 'STABLE',
     jobStatus: { jobId: 'j1', state: 'RUNNING' },
     reconciliationStatus: { lastReconciledSpec: JSON.stringify({ job: { parallelism: 'two' } }), state: 'DEPLOYED' },
-  } as never);
+  });
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps);
   assert.equal(outcome.kind, 'refused', outcome.message);
@@ -139,7 +139,7 @@ test('a legacy spec that is valid JSON but not a valid spec is refused naming th
 });
 
 test('dry run describes the change and writes nothing', async () => {
-  const v = builtVariants()[0]!;
+  const v = builtVariants()[0];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'dry' } }, v.status);
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, { ...deps, dryRun: true });
@@ -155,7 +155,7 @@ test('dry run describes the change and writes nothing', async () => {
 });
 
 test('interrupted after the ConfigMap was written (status not yet rewritten): the rerun finishes it', async () => {
-  const v = builtVariants()[4]!; // mid-upgrade: the one where losing a field would hurt most
+  const v = builtVariants()[4]; // mid-upgrade: the one where losing a field would hurt most
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'interrupted' } }, v.status);
   lc.cluster.faults.failNext({ verb: 'update', resource: 'flinkdeployments', subresource: 'status' }, 'reset');
   const first = await migrateLegacyDeployment(stored, { ...deps, maxAttempts: 1 });
@@ -177,7 +177,7 @@ test('interrupted after the ConfigMap was written (status not yet rewritten): th
 });
 
 test('interrupted before the ConfigMap landed: the rerun migrates from scratch', async () => {
-  const v = builtVariants()[1]!;
+  const v = builtVariants()[1];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'early-crash' } }, v.status);
   lc.cluster.faults.failNext({ verb: 'create', resource: 'configmaps' }, 'reset');
   const first = await migrateLegacyDeployment(stored, { ...deps, maxAttempts: 1 });
@@ -188,7 +188,7 @@ test('interrupted before the ConfigMap landed: the rerun migrates from scratch',
 });
 
 test('a transient failure of the status write is retried within the same run', async () => {
-  const v = builtVariants()[2]!;
+  const v = builtVariants()[2];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'flaky' } }, v.status);
   lc.cluster.faults.failNext({ verb: 'update', resource: 'flinkdeployments', subresource: 'status' }, { code: 503 });
   const outcome = await migrateLegacyDeployment(stored, deps);
@@ -197,7 +197,7 @@ test('a transient failure of the status write is retried within the same run', a
 });
 
 test('a spec edit between read and status write (409) re-reads and completes', async () => {
-  const v = builtVariants()[3]!;
+  const v = builtVariants()[3];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'edited' } }, v.status);
   await lc.custom.patchNamespacedCustomObject(
     // through v1beta1: a write through v1 would drop the legacy status (design/002), as on a real server
@@ -224,7 +224,7 @@ test('a spec edit between read and status write (409) re-reads and completes', a
 });
 
 test('a ConfigMap that exists with different content is never overwritten; the resource is left untouched', async () => {
-  const v = builtVariants()[0]!;
+  const v = builtVariants()[0];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'clash' } }, v.status);
   const plan = planMigration(stored, { writer: MIGRATE_COMMAND_WRITER });
   const other = encodeStateConfigMap({ ...plan.state, phase: 'ROLLING_BACK' }, { deployment: stored as unknown as FlinkDeploymentV1 });
@@ -242,7 +242,7 @@ test('a ConfigMap that exists with different content is never overwritten; the r
 });
 
 test('a ConfigMap of that name owned by something else is refused (foreign)', async () => {
-  const v = builtVariants()[0]!;
+  const v = builtVariants()[0];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'foreign' } }, v.status);
   await lc.configMaps.create('default', { metadata: { name: 'foreign-operator-state' }, data: { hello: 'world' } });
   const outcome = await migrateLegacyDeployment(stored, deps);
@@ -252,10 +252,10 @@ test('a ConfigMap of that name owned by something else is refused (foreign)', as
 });
 
 test('migrateIfLegacy (the operator entry point) reads through v1beta1 and migrates; a v1 read alone would not see the legacy fields', async () => {
-  const v = builtVariants()[0]!;
+  const v = builtVariants()[0];
   await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'by-operator' } }, v.status);
   const v1: FlinkDeploymentV1 = await lc.getV1('by-operator');
-  assert.equal(hasLegacyFields(v1.status as FlinkDeploymentV1beta1['status']), false, 'v1 prunes the legacy fields');
+  assert.equal(hasLegacyFields(v1.status), false, 'v1 prunes the legacy fields');
   const outcome = await migrateIfLegacy('default', 'by-operator', { ...deps, writer: { holderIdentity: 'op-1', leaseTransitions: 4 } });
   assert.equal(outcome.kind, 'migrated');
   const cm = await lc.configMaps.get('default', 'by-operator-operator-state');

@@ -161,5 +161,5 @@ export function malformedStatus(): FlinkDeploymentStatusV1beta1 {
     lifecycleState: 'STABLE',
     jobStatus: { jobId: 'j1', state: 'RUNNING' },
     reconciliationStatus: { lastReconciledSpec: '{"spec":{"job":', state: 'DEPLOYED' },
-  } as FlinkDeploymentStatusV1beta1;
+  };
 }

@@ -132,8 +132,8 @@ test('everything cached with the same rendering: nothing is sent', async () => {
   const deployments = new MapReader<V1Deployment>();
   const services = new MapReader<V1Service>();
   for (const [k, v] of server) {
-    if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v as V1Deployment);
-    if (k.startsWith('Service/')) services.items.set(`team-a/${k.slice('Service/'.length)}`, v as V1Service);
+    if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v);
+    if (k.startsWith('Service/')) services.items.set(`team-a/${k.slice('Service/'.length)}`, v);
   }
   const cached = fakeApi(server);
   const result = await new FlinkClusterApplier(cached.apps, cached.core, deployments, services).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
@@ -169,7 +169,7 @@ test('every object written carries the term that wrote it, outside the rendered 
   });
   for (const [key, object] of server) assert.equal(object.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/3', key);
   const deployments = new MapReader<V1Deployment>();
-  for (const [k, v] of server) if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v as V1Deployment);
+  for (const [k, v] of server) if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, v);
   const later = fakeApi(server);
   const result = await new FlinkClusterApplier(later.apps, later.core, deployments, new MapReader<V1Service>()).apply(objects(), {
     resetHaMetadata: false,

@@ -355,9 +355,9 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.equal(deployed?.phase, 'DEPLOYED');
     assert.equal(deployed?.deployedJobId, J1);
     assert.equal(deployed?.jobIdToSubmit, undefined);
-    assert.deepEqual(h.cluster.rendered, [{ spec: intent!.lastReconciledSpec, generation: 1, specHash: 'hash-of-flink:1.20', jobId: J1 }]);
+    assert.deepEqual(h.cluster.rendered, [{ spec: intent.lastReconciledSpec, generation: 1, specHash: 'hash-of-flink:1.20', jobId: J1 }]);
     assert.equal(h.statuses.length, 1);
-    const status = h.statuses[0]!;
+    const status = h.statuses[0];
     assert.equal(status.lifecycleState, 'DEPLOYED');
     assert.equal(status.jobManagerDeploymentStatus, 'DEPLOYING');
     assert.deepEqual(status.jobStatus, { jobId: J1, state: 'RECONCILING' });
@@ -383,7 +383,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'status.record']);
     assert.deepEqual(h.fence.asked, ['patch status of orders']);
     assert.deepEqual(h.store.written, []);
-    const status = h.statuses[0]!;
+    const status = h.statuses[0];
     assert.equal(status.lifecycleState, 'STABLE');
     assert.equal(status.jobManagerDeploymentStatus, 'READY');
     assert.deepEqual(status.jobStatus, {
@@ -430,7 +430,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.equal(state.deployedJobId, JOB_A, 'the job id stays: the resume recovers it from Flink HA');
     assert.equal(state.upgradeSavepointPath, undefined);
     assert.equal(h.clusterDeployments.list().length, 0);
-    const status = h.statuses[0]!;
+    const status = h.statuses[0];
     assert.equal(status.lifecycleState, 'SUSPENDED');
     assert.equal(status.jobStatus?.state, 'SUSPENDED');
     assert.equal(status.jobManagerDeploymentStatus, 'MISSING');
@@ -496,7 +496,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     const h = harness({ deployment: specless as unknown as FlinkDeploymentV1 });
     const result = await h.pass();
     assert.deepEqual(h.log, ['store.load', 'finalizers.add', 'status.record']);
-    const status = h.statuses[0]!;
+    const status = h.statuses[0];
     assert.match(status.error ?? '', /spec: required/);
     assert.match(status.error ?? '', /Nothing is deployed until the spec is fixed/);
     assert.equal(status.lifecycleState, 'CREATED');

@@ -19,12 +19,12 @@ test('a pod list is reused until it is maxAgeMs old, then listed again', async (
   let now = 1_000;
   const api = fakeList();
   const throttle = new PodListThrottle(api.list, 5_000, () => now);
-  assert.equal((await throttle.listPods('ns', 'app=a'))[0]!.metadata!.name, 'pod-1');
+  assert.equal((await throttle.listPods('ns', 'app=a'))[0].metadata!.name, 'pod-1');
   now += 4_999;
-  assert.equal((await throttle.listPods('ns', 'app=a'))[0]!.metadata!.name, 'pod-1');
+  assert.equal((await throttle.listPods('ns', 'app=a'))[0].metadata!.name, 'pod-1');
   assert.equal(api.calls.length, 1);
   now += 1;
-  assert.equal((await throttle.listPods('ns', 'app=a'))[0]!.metadata!.name, 'pod-2');
+  assert.equal((await throttle.listPods('ns', 'app=a'))[0].metadata!.name, 'pod-2');
   assert.equal(api.calls.length, 2);
 });
 

@@ -51,9 +51,9 @@ test('a failing reconcile is retried with growing backoff, then requeued periodi
   await waitFor(() => reconciler.count('ns/a') >= 5);
   await controller.stop(0);
   const at = reconciler.calls.map((c) => c.at);
-  const gaps = at.slice(1).map((t, i) => t - at[i]!);
-  assert.ok(gaps[0]! >= 18 && gaps[1]! >= 38 && gaps[2]! >= 78, `backoff 20, 40, 80 ms: ${gaps}`);
-  assert.ok(gaps[3]! >= 140, `after success the periodic interval (150 ms) applies, not the backoff: ${gaps}`);
+  const gaps = at.slice(1).map((t, i) => t - at[i]);
+  assert.ok(gaps[0] >= 18 && gaps[1] >= 38 && gaps[2] >= 78, `backoff 20, 40, 80 ms: ${gaps}`);
+  assert.ok(gaps[3] >= 140, `after success the periodic interval (150 ms) applies, not the backoff: ${gaps}`);
   const text = (await metrics.exposition()).body;
   assert.match(text, /flink_operator_reconcile_total\{result="error"\} 3/);
   assert.match(text, /flink_operator_reconcile_total\{result="success"\} [12]/);

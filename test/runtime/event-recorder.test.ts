@@ -37,7 +37,7 @@ test('events are created with the involved object, type, reason and source', asy
   await recorder.flush();
   assert.equal(api.created.length, 2);
   const [first, second] = api.created;
-  assert.deepEqual(first!.involvedObject, {
+  assert.deepEqual(first.involvedObject, {
     apiVersion: 'flink.apache.org/v1',
     kind: 'FlinkDeployment',
     name: 'job',
@@ -45,14 +45,14 @@ test('events are created with the involved object, type, reason and source', asy
     uid: 'u1',
     resourceVersion: '7',
   });
-  assert.equal(first!.type, 'Normal');
-  assert.equal(first!.reason, 'Submit');
-  assert.equal(first!.count, 1);
-  assert.equal(first!.source?.component, 'flink-operator');
-  assert.equal(first!.reportingInstance, 'op-0');
-  assert.match(first!.metadata!.name!, /^job\.[0-9a-f]+$/);
-  assert.equal(second!.type, 'Warning');
-  assert.notEqual(first!.metadata!.name, second!.metadata!.name);
+  assert.equal(first.type, 'Normal');
+  assert.equal(first.reason, 'Submit');
+  assert.equal(first.count, 1);
+  assert.equal(first.source?.component, 'flink-operator');
+  assert.equal(first.reportingInstance, 'op-0');
+  assert.match(first.metadata.name!, /^job\.[0-9a-f]+$/);
+  assert.equal(second.type, 'Warning');
+  assert.notEqual(first.metadata.name, second.metadata.name);
 });
 
 test('repeats of the same event are aggregated into a count', async () => {
@@ -67,7 +67,7 @@ test('repeats of the same event are aggregated into a count', async () => {
     api.patched.map((p) => p.body.count),
     [2, 3, 4],
   );
-  assert.ok(api.patched.every((p) => p.name === api.created[0]!.metadata!.name));
+  assert.ok(api.patched.every((p) => p.name === api.created[0].metadata.name));
   assert.match((await metrics.exposition()).body, /flink_operator_events_total\{type="Warning",reason="Missing",outcome="aggregated"\} 3/);
 });
 

@@ -17,7 +17,7 @@ test('json logs are one object per line with level names and reconcile fields', 
   const lines: string[] = [];
   const logger = createLogger({ destination: sink(lines), base: { identity: 'op-0' } });
   withReconcileContext({ namespace: 'ns', name: 'job', reconcileId: 'abc123abc123' }, () => logger.warn({ attempt: 2 }, 'hello'));
-  const line = JSON.parse(lines[0]!) as Record<string, unknown>;
+  const line = JSON.parse(lines[0]) as Record<string, unknown>;
   assert.equal(line.level, 'warn');
   assert.equal(line.msg, 'hello');
   assert.equal(line.identity, 'op-0');
@@ -33,7 +33,7 @@ test('pretty logs are human-readable lines, not JSON', () => {
   const logger = createLogger({ format: 'pretty', destination: sink(lines) });
   withReconcileContext({ namespace: 'ns', name: 'job', reconcileId: 'r1' }, () => logger.info('deployed'));
   assert.ok(lines.length >= 1);
-  assert.throws(() => JSON.parse(lines[0]!));
+  assert.throws(() => JSON.parse(lines[0]));
   const text = lines.join('\n');
   assert.match(text, /INFO/);
   assert.match(text, /deployed/);

@@ -40,7 +40,7 @@ export class InMemoryFlinkDeploymentClient implements FlinkDeploymentClient {
 
   private takeFailure(verb: DeploymentVerb): KubeApiError | undefined {
     const index = this.scripted.findIndex((s) => s.verb === verb);
-    return index < 0 ? undefined : this.scripted.splice(index, 1)[0]!.error;
+    return index < 0 ? undefined : this.scripted.splice(index, 1)[0].error;
   }
 
   /** Creates (POST semantics: status dropped, generation 1) and returns the v1 view. */

@@ -14,7 +14,7 @@ function capturedLegacyDeployment(): FlinkDeploymentV1beta1 {
   const list = YAML.parse(readFileSync(new URL('../api/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', import.meta.url), 'utf8')) as {
     items: FlinkDeploymentV1beta1[];
   };
-  return list.items[0]!;
+  return list.items[0];
 }
 
 function setup(token: boolean = true) {

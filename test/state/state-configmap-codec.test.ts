@@ -51,7 +51,7 @@ test('the empty state round-trips and omits what is not set (no pendingOperation
 
 test('values are readable: specs as multi-line YAML, plain numbers and enums, no escaped JSON', () => {
   const cm = encoded();
-  const spec = cm.data!.lastReconciledSpec!;
+  const spec = cm.data!.lastReconciledSpec;
   assert.ok(spec.split('\n').length > 10, 'the spec spans many lines');
   assert.match(spec, /^ {2}parallelism: 2$/m);
   assert.match(spec, /^image: flink:1.20$/m);
@@ -59,10 +59,10 @@ test('values are readable: specs as multi-line YAML, plain numbers and enums, no
   assert.equal(cm.data!.revision, '7');
   assert.equal(cm.data!.phase, 'DEPLOYED');
   assert.equal(cm.data!.reconciliationTimestamp, '2026-11-30T03:00:00.000Z');
-  const pending = YAML.parse(cm.data!.pendingOperation!) as Record<string, unknown>;
+  const pending = YAML.parse(cm.data!.pendingOperation) as Record<string, unknown>;
   assert.deepEqual(Object.keys(pending).sort(), ['jobIdToSubmit', 'pendingCheckpoint', 'pendingSavepoint', 'replaceJobManagerUid', 'upgradeSavepointPath']);
-  assert.match(cm.data!.pendingOperation!, /^ {2}triggerId: trigger-1$/m);
-  assert.match(cm.data!.savepointHistory!, /^- location: file:\/\/\/flink-data\/savepoints\/savepoint-1$/m);
+  assert.match(cm.data!.pendingOperation, /^ {2}triggerId: trigger-1$/m);
+  assert.match(cm.data!.savepointHistory, /^- location: file:\/\/\/flink-data\/savepoints\/savepoint-1$/m);
   // the whole object, as kubectl -o yaml would print it, shows the spec as a block, not a quoted line
   const asYaml = YAML.stringify(cm);
   assert.match(asYaml, /lastReconciledSpec: [|>]\n/);
@@ -124,7 +124,7 @@ test('over the limit even compressed: savepoint history is trimmed oldest first,
   const result = encodeStateConfigMap(state, { deployment, maxTotalBytes: limit });
   assert.ok(result.trimmedSavepoints > 0 && result.trimmedSavepoints < 40, `trimmed ${result.trimmedSavepoints}`);
   assert.ok(result.totalBytes <= limit);
-  assert.equal(result.state.savepointHistory[0]!.timeStamp, 1764400000000 + result.trimmedSavepoints, 'the oldest went first');
+  assert.equal(result.state.savepointHistory[0].timeStamp, 1764400000000 + result.trimmedSavepoints, 'the oldest went first');
   assert.equal(result.state.savepointHistory.at(-1)!.timeStamp, 1764400000000 + 199, 'the newest stays');
   assert.deepEqual(decodeStateConfigMap(result.configMap), result.state);
   assert.deepEqual(result.state.lastReconciledSpec, state.lastReconciledSpec, 'the spec is never truncated');
@@ -140,7 +140,7 @@ test('above the hard limit: StateTooLargeError naming the sizes, never a truncat
       assert.ok(error instanceof StateTooLargeError);
       assert.ok(error.totalBytes > 1_000_000);
       assert.equal(error.limitBytes, 1_000_000);
-      assert.ok(error.bytesPerKey['lastReconciledSpec.gz']! > 1_000_000);
+      assert.ok(error.bytesPerKey['lastReconciledSpec.gz'] > 1_000_000);
       assert.match(error.message, /lastReconciledSpec\.gz=\d+/);
       return true;
     },
@@ -235,7 +235,7 @@ test('ownership: only a ConfigMap controlled by this deployment uid is ours', ()
   delete noOwner.metadata!.ownerReferences;
   assert.throws(() => assertOwnedBy(noOwner, deployment), /no controller ownerReference/);
   const notController = structuredClone(cm);
-  notController.metadata!.ownerReferences![0]!.controller = false;
+  notController.metadata!.ownerReferences![0].controller = false;
   assert.throws(() => assertOwnedBy(notController, deployment), ForeignStateError);
 });
 
@@ -425,7 +425,7 @@ test('the history is written byte for byte as the yaml library writes it, whatev
   );
   const history: SavepointRecord[] = [...tricky, ...fuzz].map((location, i) => ({
     location,
-    timeStamp: [0, -5, Number.MAX_SAFE_INTEGER, 1764400000000 + i][i % 4]!,
+    timeStamp: [0, -5, Number.MAX_SAFE_INTEGER, 1764400000000 + i][i % 4],
     triggerType: 'MANUAL',
     jobId: fuzz[(i * 7) % fuzz.length],
   }));

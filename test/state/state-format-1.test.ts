@@ -37,14 +37,14 @@ test('a format-1 state is read with the phase its reconciliation state and field
   const cases: Array<[string, (data: Record<string, string>) => void, DeploymentPhase]> = [
     ['DEPLOYED', () => {}, 'DEPLOYED'],
     ['DEPLOYED', (d) => (d.lastStableSpec = d.lastReconciledSpec!), 'RUNNING'],
-    ['DEPLOYED', (d) => (d.lastReconciledSpec = d.lastReconciledSpec!.replace(/state: running/, 'state: suspended')), 'SUSPENDED'],
+    ['DEPLOYED', (d) => (d.lastReconciledSpec = d.lastReconciledSpec.replace(/state: running/, 'state: suspended')), 'SUSPENDED'],
     ['UPGRADING', (d) => (d.pendingOperation = 'jobIdToSubmit: a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5\n'), 'DEPLOYING'],
     [
       'UPGRADING',
       (d) => (d.pendingOperation = 'pendingSavepoint:\n  kind: savepoint\n  triggerType: UPGRADE\n  jobId: j\n  stopJob: true\n  requestedAt: 1\n'),
       'STOPPING',
     ],
-    ['UPGRADING', (d) => (d.lastReconciledSpec = d.lastReconciledSpec!.replace(/state: running/, 'state: suspended')), 'SUSPENDING'],
+    ['UPGRADING', (d) => (d.lastReconciledSpec = d.lastReconciledSpec.replace(/state: running/, 'state: suspended')), 'SUSPENDING'],
     ['UPGRADING', () => {}, 'STOPPED'],
     [
       'UPGRADING',

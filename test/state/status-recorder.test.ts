@@ -29,7 +29,7 @@ test('first status: one patch adding /status, guarded by a test of the resourceV
   const { client, deployment, recorder } = setup();
   const written = await recorder.record(deployment, status(1));
   assert.equal(client.count('patchStatus'), 1);
-  const ops = client.calls[0]!.ops!;
+  const ops = client.calls[0].ops!;
   assert.deepEqual(ops[0], { op: 'test', path: '/metadata/resourceVersion', value: deployment.metadata.resourceVersion });
   assert.deepEqual(ops.slice(1), [{ op: 'add', path: '/status', value: status(1) }]);
   assert.deepEqual(written.status, status(1));
@@ -51,8 +51,8 @@ test('one minimal patch per change (only the changed fields), never repeated', a
   await recorder.record(deployment, status(1));
   await recorder.record(deployment, status(2, { jobStatus: { jobId: 'j1', state: 'RUNNING', lastSavepoint: { location: 's3://sp/1', timeStamp: 5 } } }));
   assert.equal(client.count('patchStatus'), 2);
-  const ops = client.calls[1]!.ops!;
-  assert.equal(ops[0]!.op, 'test');
+  const ops = client.calls[1].ops!;
+  assert.equal(ops[0].op, 'test');
   assert.deepEqual(
     ops.slice(1).sort((a, b) => a.path.localeCompare(b.path)),
     [

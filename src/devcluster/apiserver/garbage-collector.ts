@@ -263,7 +263,7 @@ export class GarbageCollector implements CommitListener {
     for (const ref of refs) {
       const ownerKey = this.ops.store.keyOfUid(ref.uid);
       const sameScope = ownerKey && (ownerKey.namespace === '' || ownerKey.namespace === k.namespace);
-      const owner = sameScope ? this.ops.store.get(ownerKey!.groupResource, ownerKey!.namespace, ownerKey!.name) : undefined;
+      const owner = sameScope ? this.ops.store.get(ownerKey.groupResource, ownerKey.namespace, ownerKey.name) : undefined;
       if (!owner) remove.add(ref.uid);
       else if (owner.metadata.deletionTimestamp && (owner.metadata.finalizers ?? []).includes(FOREGROUND_FINALIZER)) {
         waiting = true;

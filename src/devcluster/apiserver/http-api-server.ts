@@ -448,7 +448,7 @@ export class HttpApiServer {
       case 'PUT': {
         if (!p.name) throw methodNotAllowed('update', type.kind);
         const body = protobufBody ?? this.parseBody(raw, ct);
-        result = sub === 'scale' ? this.o.ops.updateScale(scope, p.name, body, opts) : this.o.ops.update(scope, p.name, body, opts, sub as '' | 'status');
+        result = sub === 'scale' ? this.o.ops.updateScale(scope, p.name, body, opts) : this.o.ops.update(scope, p.name, body, opts, sub);
         break;
       }
       case 'PATCH': {

@@ -46,7 +46,7 @@ function isPlainObject(v: unknown): v is JsonObject {
 export function applyJsonPatch(target: JsonObject, ops: unknown): JsonObject {
   if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   try {
-    return jsonpatch.applyPatch(cloneJson(target), ops as any, true, true).newDocument as JsonObject;
+    return jsonpatch.applyPatch(cloneJson(target), ops as any, true, true).newDocument;
   } catch {
     throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
   }

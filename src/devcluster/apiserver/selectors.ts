@@ -60,7 +60,7 @@ export function parseLabelSelector(input: string | null | undefined): LabelSelec
 export function matchesLabels(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {
   for (const r of selector) {
     const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
-    const value = has ? labels![r.key] : undefined;
+    const value = has ? labels[r.key] : undefined;
     switch (r.op) {
       case 'eq':
         if (value !== r.value) return false;

@@ -148,7 +148,7 @@ class WatcherGroup {
 function indexRequirement(labels: LabelSelector | undefined): { key: string; value: string } | undefined {
   for (const r of labels ?? []) {
     if (r.op === 'eq') return { key: r.key, value: r.value };
-    if (r.op === 'in' && r.values.size === 1) return { key: r.key, value: [...r.values][0]! };
+    if (r.op === 'in' && r.values.size === 1) return { key: r.key, value: [...r.values][0] };
   }
   return undefined;
 }
@@ -218,7 +218,7 @@ export class WatchHub {
     }
     group.add(w);
     return () => {
-      group!.delete(w);
+      group.delete(w);
     };
   }
 

@@ -46,8 +46,8 @@ function resolvePercent(value: number | string | undefined, total: number, round
 export function maxUnavailable(d: V1Deployment): number {
   const replicas = d.spec?.replicas ?? 1;
   if (d.spec?.strategy?.type === 'Recreate' || replicas === 0) return 0;
-  const surge = resolvePercent(d.spec?.strategy?.rollingUpdate?.maxSurge as number | string | undefined, replicas, true, '25%');
-  let unavailable = resolvePercent(d.spec?.strategy?.rollingUpdate?.maxUnavailable as number | string | undefined, replicas, false, '25%');
+  const surge = resolvePercent(d.spec?.strategy?.rollingUpdate?.maxSurge, replicas, true, '25%');
+  let unavailable = resolvePercent(d.spec?.strategy?.rollingUpdate?.maxUnavailable, replicas, false, '25%');
   if (surge === 0 && unavailable === 0) unavailable = 1;
   return Math.min(unavailable, replicas);
 }

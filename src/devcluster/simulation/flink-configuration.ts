@@ -48,7 +48,7 @@ function javaTrim(text: string): string {
 export function parseLegacyFlinkConf(text: string): Map<string, string> {
   const out = new Map<string, string>();
   for (const line of text.split(/\r\n|\n|\r/)) {
-    const conf = javaTrim(line.split('#', 1)[0]!);
+    const conf = javaTrim(line.split('#', 1)[0]);
     const separator = conf.indexOf(': ');
     if (conf === '' || separator < 0) continue;
     const key = javaTrim(conf.slice(0, separator));

@@ -128,7 +128,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       if (path === null) return error(400, 'Request did not match expected format SavepointDisposalRequest.');
       return ok({ 'request-id': jm.disposeSavepoint(path) }, 202);
     }
-    if (parts.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint-disposal', parts[1]!, null)));
+    if (parts.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint-disposal', parts[1], null)));
     return notFound();
   }
   if (parts[0] !== 'jobs') return notFound();
@@ -136,7 +136,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
   if (parts.length === 2 && parts[1] === 'overview' && method === 'GET') return ok({ jobs: jm.listJobs().map((j) => jobOverviewEntry(j, now)) });
   if (parts.length < 2) return notFound();
 
-  const jobId = requireJobId(parts[1]!);
+  const jobId = requireJobId(parts[1]);
   const sub = parts.slice(2);
   if (sub.length === 0) {
     if (method === 'GET') return ok(jobDetails(jobOr404(jm, jobId), now));
@@ -187,7 +187,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         );
         return ok({ 'request-id': triggerId }, 202);
       }
-      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint', sub[1]!, jobId)));
+      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint', sub[1], jobId)));
       return notFound();
     case 'stop':
       if (sub.length === 1 && method === 'POST') {
@@ -239,7 +239,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         if (!details) return error(404, `Could not find checkpointing statistics for checkpoint ${sub[2]}.`);
         return ok(details);
       }
-      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('checkpoint', sub[1]!, jobId)));
+      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('checkpoint', sub[1], jobId)));
       return notFound();
     default:
       return notFound();

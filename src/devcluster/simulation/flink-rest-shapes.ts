@@ -222,9 +222,9 @@ function failedStatistics(f: FailedCheckpoint, parallelism: number): Record<stri
 function summary(values: readonly number[]): Record<string, number> {
   if (values.length === 0) return { min: 0, max: 0, avg: 0, p50: 0, p90: 0, p95: 0, p99: 0, p999: 0 };
   const sorted = [...values].sort((a, b) => a - b);
-  const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
+  const pct = (p: number): number => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
   const avg = Math.round(sorted.reduce((a, b) => a + b, 0) / sorted.length);
-  return { min: sorted[0]!, max: sorted[sorted.length - 1]!, avg, p50: pct(0.5), p90: pct(0.9), p95: pct(0.95), p99: pct(0.99), p999: pct(0.999) };
+  return { min: sorted[0], max: sorted[sorted.length - 1], avg, p50: pct(0.5), p90: pct(0.9), p95: pct(0.95), p99: pct(0.99), p999: pct(0.999) };
 }
 
 /** An in-flight entry of the history (PendingCheckpointStatistics, className `in_progress`). */

@@ -71,7 +71,7 @@ export function haRecordFromData(data: Record<string, string> | undefined): HaJo
   if (!data) return null;
   const graphKey = Object.keys(data).find((k) => k.startsWith(HA_JOBGRAPH_PREFIX));
   if (!graphKey) return null;
-  const graph = JSON.parse(data[graphKey]!) as Omit<HaJobRecord, 'latestCheckpoint'>;
+  const graph = JSON.parse(data[graphKey]) as Omit<HaJobRecord, 'latestCheckpoint'>;
   let latest: HaCheckpointPointer | null = null;
   for (const [key, value] of Object.entries(data)) {
     if (!key.startsWith(HA_COMPLETED_CHECKPOINT_PREFIX)) continue;

@@ -70,7 +70,7 @@ export function parseFlinkArgs(args: readonly string[]): ParsedFlinkArgs {
 /** `bash -c "kubernetes-jobmanager.sh <target> ..."` / `bash -c "kubernetes-taskmanager.sh ..."`: role and the words after the script (and target). */
 function nativeCommandLine(args: readonly string[]): { role: FlinkProcessRole; rest: string[] } | undefined {
   if (args.length !== 3 || args[0] !== 'bash' || args[1] !== '-c') return undefined;
-  const words = args[2]!
+  const words = args[2]
     .trim()
     .split(/\s+/)
     .filter((w) => w !== '');
@@ -89,7 +89,7 @@ function parseOptions(role: FlinkProcessRole, rest: readonly string[], native: b
   let allowNonRestoredState = false;
   let i = 0;
   for (; i < rest.length; i++) {
-    const arg = rest[i]!;
+    const arg = rest[i];
     if (arg === '-n' || arg === '--allowNonRestoredState') {
       allowNonRestoredState = true;
     } else if (arg === '-D' || (arg.startsWith('-D') && arg.length > 2)) {
@@ -101,7 +101,7 @@ function parseOptions(role: FlinkProcessRole, rest: readonly string[], native: b
     } else if (arg in VALUE_OPTIONS) {
       const value = rest[++i];
       if (value === undefined) throw new Error(`Missing argument for option: ${arg.replace(/^-+/, '')}`);
-      const field = VALUE_OPTIONS[arg]!;
+      const field = VALUE_OPTIONS[arg];
       if (field !== 'ignored') values[field] = value;
     } else {
       break; // first non-option: program args start here

@@ -89,7 +89,7 @@ export class KeyedWorkQueue {
 
   private pump(): void {
     while (!this.stopped && this.running < this.concurrency && this.pending() > 0) {
-      const key = this.queue[this.head++]!;
+      const key = this.queue[this.head++];
       if (this.head > 1024 && this.head * 2 > this.queue.length) {
         this.queue = this.queue.slice(this.head);
         this.head = 0;

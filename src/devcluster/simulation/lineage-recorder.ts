@@ -80,7 +80,7 @@ export class LineageRecorder {
     const savepoints = this.record(ref).savepoints;
     let entry: LineageSavepoint | undefined;
     for (let i = savepoints.length - 1; i >= 0 && !entry; i--) {
-      if (savepoints[i]!.triggerId === triggerId && savepoints[i]!.status === 'IN_PROGRESS') entry = savepoints[i];
+      if (savepoints[i].triggerId === triggerId && savepoints[i].status === 'IN_PROGRESS') entry = savepoints[i];
     }
     if (!entry) throw new Error(`lineage: unknown savepoint trigger ${triggerId} for ${ref.namespace}/${ref.name}`);
     entry.status = outcome.status;

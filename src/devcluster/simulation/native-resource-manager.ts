@@ -80,7 +80,7 @@ export function flinkMemoryMiB(value: string): number | undefined {
     t: 1024 ** 4,
     tb: 1024 ** 4,
   };
-  const f = factor[match[2]!.toLowerCase()];
+  const f = factor[match[2].toLowerCase()];
   return f === undefined ? undefined : Math.floor((Number(match[1]) * f) / 1024 ** 2);
 }
 

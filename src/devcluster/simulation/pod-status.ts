@@ -14,7 +14,7 @@ export type PodFailureMode = 'none' | 'crashloop' | 'missing' | 'notready';
 /** The tag of an image reference (`repo:tag`, `registry:5000/repo:tag@sha…`), or '' when none. */
 export function imageTag(image: string | undefined): string {
   if (!image) return '';
-  const withoutDigest = image.split('@')[0]!;
+  const withoutDigest = image.split('@')[0];
   const lastSlash = withoutDigest.lastIndexOf('/');
   const colon = withoutDigest.lastIndexOf(':');
   return colon > lastSlash ? withoutDigest.slice(colon + 1) : '';

@@ -101,7 +101,7 @@ export class SimulatedServiceProxy {
       sendStatus(res, 503, 'ServiceUnavailable', `no endpoints available for service "${target.service}"`);
       return;
     }
-    const pod = ready[Math.floor(this.deps.random() * ready.length)]!;
+    const pod = ready[Math.floor(this.deps.random() * ready.length)];
     const portNumber = targetPortNumber(sp, pod);
     const jm = this.deps.runtime.jobManagerOf(pod.metadata!.uid!);
     if (!jm || !jm.restAvailable() || portNumber !== jm.launch.settings.restPort) {

@@ -135,9 +135,9 @@ test('failure modes are chosen by image tag; registry ports are not tags', () =>
     new Date(2),
   );
   assert.equal(status.phase, 'Running');
-  assert.equal(status.containerStatuses![1]!.state!.waiting!.reason, 'CrashLoopBackOff');
-  assert.equal(status.containerStatuses![1]!.state!.waiting!.message, 'back-off 10s restarting failed container=b pod=p_n(u)');
-  assert.equal(status.containerStatuses![1]!.lastState!.terminated!.exitCode, 1);
+  assert.equal(status.containerStatuses![1].state!.waiting!.reason, 'CrashLoopBackOff');
+  assert.equal(status.containerStatuses![1].state!.waiting!.message, 'back-off 10s restarting failed container=b pod=p_n(u)');
+  assert.equal(status.containerStatuses![1].lastState!.terminated!.exitCode, 1);
   assert.equal(status.conditions!.find((c) => c.type === 'Ready')!.status, 'False');
 });
 

@@ -37,7 +37,7 @@ test('a native TaskManager pod: name, labels, owner, container, resources, confi
   assert.deepEqual(pod.metadata?.ownerReferences, [
     { apiVersion: 'apps/v1', kind: 'Deployment', name: 'orders', uid: 'jm-uid', controller: true, blockOwnerDeletion: true },
   ]);
-  const c = pod.spec!.containers[0]!;
+  const c = pod.spec!.containers[0];
   assert.equal(c.name, 'flink-main-container');
   assert.equal(c.image, 'flink:1.20');
   assert.deepEqual(c.command, ['/docker-entrypoint.sh']);

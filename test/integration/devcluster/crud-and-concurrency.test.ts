@@ -131,7 +131,7 @@ describe('dev cluster: CRUD, resourceVersion and concurrency through client-node
         template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'c', image: 'nginx:1' }] } },
       },
     };
-    const d = await apps.createNamespacedDeployment({ namespace: 'default', body: { ...body, status: { readyReplicas: 9 } } as any });
+    const d = await apps.createNamespacedDeployment({ namespace: 'default', body: { ...body, status: { readyReplicas: 9 } } });
     assert.equal(d.spec!.replicas, 1);
     assert.equal(d.metadata!.generation, 1);
     assert.equal(d.status!.readyReplicas, undefined, 'create resets status');

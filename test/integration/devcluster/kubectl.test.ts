@@ -148,7 +148,7 @@ describe('dev cluster: the real kubectl', () => {
     assert.deepEqual(rows[1].slice(0, 2), ['kc', '2']);
     const yaml = await k.ok(['get', 'configmap', 'kc', '-o', 'yaml']);
     assert.match(yaml, /^kind: ConfigMap$/m);
-    assert.match(yaml, /^  resourceVersion: "\d+"$/m);
+    assert.match(yaml, /^ {2}resourceVersion: "\d+"$/m);
     await k.ok(['patch', 'configmap', 'kc', '--type', 'merge', '-p', '{"data":{"c":"3"}}']);
     await k.ok(['patch', 'configmap', 'kc', '-p', '{"data":{"d":"4"}}']);
     assert.equal(table(await k.ok(['get', 'cm', 'kc']))[1][1], '4');

@@ -88,7 +88,7 @@ before(async () => {
   // --- cluster-wide operator (Flink REST through the API server proxy, as on the dev cluster) ---
   const operatorKc = kubeConfigWithUserAgent(h.kubeConfig, CLUSTER_WIDE_UA);
   // a legacy resource, migrated by the operator's own code path with the operator's identity
-  const legacy = builtVariants()[0]!;
+  const legacy = builtVariants()[0];
   await h.custom.createNamespacedCustomObject({
     group: 'flink.apache.org',
     version: 'v1beta1',
@@ -278,7 +278,7 @@ test('the default install (direct Flink REST access) grants the same minus servi
   const pod = deployment.spec.template.spec;
   assert.equal(pod.serviceAccountName, 'flink-operator');
   assert.equal(pod.securityContext['runAsNonRoot'], true);
-  const c = pod.containers[0]!;
+  const c = pod.containers[0];
   assert.ok((c['args'] as string[]).includes('--leader-elect'));
   assert.deepEqual(c['securityContext'], {
     allowPrivilegeEscalation: false,

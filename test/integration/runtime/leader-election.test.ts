@@ -45,7 +45,7 @@ function operator(kubeconfig: string, identity: string, marks: Mark[]): ChildPro
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  createInterface(child.stderr!).on('line', (line) => {
+  createInterface(child.stderr).on('line', (line) => {
     if (line.startsWith('MARK ')) marks.push(JSON.parse(line.slice(5)) as Mark);
   });
   return child;

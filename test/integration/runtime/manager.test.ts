@@ -93,12 +93,10 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
       body: ownedDeployment('unrelated', { name: 'job', uid: created.metadata.uid! }, { app: 'job' }),
     });
     // a user's edit of the state ConfigMap is reconciled
-    await kc
-      .makeApiClient(CoreV1Api)
-      .createNamespacedConfigMap({
-        namespace: 'default',
-        body: { metadata: { name: 'job-operator-state', labels: { 'flink.apache.org/deployment': 'job' } }, data: {} },
-      });
+    await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'job-operator-state', labels: { 'flink.apache.org/deployment': 'job' } }, data: {} },
+    });
     await waitFor(() => calls.length === 5, 3000, 'state ConfigMap change → reconciled');
     await sleep(300);
     assert.equal(calls.length, 5, 'the unrelated Deployment caused no reconcile');

@@ -31,8 +31,8 @@ test('a Deployment created with client-node becomes Available with owner-referen
 
   const rsList = await h.apps.listNamespacedReplicaSet({ namespace: ns });
   assert.equal(rsList.items.length, 1);
-  const rs = rsList.items[0]!;
-  const hash = rs.metadata!.labels!['pod-template-hash']!;
+  const rs = rsList.items[0];
+  const hash = rs.metadata!.labels!['pod-template-hash'];
   assert.equal(rs.metadata!.name, `web-${hash}`);
   assert.deepEqual(
     rs.metadata!.ownerReferences!.map((o) => [o.kind, o.name, o.uid, o.controller]),
@@ -51,8 +51,8 @@ test('a Deployment created with client-node becomes Available with owner-referen
     assert.equal(p.status!.phase, 'Running');
     assert.ok(ready(p));
     assert.match(p.status!.podIP!, /^10\.244\.\d+\.\d+$/);
-    assert.equal(p.status!.containerStatuses![0]!.ready, true);
-    assert.ok(p.status!.containerStatuses![0]!.state!.running);
+    assert.equal(p.status!.containerStatuses![0].ready, true);
+    assert.ok(p.status!.containerStatuses![0].state!.running);
   }
 
   // every request of the simulation, watches included, carries its User-Agent
@@ -67,7 +67,7 @@ test('a Recreate rollout replaces the pod only after the old one is gone, and re
   const ns = await freshNamespace(h);
   await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('jm', { strategy: 'Recreate' }) });
   await rolledOut(h, ns, 'jm', 1, 1);
-  const oldPod = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
+  const oldPod = (await h.core.listNamespacedPod({ namespace: ns })).items[0];
 
   let overlap = false;
   let sampling = true;
@@ -86,8 +86,8 @@ test('a Recreate rollout replaces the pod only after the old one is gone, and re
   assert.equal(d.metadata!.annotations!['deployment.kubernetes.io/revision'], '2');
   const pods = (await h.core.listNamespacedPod({ namespace: ns })).items;
   assert.equal(pods.length, 1);
-  assert.notEqual(pods[0]!.metadata!.uid, oldPod.metadata!.uid);
-  assert.equal(pods[0]!.spec!.containers[0]!.image, 'example/app:2.0');
+  assert.notEqual(pods[0].metadata!.uid, oldPod.metadata!.uid);
+  assert.equal(pods[0].spec!.containers[0].image, 'example/app:2.0');
   const rss = (await h.apps.listNamespacedReplicaSet({ namespace: ns })).items;
   assert.deepEqual(rss.map((rs) => [rs.metadata!.annotations!['deployment.kubernetes.io/revision'], rs.spec!.replicas]).sort(), [
     ['1', 0],
@@ -130,7 +130,7 @@ test('scaling up and down changes pods, ReplicaSet and Deployment status', async
   await eventually(async () => (await h.core.listNamespacedPod({ namespace: ns })).items.length === 1, 'one pod left');
   const rss = (await h.apps.listNamespacedReplicaSet({ namespace: ns })).items;
   assert.equal(rss.length, 1, 'scaling does not create a ReplicaSet');
-  assert.equal(rss[0]!.spec!.replicas, 1);
+  assert.equal(rss[0].spec!.replicas, 1);
 });
 
 test('image tag crashloop: CrashLoopBackOff with restarts; the Deployment is unavailable and misses its progress deadline', async () => {
@@ -141,7 +141,7 @@ test('image tag crashloop: CrashLoopBackOff with restarts; the Deployment is una
     const cs = p?.status?.containerStatuses?.[0];
     return cs && (cs.restartCount ?? 0) >= 2 && cs.state?.waiting?.reason === 'CrashLoopBackOff' ? p : undefined;
   }, 'CrashLoopBackOff with 2 restarts');
-  const cs = pod.status!.containerStatuses![0]!;
+  const cs = pod.status!.containerStatuses![0];
   assert.equal(cs.lastState!.terminated!.exitCode, 1);
   assert.equal(cs.lastState!.terminated!.reason, 'Error');
   assert.match(cs.state!.waiting!.message!, /^back-off \d+s restarting failed container=main pod=/);
@@ -178,7 +178,7 @@ test('image tag missing: ErrImagePull then ImagePullBackOff, the pod stays Pendi
     return p?.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'ImagePullBackOff' ? p : undefined;
   }, 'ImagePullBackOff');
   assert.equal(pod.status!.phase, 'Pending');
-  assert.match(pod.status!.containerStatuses![0]!.state!.waiting!.message!, /Back-off pulling image "registry.example:5000\/team\/app:missing"/);
+  assert.match(pod.status!.containerStatuses![0].state!.waiting!.message!, /Back-off pulling image "registry.example:5000\/team\/app:missing"/);
   const d = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'pull' });
   assert.equal(d.status!.availableReplicas ?? 0, 0);
   const failed = await eventually(async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'Failed'), 'a Failed event');
@@ -209,7 +209,7 @@ test('a pod mounting a missing ConfigMap stays ContainerCreating until the Confi
     'ContainerCreating',
   );
   await sleep(100);
-  const pending = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
+  const pending = (await h.core.listNamespacedPod({ namespace: ns })).items[0];
   assert.equal(pending.status!.phase, 'Pending');
   const mountEvent = await eventually(
     async () => (await h.core.listNamespacedEvent({ namespace: ns })).items.find((e) => e.reason === 'FailedMount'),
@@ -235,19 +235,19 @@ test('a Deployment deleted and re-created at once with the same template converg
   const ns = await freshNamespace(h);
   await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('again') });
   const first = await rolledOut(h, ns, 'again', 1, 1);
-  const oldPod = (await h.core.listNamespacedPod({ namespace: ns })).items[0]!;
+  const oldPod = (await h.core.listNamespacedPod({ namespace: ns })).items[0];
   await h.apps.deleteNamespacedDeployment({ namespace: ns, name: 'again' });
   await h.apps.createNamespacedDeployment({ namespace: ns, body: deployment('again') });
   const second = await rolledOut(h, ns, 'again', 1, 1);
   assert.notEqual(second.metadata!.uid, first.metadata!.uid);
   const pods = await eventually(async () => {
     const items = (await h.core.listNamespacedPod({ namespace: ns })).items;
-    return items.length === 1 && items[0]!.metadata!.uid !== oldPod.metadata!.uid ? items : undefined;
+    return items.length === 1 && items[0].metadata!.uid !== oldPod.metadata!.uid ? items : undefined;
   }, 'only the new pod');
   const rs = (await h.apps.listNamespacedReplicaSet({ namespace: ns })).items;
   assert.equal(rs.length, 1);
-  assert.equal(rs[0]!.metadata!.ownerReferences![0]!.uid, second.metadata!.uid);
-  assert.equal(pods[0]!.metadata!.ownerReferences![0]!.uid, rs[0]!.metadata!.uid);
+  assert.equal(rs[0].metadata!.ownerReferences![0].uid, second.metadata!.uid);
+  assert.equal(pods[0].metadata!.ownerReferences![0].uid, rs[0].metadata!.uid);
 });
 
 test('the simulation reported no unexpected errors', () => {

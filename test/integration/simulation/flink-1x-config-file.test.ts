@@ -55,21 +55,21 @@ test('standalone v1_17: the 1.17 JobManager runs the pinned job id from flink-co
 
   const lineage = h.world.simulation.lineage('default', 'legacy');
   assert.equal(lineage.submissions.length, 1);
-  assert.equal(lineage.submissions[0]!.jobId, rendered.pinnedJobId, 'the job runs with the id the operator pinned');
+  assert.equal(lineage.submissions[0].jobId, rendered.pinnedJobId, 'the job runs with the id the operator pinned');
   assert.equal(first.status?.jobStatus?.jobId, rendered.pinnedJobId);
 
   await h.patch('legacy', { spec: { image: 'flink:1.17.2' } });
   const upgraded = await h.waitFor('legacy', stable(2), 'legacy STABLE on generation 2', 30_000);
   const after = h.world.simulation.lineage('default', 'legacy');
   assert.equal(after.savepoints.length, 1, 'one savepoint for the upgrade');
-  const savepoint = after.savepoints[0]!;
+  const savepoint = after.savepoints[0];
   assert.equal(savepoint.kind, 'stop-with-savepoint');
   assert.equal(savepoint.status, 'COMPLETED');
   assert.equal(savepoint.jobId, rendered.pinnedJobId);
   assert.equal(after.submissions.length, 2, 'no job submitted twice');
   const renderedAfter = await renderedConfig('legacy');
-  assert.equal(after.submissions[1]!.jobId, renderedAfter.pinnedJobId, 'the new job runs with the newly pinned id');
-  assert.equal(after.submissions[1]!.restoredFrom, savepoint.location, 'restored from the upgrade savepoint');
+  assert.equal(after.submissions[1].jobId, renderedAfter.pinnedJobId, 'the new job runs with the newly pinned id');
+  assert.equal(after.submissions[1].restoredFrom, savepoint.location, 'restored from the upgrade savepoint');
   assert.equal(upgraded.status?.jobStatus?.jobId, renderedAfter.pinnedJobId);
   assert.match(
     renderedAfter.text,
@@ -91,6 +91,6 @@ test('native v1_17: the restore path reaches the 1.17 JobManager only through fl
   const savepoint = lineage.savepoints.find((s) => s.status === 'COMPLETED');
   assert.ok(savepoint?.location, JSON.stringify(lineage.savepoints));
   assert.equal(lineage.submissions.length, 2);
-  assert.equal(lineage.submissions[1]!.restoredFrom, savepoint.location, 'restored from the savepoint named in flink-conf.yaml');
-  assert.equal(lineage.submissions[1]!.jobId, (await renderedConfig('legacy-native')).pinnedJobId);
+  assert.equal(lineage.submissions[1].restoredFrom, savepoint.location, 'restored from the savepoint named in flink-conf.yaml');
+  assert.equal(lineage.submissions[1].jobId, (await renderedConfig('legacy-native')).pinnedJobId);
 });

@@ -122,7 +122,7 @@ test('savepoint, then an upgrade that restores from it: the new JobManager resto
   assert.match(location, /^file:\/flink-data\/savepoints\/savepoint-a1b2c3-[0-9a-f]{12}$/);
   assert.equal(await jobState(ns, 'upg'), 'FINISHED');
   const jm = await h.apps.readNamespacedDeployment({ namespace: ns, name: 'upg' });
-  const args = [...jm.spec!.template.spec!.containers[0]!.args!, '--fromSavepoint', location];
+  const args = [...jm.spec!.template.spec!.containers[0].args!, '--fromSavepoint', location];
   await patchDeployment(h, ns, 'upg', { spec: { template: { spec: { containers: [{ name: 'flink-main-container', args }] } } } });
   await rolledOut(h, ns, 'upg', 1, 2);
   await eventually(async () => (await jobState(ns, 'upg')) === 'RUNNING', 'restored job RUNNING');
@@ -151,7 +151,7 @@ test('savepoint, then an upgrade that restores from it: the new JobManager resto
 test('a replaced JobManager pod is a new process: without HA it submits its job again from its args', async () => {
   const ns = await runningCluster('nha');
   const [pod] = (await h.core.listNamespacedPod({ namespace: ns, labelSelector: 'app=nha,component=jobmanager' })).items;
-  await h.core.deleteNamespacedPod({ namespace: ns, name: pod!.metadata!.name! });
+  await h.core.deleteNamespacedPod({ namespace: ns, name: pod.metadata!.name! });
   await eventually(async () => h.sc.simulation.lineage(ns, 'nha').submissions.length === 2, 'second submission');
   const subs = h.sc.simulation.lineage(ns, 'nha').submissions;
   assert.deepEqual(
@@ -161,7 +161,7 @@ test('a replaced JobManager pod is a new process: without HA it submits its job 
       [DEMO_JOB_ID, null, 'submitted'],
     ],
   );
-  assert.notEqual(subs[1]!.podName, pod!.metadata!.name);
+  assert.notEqual(subs[1].podName, pod.metadata!.name);
   await eventually(async () => (await jobState(ns, 'nha')) === 'RUNNING', 'resubmitted job RUNNING');
   const cancel = await viaProxy(ns, 'nha-rest:rest', `/jobs/${DEMO_JOB_ID}?mode=cancel`, { method: 'PATCH' });
   assert.deepEqual(cancel, { status: 202, body: {} });
@@ -188,9 +188,9 @@ test('with Kubernetes HA, the JobManager keeps HA metadata and a replacement rec
   assert.equal(cm.metadata!.ownerReferences, undefined);
 
   const [pod] = (await h.core.listNamespacedPod({ namespace: ns2, labelSelector: 'app=ha,component=jobmanager' })).items;
-  await h.core.deleteNamespacedPod({ namespace: ns2, name: pod!.metadata!.name! });
+  await h.core.deleteNamespacedPod({ namespace: ns2, name: pod.metadata!.name! });
   await eventually(async () => h.sc.simulation.lineage(ns2, 'ha').submissions.length === 2, 'recovery');
-  const recovered = h.sc.simulation.lineage(ns2, 'ha').submissions[1]!;
+  const recovered = h.sc.simulation.lineage(ns2, 'ha').submissions[1];
   assert.equal(recovered.origin, 'ha-recovered');
   assert.equal(recovered.jobId, DEMO_JOB_ID);
   assert.match(recovered.restoredFrom!, new RegExp(`^file:/flink-data/checkpoints/${DEMO_JOB_ID}/chk-\\d+$`));

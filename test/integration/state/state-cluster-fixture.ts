@@ -54,7 +54,7 @@ export class WriteFaults {
   ) {}
   maybeFail(match: FaultMatch): void {
     if (this.random() >= this.rate) return;
-    const failure = this.failures[Math.floor(this.random() * this.failures.length)]!;
+    const failure = this.failures[Math.floor(this.random() * this.failures.length)];
     this.cluster.faults.failNext(match, failure);
     this.injected++;
   }
