@@ -20,11 +20,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 async function serve(kubeconfigPath: string): Promise<void> {
   const { startDevCluster } = await import('../src/devcluster/dev-cluster.js');
   const cluster = await startDevCluster({ kubeconfigPath });
-  process.on('message', async (m) => {
-    if (m === 'stop') {
-      await cluster.stop();
-      process.exit(0);
-    }
+  process.on('message', (m) => {
+    if (m === 'stop') void cluster.stop().then(() => process.exit(0));
   });
 }
 

@@ -162,7 +162,14 @@ export function flinkConfigFileOf(version: FlinkVersion | undefined): FlinkConfi
 }
 
 /** Java's String.trim(): what Flink 1.x strips from both ends of a key and a value (every char up to U+0020). */
-const JAVA_TRIMMED = /^[\u0000-\u0020]|[\u0000-\u0020]$/;
+/** Java's String.trim() (how Flink 1.x trims configuration keys and values): every char up to U+0020 goes at either end. */
+export function javaTrim(text: string): string {
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) <= 0x20) start++;
+  while (end > start && text.charCodeAt(end - 1) <= 0x20) end--;
+  return text.slice(start, end);
+}
 
 /** Why a key or value cannot go into `flink-conf.yaml` unchanged, and how to change it. */
 export interface LegacyFlinkConfProblem {
@@ -184,7 +191,7 @@ export function legacyFlinkConfValueProblem(value: string): LegacyFlinkConfProbl
   if (/[\n\r]/.test(value)) return { reason: 'contains a line break, and flink-conf.yaml holds one `key: value` per line', fix: 'put the value on one line' };
   if (value.includes('#')) return { reason: "contains '#', and Flink 1.x reads everything from '#' on as a comment", fix: "remove the '#'" };
   if (value === '') return { reason: 'is empty, and Flink 1.x skips a line with an empty value', fix: 'remove the key or give it a value' };
-  if (JAVA_TRIMMED.test(value)) return { reason: 'has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
+  if (javaTrim(value) !== value) return { reason: 'has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
   return undefined;
 }
 
@@ -193,6 +200,6 @@ export function legacyFlinkConfKeyProblem(key: string): LegacyFlinkConfProblem |
   if (/[\n\r]/.test(key)) return { reason: 'the key contains a line break, and flink-conf.yaml holds one `key: value` per line', fix: 'rename the key' };
   if (key.includes('#')) return { reason: "the key contains '#', and Flink 1.x reads everything from '#' on as a comment", fix: 'rename the key' };
   if (key.includes(': ')) return { reason: "the key contains ': ', where Flink 1.x splits the key from the value", fix: 'rename the key' };
-  if (JAVA_TRIMMED.test(key)) return { reason: 'the key has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
+  if (javaTrim(key) !== key) return { reason: 'the key has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
   return undefined;
 }

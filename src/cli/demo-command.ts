@@ -21,7 +21,6 @@ import {
   loadYaml,
   PatchStrategy,
   setHeaderOptions,
-  type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import type { Command } from 'commander';

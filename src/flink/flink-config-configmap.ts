@@ -20,6 +20,7 @@
  * reconfigure running pods (the operator redeploys for that).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
+import { javaTrim } from '../api/flink-configuration.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { renderFlinkConfigFile, renderFlinkConfigYaml } from './flink-config-builder.js';
@@ -113,7 +114,6 @@ export function flinkConfigurationTextOf(configMap: V1ConfigMap | undefined): st
  * ": " or with an empty key or value is skipped; a later line wins. Values are not unquoted.
  */
 function readLegacyFlinkConf(text: string): Record<string, string> {
-  const javaTrim = (s: string) => s.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
   const out: Record<string, string> = {};
   for (const line of text.split(/\r\n|\n|\r/)) {
     const conf = javaTrim(line.split('#', 1)[0]);

@@ -24,7 +24,8 @@ export interface FlinkDashboardConfig {
 export interface FlinkJobOverview {
   jid: string;
   name: string;
-  state: FlinkJobState | string;
+  /** A FlinkJobState, or a state a newer Flink added (decoded as text, not trusted to be one of ours). */
+  state: string;
   'start-time': number;
   /** When the job reached a globally terminal state (FINISHED, CANCELED, FAILED), epoch ms; -1 before. */
   'end-time': number;
@@ -42,7 +43,8 @@ export interface FlinkJobsOverview {
 export interface FlinkJobDetails {
   jid: string;
   name: string;
-  state: FlinkJobState | string;
+  /** A FlinkJobState, or a state a newer Flink added (decoded as text, not trusted to be one of ours). */
+  state: string;
   'start-time': number;
   'end-time': number;
   duration: number;
@@ -78,7 +80,8 @@ export type FlinkDisposalOperation = Record<string, never> | { 'failure-cause': 
 /** One checkpoint of GET /jobs/:id/checkpoints (`CheckpointStatistics`), the fields the operator reads. */
 export interface FlinkCheckpointStatistics {
   id: number;
-  status: 'IN_PROGRESS' | 'COMPLETED' | 'FAILED' | string;
+  /** IN_PROGRESS, COMPLETED or FAILED (text: a newer Flink may add more). */
+  status: string;
   is_savepoint: boolean;
   savepointFormat?: string | null;
   trigger_timestamp: number;

@@ -60,6 +60,7 @@ export function nativeJobManagerArgs(spec: FlinkDeploymentSpec): string[] {
 /** CPU quantity (`2`, `500m`, `0.5`) as Flink's double, or undefined. */
 function cpuCores(quantity: unknown): string | undefined {
   if (quantity === undefined || quantity === null) return undefined;
+  if (typeof quantity !== 'string' && typeof quantity !== 'number') return undefined;
   const text = String(quantity).trim();
   const cores = text.endsWith('m') ? Number(text.slice(0, -1)) / 1000 : Number(text);
   return Number.isFinite(cores) && cores > 0 ? String(cores) : undefined;

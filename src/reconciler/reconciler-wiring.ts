@@ -84,10 +84,10 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
   const trimmedForSize = new TrimmedSavepoints();
   const store: StateStore =
     stateLayout === 'legacy-status'
-      ? new VolatileFieldsOverLegacyStore(new LegacyStatusStateStore({ client: deploymentClient, fencingToken: runtime.fencingToken }))
+      ? new VolatileFieldsOverLegacyStore(new LegacyStatusStateStore({ client: deploymentClient, fencingToken: () => runtime.fencingToken() }))
       : new ConfigMapStateStore({
           client: configMapClient,
-          fencingToken: runtime.fencingToken,
+          fencingToken: () => runtime.fencingToken(),
           informer: readers.stateConfigMaps,
           writeTracker,
           onWriteAttempt: (outcome) => {

@@ -34,7 +34,7 @@ export class KeepAliveAgentPool {
 
   /** The pooled agent equivalent to `fresh` (which is destroyed), or `fresh` itself when it is not a plain HTTP(S) agent. */
   reusable(fresh: PlainAgent): http.Agent {
-    const kind: unknown = Object.getPrototypeOf(fresh)?.constructor;
+    const kind = (Object.getPrototypeOf(fresh) as { constructor?: unknown } | null)?.constructor;
     const isHttps = kind === https.Agent;
     if (!isHttps && kind !== http.Agent) return fresh;
     const options = { ...(fresh.options ?? {}) };

@@ -33,7 +33,7 @@ export const FLINK_RESOURCE_TYPES: readonly string[] = ['flink-standalone-kubern
 export type WatchedKind = 'FlinkDeployment' | 'ConfigMap' | 'Deployment' | 'Service';
 
 /** The FlinkDeployment keys (`namespace/name`) an object of `kind` maps to (0 or 1 of them). */
-export function ownerKeysOf(kind: WatchedKind | string, object: KubernetesObject): string[] {
+export function ownerKeysOf(kind: string, object: KubernetesObject): string[] {
   const namespace = object.metadata?.namespace;
   const name = object.metadata?.name;
   if (!namespace || !name) return [];
@@ -67,7 +67,7 @@ export interface EventRoutingDecision {
  * `relisted` yields no keys: the informer reports each added, changed and vanished object of a
  * relist as its own event, so only those are enqueued.
  */
-export function routeEvent(kind: WatchedKind | string, event: ObjectEvent<KubernetesObject>, tracker?: OwnWriteTracker): EventRoutingDecision {
+export function routeEvent(kind: string, event: ObjectEvent<KubernetesObject>, tracker?: OwnWriteTracker): EventRoutingDecision {
   if (event.type === 'relisted') return { keys: [], echo: false };
   if (tracker && tracker.isOwnEcho(kind, event.type, event.object)) return { keys: [], echo: true };
   return { keys: ownerKeysOf(kind, event.object), echo: false };

@@ -162,7 +162,7 @@ class InformerScope<T extends KubernetesObject> {
         this.justListed = true;
         return list;
       } catch (error) {
-        options.onRequest?.('list', String((error as { code?: unknown }).code ?? 'error'));
+        options.onRequest?.('list', requestCode((error as { code?: unknown }).code));
         throw error;
       }
     };
@@ -244,7 +244,7 @@ class InformerScope<T extends KubernetesObject> {
         callback(phase, object, watchObject);
       },
       (error) => {
-        const code = error ? String((error as { statusCode?: unknown }).statusCode ?? 'error') : '200';
+        const code = error ? requestCode((error as { statusCode?: unknown }).statusCode) : '200';
         this.options.onRequest?.('watch', code);
         const healthy = objectEvents > 0 || Date.now() - started >= this.minHealthyWatchMs;
         const status = (error as { statusCode?: unknown } | null)?.statusCode;
@@ -281,4 +281,9 @@ function describeError(error: unknown): string {
   if (error instanceof Error)
     return `${error.name}: ${error.message}${(error as { statusCode?: number }).statusCode ? ` (HTTP ${(error as { statusCode?: number }).statusCode})` : ''}`;
   return String(error);
+}
+
+/** The code label of a failed request: the HTTP status when there is one, else `error`. */
+function requestCode(code: unknown): string {
+  return typeof code === 'number' || typeof code === 'string' ? String(code) : 'error';
 }

@@ -85,17 +85,16 @@ export class OperatorMetrics {
       labelNames: ['verb', 'code'],
       registers,
     });
-    const self = this;
     this.lifecycleStates = new Gauge({
       name: `${p}lifecycle_state`,
       help: 'FlinkDeployments per lifecycle state',
       labelNames: ['state'],
       registers,
-      collect() {
-        const source = self.lifecycleSource;
+      collect: () => {
+        const source = this.lifecycleSource;
         if (!source) return;
-        this.reset();
-        for (const [state, count] of source()) this.set({ state }, count);
+        this.lifecycleStates.reset();
+        for (const [state, count] of source()) this.lifecycleStates.set({ state }, count);
       },
     });
     this.stateWrites = new Counter({ name: `${p}state_writes_total`, help: 'State ConfigMap writes by outcome', labelNames: ['outcome'], registers });

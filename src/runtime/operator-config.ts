@@ -47,6 +47,8 @@ export interface OperatorConfig {
 }
 
 type KnobType = 'string' | 'int' | 'number' | 'duration' | 'bool' | 'list' | 'enum';
+/** A knob's value: what its type parses to (or undefined when unset). */
+type KnobValue = string | number | boolean | readonly string[] | undefined;
 
 export interface Knob {
   readonly key: keyof OperatorConfig;
@@ -56,7 +58,7 @@ export interface Knob {
   readonly type: KnobType;
   readonly values?: readonly string[];
   /** The default, or a function computing it from the environment. */
-  readonly default: unknown | ((env: NodeJS.ProcessEnv) => unknown);
+  readonly default: KnobValue | ((env: NodeJS.ProcessEnv) => KnobValue);
   /** The default as documented. */
   readonly defaultText: string;
   readonly description: string;
@@ -347,7 +349,7 @@ export function resolveOperatorConfig(sources: ConfigSources = {}): OperatorConf
     if (flagValue !== undefined && !(Array.isArray(flagValue) && flagValue.length === 0)) out[k.key] = convert(k, flagValue, `--${k.flag}`);
     else if (envValue !== undefined && envValue !== '') out[k.key] = convert(k, envValue, k.env);
     else if (fileValues[k.key] !== undefined) out[k.key] = convert(k, fileValues[k.key], sources.file!.name);
-    else out[k.key] = typeof k.default === 'function' ? (k.default as (e: NodeJS.ProcessEnv) => unknown)(env) : k.default;
+    else out[k.key] = typeof k.default === 'function' ? k.default(env) : k.default;
   }
   const config = out as unknown as OperatorConfig;
   validate(config);

@@ -135,7 +135,8 @@ function structuralViolations(node: Node, path: string, out: string[]): void {
   if (node['properties'] !== undefined && node['additionalProperties'] !== undefined)
     out.push(`${path}: properties and additionalProperties are mutually exclusive`);
   if (node['additionalProperties'] === false) out.push(`${path}: additionalProperties: false is forbidden`);
-  if (node['format'] !== undefined && !FORMATS.has(String(node['format']))) out.push(`${path}: unknown format ${String(node['format'])}`);
+  if (node['format'] !== undefined && !FORMATS.has(JSON.stringify(node['format']).replace(/^"|"$/g, '')))
+    out.push(`${path}: unknown format ${JSON.stringify(node['format'])}`);
   if (node['type'] === 'array' && node['items'] === undefined) out.push(`${path}: array without items`);
   if (Array.isArray(node['enum'])) {
     for (const value of node['enum']) if (typeof value !== node['type']) out.push(`${path}: enum value ${String(value)} is not a ${String(node['type'])}`);

@@ -1432,7 +1432,8 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           result.violations.push({ invariant: '5 converged to the spec', detail: `JobManager Deployment runs image ${image}, the spec says ${spec.image}` });
         const configText = (await h.flinkConfigMap().catch(() => undefined))?.data?.['config.yaml'];
         const rendered = configText ? parseFlinkConfigYaml(configText) : new Map<string, string>();
-        const wanted = String(spec.flinkConfiguration?.['chaos.revision'] ?? '');
+        const revision = spec.flinkConfiguration?.['chaos.revision'];
+        const wanted = typeof revision === 'string' || typeof revision === 'number' ? String(revision) : '';
         if (rendered.get('chaos.revision') !== wanted)
           result.violations.push({
             invariant: '5 converged to the spec',

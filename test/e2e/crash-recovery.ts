@@ -213,7 +213,7 @@ interface ScenarioPlan {
   /** A second change, made once the first has reached `afterFirst`; the kills fall after it. */
   then?: { when: (d: FlinkDeploymentV1) => boolean; change: Record<string, unknown> };
   /** When the run is over. */
-  done(d: FlinkDeploymentV1): boolean;
+  done: (d: FlinkDeploymentV1) => boolean;
   /** Kill delays are drawn from [0, this) ms. */
   killWindowMs: number;
   /** Expected lineage: savepoints taken after the change, submissions in total. */

@@ -54,8 +54,9 @@ export class ScriptedFlinkRestServer {
   ) {}
 
   static async start(script: ScriptedExchange[], options: ScriptedServerOptions = {}): Promise<ScriptedFlinkRestServer> {
-    let instance: ScriptedFlinkRestServer | undefined;
-    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => instance!.handle(req, res);
+    // The handler is bound before the server (and so the instance) exists.
+    const created: { instance?: ScriptedFlinkRestServer } = {};
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => created.instance!.handle(req, res);
     const server = options.tls
       ? https.createServer(
           {
@@ -70,8 +71,8 @@ export class ScriptedFlinkRestServer {
       : http.createServer(handler);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    instance = new ScriptedFlinkRestServer(server, script, `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`);
-    return instance;
+    created.instance = new ScriptedFlinkRestServer(server, script, `${options.tls ? 'https' : 'http'}://127.0.0.1:${port}`);
+    return created.instance;
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {

@@ -6,7 +6,7 @@
 import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { after, afterEach, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../../src/api/flink-deployment.js';
+import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import { decodeLegacyStatus, hasLegacyFields } from '../../src/api/legacy-status-codec.js';
 import {

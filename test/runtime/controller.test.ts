@@ -52,8 +52,8 @@ test('a failing reconcile is retried with growing backoff, then requeued periodi
   await controller.stop(0);
   const at = reconciler.calls.map((c) => c.at);
   const gaps = at.slice(1).map((t, i) => t - at[i]);
-  assert.ok(gaps[0] >= 18 && gaps[1] >= 38 && gaps[2] >= 78, `backoff 20, 40, 80 ms: ${gaps}`);
-  assert.ok(gaps[3] >= 140, `after success the periodic interval (150 ms) applies, not the backoff: ${gaps}`);
+  assert.ok(gaps[0] >= 18 && gaps[1] >= 38 && gaps[2] >= 78, `backoff 20, 40, 80 ms: ${gaps.join(', ')}`);
+  assert.ok(gaps[3] >= 140, `after success the periodic interval (150 ms) applies, not the backoff: ${gaps.join(', ')}`);
   const text = (await metrics.exposition()).body;
   assert.match(text, /flink_operator_reconcile_total\{result="error"\} 3/);
   assert.match(text, /flink_operator_reconcile_total\{result="success"\} [12]/);
@@ -176,8 +176,8 @@ test('every log line written during a reconcile carries namespace, name and reco
     assert.match(String(line.name), /^job-[12]$/);
     assert.match(String(line.reconcileId), /^[0-9a-f]{12}$/);
   }
-  const ids = new Set(inside.map((l) => `${l.name}:${l.reconcileId}`));
-  assert.equal(new Set(inside.map((l) => l.reconcileId)).size, 2, `one id per reconcile: ${[...ids]}`);
+  const ids = new Set(inside.map((l) => `${String(l.name)}:${String(l.reconcileId)}`));
+  assert.equal(new Set(inside.map((l) => l.reconcileId)).size, 2, `one id per reconcile: ${[...ids].join(', ')}`);
   const outside = parsed.find((l) => l.msg === 'outside')!;
   assert.equal(outside.reconcileId, undefined);
 });

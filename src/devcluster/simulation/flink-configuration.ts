@@ -33,9 +33,17 @@ export function parseFlinkConfigYaml(text: string): Map<string, string> {
   return out;
 }
 
-/** Java's String.trim(): every char up to U+0020 at either end. */
+/**
+ * Java's String.trim(): every char up to U+0020 at either end. (The simulation shares no code with
+ * the operator, which has its own in src/api/flink-configuration.ts: a Flink stand-in that reused
+ * the operator's parser would hide the operator's parsing bugs.)
+ */
 function javaTrim(text: string): string {
-  return text.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '');
+  let start = 0;
+  let end = text.length;
+  while (start < end && text.charCodeAt(start) <= 0x20) start++;
+  while (end > start && text.charCodeAt(end - 1) <= 0x20) end--;
+  return text.slice(start, end);
 }
 
 /**
@@ -93,15 +101,22 @@ export function loadFlinkConfiguration(files: Readonly<Record<string, string>> |
   throw new Error(`org.apache.flink.configuration.IllegalConfigurationException: The Flink config file '${expected}' (${expected}) does not exist.`);
 }
 
+/** A YAML scalar as Flink's configuration text (a nested list or map inside a list is its JSON). */
+function scalarText(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint'
+    ? String(value)
+    : JSON.stringify(value);
+}
+
 function flatten(node: Record<string, unknown>, prefix: string, out: Map<string, string>): void {
   for (const [key, value] of Object.entries(node)) {
     const full = prefix === '' ? key : `${prefix}.${key}`;
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
       flatten(value as Record<string, unknown>, full, out);
     } else if (Array.isArray(value)) {
-      out.set(full, value.map((v) => String(v)).join(';'));
+      out.set(full, value.map((v) => scalarText(v)).join(';'));
     } else if (value !== null && value !== undefined) {
-      out.set(full, String(value));
+      out.set(full, scalarText(value));
     }
   }
 }

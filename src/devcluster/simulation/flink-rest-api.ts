@@ -217,7 +217,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         const s = jm.launch.settings;
         return ok({
           mode: 'exactly_once',
-          interval: s.checkpointIntervalMs ?? 0x7fffffffffffffff,
+          interval: s.checkpointIntervalMs ?? 2 ** 63, // Flink sends Long.MAX_VALUE for "off"; 2^63 is the double JSON.parse makes of it
           timeout: 600000,
           min_pause: 0,
           max_concurrent: 1,

@@ -126,8 +126,8 @@ export class InMemoryHaMetadataStore implements HaMetadataStore {
     return `${c.namespace}/${haConfigMapName(c.clusterId)}`;
   }
 
-  async load(cluster: HaClusterRef): Promise<HaJobRecord | null> {
-    return haRecordFromData(this.configMaps.get(this.key(cluster)));
+  load(cluster: HaClusterRef): Promise<HaJobRecord | null> {
+    return Promise.resolve(haRecordFromData(this.configMaps.get(this.key(cluster))));
   }
 
   private update(cluster: HaClusterRef, changes: (data: Record<string, string> | undefined) => Record<string, string | null>): void {
@@ -137,17 +137,19 @@ export class InMemoryHaMetadataStore implements HaMetadataStore {
     this.configMaps.set(this.key(cluster), data);
   }
 
-  async jobSubmitted(cluster: HaClusterRef, job: Omit<HaJobRecord, 'latestCheckpoint'>): Promise<void> {
+  jobSubmitted(cluster: HaClusterRef, job: Omit<HaJobRecord, 'latestCheckpoint'>): Promise<void> {
     this.update(cluster, () => jobSubmittedData(job));
+    return Promise.resolve();
   }
 
-  async checkpointCompleted(cluster: HaClusterRef, _jobId: string, checkpoint: HaCheckpointPointer): Promise<void> {
+  checkpointCompleted(cluster: HaClusterRef, _jobId: string, checkpoint: HaCheckpointPointer): Promise<void> {
     this.update(cluster, (existing) => checkpointCompletedData(existing, checkpoint));
+    return Promise.resolve();
   }
 
-  async jobTerminated(cluster: HaClusterRef, jobId: string): Promise<void> {
-    if (!this.configMaps.has(this.key(cluster))) return;
-    this.update(cluster, (existing) => jobTerminatedData(existing, jobId));
+  jobTerminated(cluster: HaClusterRef, jobId: string): Promise<void> {
+    if (this.configMaps.has(this.key(cluster))) this.update(cluster, (existing) => jobTerminatedData(existing, jobId));
+    return Promise.resolve();
   }
 
   /** What the operator does in a stateless upgrade or on deletion: drop the HA ConfigMap. */

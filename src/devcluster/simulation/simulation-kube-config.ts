@@ -30,7 +30,7 @@ class UserAgentKubeConfig extends KubeConfig {
     await super.applySecurityAuthentication(context);
     context.setHeaderParam('User-Agent', this.userAgent);
     const fresh = context.getAgent();
-    if (fresh && Object.getPrototypeOf(fresh)?.constructor === http.Agent) {
+    if (fresh && (Object.getPrototypeOf(fresh) as { constructor?: unknown } | null)?.constructor === http.Agent) {
       fresh.destroy();
       context.setAgent(this.keepAlive);
     }

@@ -39,7 +39,7 @@ export async function openWatch(baseUrl: string, path: string, headers: Record<s
       controller.abort();
     },
   };
-  (async () => {
+  void (async () => {
     const decoder = new TextDecoder();
     let buf = '';
     try {

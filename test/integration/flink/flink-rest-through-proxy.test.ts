@@ -39,7 +39,10 @@ async function eventually<T>(what: string, timeoutMs: number, probe: () => Promi
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last ? `; last error: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} not reached within ${timeoutMs} ms${last ? `; last error: ${last instanceof Error ? last.message : JSON.stringify(last)}` : ''}`,
+      );
     await sleep(20);
   }
 }

@@ -96,7 +96,7 @@ test('an informer stopped by watch and list errors restarts with backoff and con
       5000,
       'converged after watch errors',
     );
-    assert.ok(restarts.filter((r) => r === 'error').length >= 4, `restarts: ${restarts}`);
+    assert.ok(restarts.filter((r) => r === 'error').length >= 4, `restarts: ${restarts.join(', ')}`);
     // in another namespace-scoped informer, get() of an unwatched namespace is undefined
     assert.equal(informer.get('other', 'a'), undefined);
   } finally {
