@@ -25,7 +25,7 @@ import { observe, type Observation } from './observation.js';
 import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
 import { followSavepoint, startSavepoint } from './snapshot-steps.js';
 import { buildStatus } from './status-builder.js';
-import { fencedFlinkApi, PassState, type StepContext } from './step-context.js';
+import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 
 export interface DeletionHooks {
   announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void;
@@ -55,18 +55,10 @@ export class DeletionSteps {
     const api = fencedFlinkApi(d.flinkApi(deployment), fence);
     const observed = state ? await observe(d, deployment, state, api) : undefined;
     if (state && observed && spec) {
-      const passState = new PassState(state, (from, fn) => d.store.update(deployment, fn, { fence, basedOnRevision: from.revision }));
-      const ctx: StepContext = {
-        deps: d,
-        deployment,
-        observed,
-        api,
-        fence,
-        settings,
-        state: () => passState.get(),
-        save: (fn) => passState.save(fn),
-        announceOnce: (type, reason, key, message) => this.hooks.announceOnce(deployment, key, type, reason, message),
-      };
+      const passState = new PassState(d, deployment, fence, state);
+      const ctx = stepContext({ deps: d, deployment, observed, api, fence, settings }, passState, (type, reason, key, message) =>
+        this.hooks.announceOnce(deployment, key, type, reason, message),
+      );
       const jobId = state.deployedJobId;
       const running = observed.job?.state === 'RUNNING' && observed.jobManager === 'READY';
       if (settings.savepointOnDeletion) {

@@ -47,7 +47,7 @@ import type { Decision, StepResult } from './reconcile-step.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
 import { loadOrRebuildState, RebuildWaitingError } from './state-recovery.js';
 import { buildStatus } from './status-builder.js';
-import { fencedFlinkApi, PassState, type StepContext } from './step-context.js';
+import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
@@ -157,7 +157,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const desiredGeneration = specInvalid ? (state.lastReconciledGeneration ?? generation) : generation;
     const settings = deploymentOperatorSettings(desired);
     const api = fencedFlinkApi(d.flinkApi(current), fence);
-    const passState = new PassState(state, (from, fn) => d.store.update(current, fn, { fence, basedOnRevision: from.revision }));
+    const passState = new PassState(d, current, fence, state);
 
     // Observe, then decide (gathering the facts the decision asks for).
     let observed = await observe(d, current, state, api);
@@ -178,17 +178,9 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (decision.count === 'drift') d.counters.driftDetected();
 
     // Act: exactly one step.
-    const context: StepContext = {
-      deps: d,
-      deployment: current,
-      observed,
-      api,
-      fence,
-      settings,
-      state: () => passState.get(),
-      save: (fn) => passState.save(fn),
-      announceOnce: (type, reason, key, message) => this.announceOnce(current, key, type, reason, message),
-    };
+    const context = stepContext({ deps: d, deployment: current, observed, api, fence, settings }, passState, (type, reason, key, message) =>
+      this.announceOnce(current, key, type, reason, message),
+    );
     let result: StepResult;
     try {
       result = await executeStep(context, decision.step);

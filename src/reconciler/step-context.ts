@@ -32,21 +32,40 @@ export interface StepContext {
   announceOnce(type: 'Normal' | 'Warning', reason: string, key: string, message: string): void;
 }
 
-/** The pass's state cursor: the state it read, replaced by every write it makes. */
+/**
+ * The pass's state cursor: the state it read, replaced by every write it makes. Every write is
+ * fenced by the pass's term and decided on the revision the cursor holds (the store refuses it with
+ * StatePreconditionError when the state changed under the pass).
+ */
 export class PassState {
+  private current: InternalState;
+
   constructor(
-    private current: InternalState,
-    private readonly write: (state: InternalState, fn: StateUpdateFunction) => Promise<InternalState>,
-  ) {}
+    private readonly deps: Pick<FlinkDeploymentReconcilerDependencies, 'store'>,
+    private readonly deployment: FlinkDeploymentV1,
+    private readonly fence: SideEffectFence,
+    state: InternalState,
+  ) {
+    this.current = state;
+  }
 
   get(): InternalState {
     return this.current;
   }
 
   async save(fn: StateUpdateFunction): Promise<InternalState> {
-    this.current = await this.write(this.current, fn);
+    this.current = await this.deps.store.update(this.deployment, fn, { fence: this.fence, basedOnRevision: this.current.revision });
     return this.current;
   }
+}
+
+/** The context of one step: `passState` is its state cursor, `announce` its once-per-key event sink. */
+export function stepContext(
+  parts: Omit<StepContext, 'state' | 'save' | 'announceOnce'>,
+  passState: PassState,
+  announce: (type: 'Normal' | 'Warning', reason: string, key: string, message: string) => void,
+): StepContext {
+  return { ...parts, state: () => passState.get(), save: (fn) => passState.save(fn), announceOnce: announce };
 }
 
 /** `api` with every call that changes something in Flink preceded by `fence.check`. */
