@@ -62,6 +62,8 @@ interface Row {
 const SP = spec();
 const SP_HA = spec({ ha: true });
 const LS = spec({ upgradeMode: 'last-state', ha: true });
+/** Last-state with `job.upgrade.last-state.max.allowed.checkpoint.age: 5 min`. */
+const LS_MAX_AGE = spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } });
 const SL = spec({ upgradeMode: 'stateless' });
 const STOP_SAVEPOINT = 'file:///flink-data/savepoints/savepoint-stop';
 const CHECKPOINT = {
@@ -235,13 +237,8 @@ const rows: Row[] = [
   {
     name: 'last-state, newest checkpoint older than max.allowed.checkpoint.age: stop with a savepoint instead',
     input: decisionInput({
-      state: stateIn(
-        'RUNNING',
-        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
-      ),
-      desired: newImage(
-        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
-      ),
+      state: stateIn('RUNNING', LS_MAX_AGE),
+      desired: newImage(LS_MAX_AGE),
       generation: 2,
       observed: jobRunning(),
     }),
@@ -252,13 +249,8 @@ const rows: Row[] = [
   {
     name: 'last-state, newest checkpoint within max.allowed.checkpoint.age: the same job id',
     input: decisionInput({
-      state: stateIn(
-        'RUNNING',
-        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
-      ),
-      desired: newImage(
-        spec({ upgradeMode: 'last-state', ha: true, config: { 'kubernetes.operator.job.upgrade.last-state.max.allowed.checkpoint.age': '5 min' } }),
-      ),
+      state: stateIn('RUNNING', LS_MAX_AGE),
+      desired: newImage(LS_MAX_AGE),
       generation: 2,
       observed: jobRunning(),
     }),
