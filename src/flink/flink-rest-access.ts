@@ -8,14 +8,33 @@
  *   flinkConfiguration, default 8081); needs the operator to run inside the cluster network.
  * - `apiserver-proxy`: `<apiserver>/api/v1/namespaces/<ns>/services/<name>-rest:rest/proxy`,
  *   authenticated with the KubeConfig; works from anywhere the API server is reachable and is the
- *   only mode of the development cluster. Needs RBAC `get` on `services/proxy`.
+ *   only mode of the development cluster. Needs RBAC `get`, `create`, `patch` on `services/proxy`.
+ * - `auto` (the default setting): `direct` inside a pod (the service-account token is mounted and
+ *   KUBERNETES_SERVICE_HOST is set, as the kubelet does for every pod), `apiserver-proxy` elsewhere.
  */
+import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { FlinkRestClient, type FlinkRestRetryPolicy, type FlinkRestTimeouts } from './flink-rest-client.js';
 import { directBaseUrl, HttpFlinkRestTransport, serviceProxyTransport, type FlinkRestAccessMode } from './flink-rest-transport.js';
 import { deploymentKey, FLINK_PORTS } from './flink-resource-naming.js';
+
+/** The `--flink-rest-access` setting: a mode, or `auto` (resolveFlinkRestAccess). */
+export type FlinkRestAccessSetting = FlinkRestAccessMode | 'auto';
+
+/** Where a pod's service-account token is mounted (the in-cluster client config reads it too). */
+export const SERVICE_ACCOUNT_TOKEN_PATH = '/var/run/secrets/kubernetes.io/serviceaccount/token';
+
+/** The mode `setting` means here: `auto` is `direct` in a pod, `apiserver-proxy` outside one. */
+export function resolveFlinkRestAccess(
+  setting: FlinkRestAccessSetting,
+  env: NodeJS.ProcessEnv,
+  tokenMounted: () => boolean = () => existsSync(SERVICE_ACCOUNT_TOKEN_PATH),
+): FlinkRestAccessMode {
+  if (setting !== 'auto') return setting;
+  return env.KUBERNETES_SERVICE_HOST && tokenMounted() ? 'direct' : 'apiserver-proxy';
+}
 
 export interface FlinkRestAccessOptions {
   readonly mode: FlinkRestAccessMode;

@@ -199,7 +199,9 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
     // Record.
     const finalObserved: Observation = { ...observed, ...result.observed };
-    await this.recordStatus(current, passState.get(), finalObserved, validationError ?? result.error ?? decision.error, fence);
+    const blind = finalObserved.restUnreachable !== undefined ? this.flinkUnreachable(current, finalObserved.restUnreachable) : undefined;
+    const error = validationError ?? result.error ?? decision.error ?? blind;
+    await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind);
     return { requeueAfterMs: this.requeueFor(result) };
   }
 
@@ -209,9 +211,28 @@ export class FlinkDeploymentReconciler implements Reconciler {
     observed: Observation,
     error: string | undefined,
     fence: SideEffectFence,
+    blind = false,
   ): Promise<void> {
     const d = this.deps;
-    await d.status.record(deployment, buildStatus(deployment, state, { observed, ...(error ? { error } : {}) }, new Date(d.now())), fence);
+    const outcome = { observed, ...(error ? { error } : {}), ...(blind ? { flinkUnreachable: true } : {}) };
+    await d.status.record(deployment, buildStatus(deployment, state, outcome, new Date(d.now())), fence);
+  }
+
+  /**
+   * The JobManager is available but its REST API does not answer: the operator cannot see the job,
+   * so it must not let the status look healthy. Says so (the message, a Warning event once per
+   * cause, a metric) and what to check.
+   */
+  private flinkUnreachable(deployment: FlinkDeploymentV1, reason: string): string {
+    const d = this.deps;
+    d.counters.flinkUnreachable();
+    const how =
+      d.flinkRestAccess === 'direct'
+        ? 'The operator reaches it directly (<name>-rest.<namespace>.svc): outside the cluster network run it with --flink-rest-access apiserver-proxy (or auto)'
+        : "The operator reaches it through the API server's service proxy: check the <name>-rest Service and the operator's RBAC on services/proxy";
+    const message = `Flink's REST API does not answer (${reason}); the operator cannot see the job and changes nothing until it answers. ${how}`;
+    this.announceOnce(deployment, `unreachable-${d.flinkRestAccess}`, 'Warning', 'FlinkUnreachable', message);
+    return message;
   }
 
   private requeueFor(result: StepResult): number {

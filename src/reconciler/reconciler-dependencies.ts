@@ -92,6 +92,8 @@ export interface ReconcilerCounters {
   fencedOut(): void;
   /** A steady pass found the running cluster is not the one the state says was deployed. */
   driftDetected(): void;
+  /** A pass could not ask Flink's REST API although the JobManager was available. */
+  flinkUnreachable(): void;
 }
 
 /** Moves a legacy (Apache operator) status into the split layout; src/state/legacy-migration.ts. */
@@ -129,6 +131,8 @@ export interface FlinkDeploymentReconcilerDependencies {
   legacy: LegacyMigrator;
   cluster: FlinkClusterOperations;
   flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
+  /** How flinkApi reaches Flink (for messages: what to check when it does not answer). */
+  flinkRestAccess: 'direct' | 'apiserver-proxy';
   /** The fence of one pass (side-effect-fence.ts); undefined = this instance does not lead now. */
   fenceFor(signal: AbortSignal): SideEffectFence | undefined;
   /** Savepoints the state's size rules dropped from the history, not yet disposed (taken: the caller disposes or returns them). */

@@ -20,7 +20,7 @@ import {
 } from '../api/flink-deployment.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
 import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
-import { flinkRestClientFor } from '../flink/flink-rest-access.js';
+import { flinkRestClientFor, resolveFlinkRestAccess } from '../flink/flink-rest-access.js';
 import { KubeConfigMapClient } from '../kube/configmap-client.js';
 import { type FlinkDeploymentClient, KubeFlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import { toKubeApiError } from '../kube/api-errors.js';
@@ -73,6 +73,11 @@ export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: Operat
 
 function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout): Reconciler {
   const { config, readers, apiClients, writeTracker } = runtime;
+  const flinkRestAccess = resolveFlinkRestAccess(config.flinkRestAccess, process.env);
+  runtime.logger.info(
+    { flinkRestAccess, setting: config.flinkRestAccess },
+    `Flink's REST API is reached ${flinkRestAccess === 'direct' ? 'directly (<name>-rest.<namespace>.svc)' : "through the API server's service proxy"}`,
+  );
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
   const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CustomObjectsApi));
   const configMapClient = new KubeConfigMapClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CoreV1Api));
@@ -172,7 +177,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
-    flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: config.flinkRestAccess, kubeConfig: runtime.kubeConfig }),
+    flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: flinkRestAccess, kubeConfig: runtime.kubeConfig }),
     fenceFor: (signal) => runtime.fenceFor(signal),
     takeTrimmedSavepoints: (deployment) => trimmedForSize.take(deployment),
     returnTrimmedSavepoints: (deployment, records) => trimmedForSize.add(deployment, records),
@@ -181,7 +186,12 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       trimmedForSize.take(deployment);
       if (store instanceof ConfigMapStateStore) store.forget(deployment);
     },
-    counters: { fencedOut: () => runtime.metrics.fencedSideEffects.inc(), driftDetected: () => runtime.metrics.driftDetected.inc() },
+    counters: {
+      fencedOut: () => runtime.metrics.fencedSideEffects.inc(),
+      driftDetected: () => runtime.metrics.driftDetected.inc(),
+      flinkUnreachable: () => runtime.metrics.flinkUnreachable.inc(),
+    },
+    flinkRestAccess,
     events: {
       emit: (deployment, type, reason, message) =>
         type === 'Warning' ? runtime.events.warning(deployment, reason, message) : runtime.events.normal(deployment, reason, message),

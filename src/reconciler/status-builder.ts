@@ -19,6 +19,8 @@ export interface PassOutcome {
   observed: Observation;
   /** What went wrong in this pass, with what to do about it; undefined when all is well. */
   error?: string;
+  /** The error is that Flink's REST API does not answer: whether the job is ready is unknown. */
+  flinkUnreachable?: boolean;
   deleting?: boolean;
 }
 
@@ -66,7 +68,11 @@ function readyCondition(
   let status: Condition['status'];
   let reason: string;
   let message: string;
-  if (outcome.error) {
+  if (outcome.error && outcome.flinkUnreachable) {
+    status = 'Unknown';
+    reason = 'FlinkUnreachable';
+    message = outcome.error;
+  } else if (outcome.error) {
     status = 'False';
     reason = 'Error';
     message = outcome.error;

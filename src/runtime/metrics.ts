@@ -50,6 +50,7 @@ export class OperatorMetrics {
   readonly secondInstance: Gauge;
   readonly fencedSideEffects: Counter;
   readonly driftDetected: Counter;
+  readonly flinkUnreachable: Counter;
   readonly leaderTransitions: Counter<'direction'>;
   readonly informerSynced: Gauge<'resource'>;
   readonly informerRestarts: Counter<'resource' | 'reason'>;
@@ -113,6 +114,11 @@ export class OperatorMetrics {
     this.driftDetected = new Counter({
       name: `${p}drift_detected_total`,
       help: 'Steady passes that found the running cluster differs from the deployed state',
+      registers,
+    });
+    this.flinkUnreachable = new Counter({
+      name: `${p}flink_rest_unreachable_total`,
+      help: "Passes that could not ask Flink's REST API although the JobManager was available (the operator cannot see the job)",
       registers,
     });
     this.leaderTransitions = new Counter({

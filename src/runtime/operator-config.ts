@@ -1,3 +1,4 @@
+import type { FlinkRestAccessSetting } from '../flink/flink-rest-access.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -13,7 +14,6 @@ import { parse as parseYaml } from 'yaml';
  * Durations accept `500ms`, `10s`, `1m`, `1h` or a plain number of milliseconds.
  */
 export type LogFormat = 'json' | 'pretty';
-export type FlinkRestAccessMode = 'direct' | 'apiserver-proxy';
 
 export interface OperatorConfig {
   readonly kubeconfig: string | undefined;
@@ -37,7 +37,7 @@ export interface OperatorConfig {
   readonly retryPeriodMs: number;
   readonly logFormat: LogFormat;
   readonly logLevel: string;
-  readonly flinkRestAccess: FlinkRestAccessMode;
+  readonly flinkRestAccess: FlinkRestAccessSetting;
   readonly ownedResourceSelector: string;
   readonly stateConfigMapSelector: string;
   readonly watchRestartMinDelayMs: number;
@@ -216,10 +216,10 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
     key: 'flinkRestAccess',
     flag: 'flink-rest-access',
     type: 'enum',
-    values: ['direct', 'apiserver-proxy'],
-    default: 'direct',
+    values: ['auto', 'direct', 'apiserver-proxy'],
+    default: 'auto',
     description:
-      "how to reach Flink's REST API: direct (http://<name>-rest.<ns>.svc:8081) or through the API server's service proxy (needed outside the cluster and on the development cluster)",
+      "how to reach Flink's REST API: direct (http://<name>-rest.<ns>.svc:8081, needs the cluster network), through the API server's service proxy (works from anywhere the API server is reachable; the development cluster's only way), or auto: direct in a pod, apiserver-proxy elsewhere",
   }),
   knob({
     key: 'ownedResourceSelector',

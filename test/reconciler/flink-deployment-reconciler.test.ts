@@ -263,7 +263,7 @@ function harness(options: HarnessOptions) {
   const fence = new RecordingFence(log, options.refuses ?? (() => false));
   const statuses: FlinkDeploymentStatusV1[] = [];
   const events: Array<{ type: string; reason: string; message: string }> = [];
-  const counters = { fencedOut: 0, driftDetected: 0 };
+  const counters = { fencedOut: 0, driftDetected: 0, flinkUnreachable: 0 };
   let issued = 0;
   const status: StatusWriter = {
     async record(deployment, written, f) {
@@ -302,7 +302,12 @@ function harness(options: HarnessOptions) {
     returnTrimmedSavepoints: () => {},
     countTrimmedSavepoints: () => 0,
     forgetDeployment: () => log.push('forgetDeployment'),
-    counters: { fencedOut: () => void counters.fencedOut++, driftDetected: () => void counters.driftDetected++ },
+    counters: {
+      fencedOut: () => void counters.fencedOut++,
+      driftDetected: () => void counters.driftDetected++,
+      flinkUnreachable: () => void counters.flinkUnreachable++,
+    },
+    flinkRestAccess: 'direct',
     events: { emit: (_d, type, reason, message) => void events.push({ type, reason, message }) },
     log: { info: () => {}, warn: () => {}, debug: () => {} },
     timings: TIMINGS,

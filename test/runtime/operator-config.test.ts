@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
 import { OPERATOR_KNOBS, OperatorConfigError, knobsMarkdownTable, parseDurationMs, resolveOperatorConfig } from '../../src/runtime/operator-config.js';
+import { resolveFlinkRestAccess } from '../../src/flink/flink-rest-access.js';
 import { configFromCommandLine } from '../../src/cli/run-command.js';
 import { registerRunCommand } from '../../src/cli/run-command.js';
 
@@ -18,7 +19,7 @@ test('defaults match the documented ones', () => {
   assert.equal(c.retryPeriodMs, 2_000);
   assert.equal(c.retryBaseDelayMs, 5);
   assert.equal(c.logFormat, 'json');
-  assert.equal(c.flinkRestAccess, 'direct');
+  assert.equal(c.flinkRestAccess, 'auto', 'auto: direct in a pod, the API server proxy outside one');
   assert.equal(c.identity, 'op-0');
   assert.equal(c.leaseNamespace, 'flink-system');
 });
@@ -107,4 +108,28 @@ test('the README table lists every knob, exactly as the code defines it', () => 
   for (const knob of OPERATOR_KNOBS) assert.ok(table.includes(`\`--${knob.flag}\``) && table.includes(knob.env));
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   assert.ok(readme.includes(table.trim()), 'README.md "Settings" is stale: paste knobsMarkdownTable() from src/runtime/operator-config.ts');
+});
+
+test('--flink-rest-access auto is direct in a pod (KUBERNETES_SERVICE_HOST and a mounted token), the service proxy outside one', () => {
+  assert.equal(
+    resolveFlinkRestAccess('auto', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => true),
+    'direct',
+  );
+  assert.equal(
+    resolveFlinkRestAccess('auto', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => false),
+    'apiserver-proxy',
+  );
+  assert.equal(
+    resolveFlinkRestAccess('auto', {}, () => true),
+    'apiserver-proxy',
+  );
+  assert.equal(
+    resolveFlinkRestAccess('direct', {}, () => false),
+    'direct',
+    'an explicit mode is kept',
+  );
+  assert.equal(
+    resolveFlinkRestAccess('apiserver-proxy', { KUBERNETES_SERVICE_HOST: '10.96.0.1' }, () => true),
+    'apiserver-proxy',
+  );
 });
