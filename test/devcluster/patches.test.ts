@@ -40,7 +40,7 @@ describe('patch algorithms', () => {
       },
       metadata: { finalizers: ['a'], ownerReferences: [{ uid: '1', name: 'x' }] },
     };
-    const out = applyStrategicMergePatch(svc, {
+    const out: any = applyStrategicMergePatch(svc, {
       spec: {
         ports: [
           { port: 80, name: 'web' },
@@ -55,9 +55,9 @@ describe('patch algorithms', () => {
       out.metadata.ownerReferences.map((r: any) => r.uid),
       ['1', '2'],
     );
-    const replaced = applyStrategicMergePatch({ spec: { selector: { a: '1', b: '2' } } }, { spec: { selector: { $patch: 'replace', c: '3' } } });
+    const replaced: any = applyStrategicMergePatch({ spec: { selector: { a: '1', b: '2' } } }, { spec: { selector: { $patch: 'replace', c: '3' } } });
     assert.deepEqual(replaced.spec.selector, { c: '3' });
-    const retained = applyStrategicMergePatch(
+    const retained: any = applyStrategicMergePatch(
       { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } } },
       { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } },
     );

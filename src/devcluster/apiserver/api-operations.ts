@@ -20,30 +20,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import YAML from 'yaml';
-import {
-  ApiError,
-  alreadyExists,
-  badRequest,
-  conflict,
-  forbidden,
-  invalid,
-  methodNotAllowed,
-  notFound,
-  unsupportedMediaType,
-  type FieldError,
-  type JsonObject,
-} from './errors.js';
-import { crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
+import { ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, methodNotAllowed, notFound, unsupportedMediaType } from './errors.js';
+import { crdGroupResource, crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
 import { nameRuleFor, prepareBuiltin } from './builtin-strategies.js';
 import { pruneBuiltinTopLevel, pruneObjectMeta } from './known-fields.js';
-import { validateFinalizersWhileDeleting, validateObjectMeta } from './object-meta-validation.js';
+import { isKubeObject, validateFinalizersWhileDeleting, validateObjectMeta } from './object-meta-validation.js';
 import { ObjectStore, cachedJson } from './object-store.js';
 import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patches.js';
 import { ResourceRegistry } from './resource-registry.js';
-import { apiVersionOf, groupResourceKey, type ResourceType } from './resource-types.js';
+import { apiVersionOf, groupResourceKey, type KubeObject, type ResourceType } from './resource-types.js';
 import { exactNameOf, labelSelectorToString, matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
-import { cloneJson } from './json-clone.js';
+import { asObject, cloneJson, isJsonObject, parseJsonText, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -67,14 +54,20 @@ export interface WriteOptions {
 
 export interface WriteResult {
   code: number;
+  /** the object as written (a KubeObject), a Status, or a list */
   body: JsonObject;
   warnings: string[];
 }
 
+/** The result of a create or update: the object as the client sees it. */
+export interface ObjectWriteResult extends WriteResult {
+  body: KubeObject;
+}
+
 /** Hooks the deletion/garbage-collection machinery registers. */
 export interface CommitListener {
-  afterPut(groupResource: string, obj: JsonObject, prev: JsonObject | undefined): void;
-  afterRemove(groupResource: string, obj: JsonObject): void;
+  afterPut(groupResource: string, obj: KubeObject, prev: KubeObject | undefined): void;
+  afterRemove(groupResource: string, obj: KubeObject): void;
 }
 
 export function scopeFor(type: ResourceType, namespace: string): Scope {
@@ -92,40 +85,48 @@ function generateSuffix(): string {
   return s;
 }
 
-function isPlainObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** `finalizers` with `finalizer` added once (a value that is not a list is left for validateObjectMeta to refuse). */
+function withFinalizer(finalizers: JsonValue | undefined, finalizer: string): JsonValue {
+  if (finalizers === undefined || finalizers === null) return [finalizer];
+  if (!Array.isArray(finalizers)) return finalizers;
+  return [...new Set([...finalizers, finalizer])];
+}
+
+/** The name of an object being written, for error messages before its metadata is validated. */
+function nameForErrors(meta: JsonObject): string {
+  return textOf(meta.name ?? '');
 }
 
 /** Everything but metadata (and status if `withoutStatus`), for the generation rule. */
-function contentOutsideMetadata(obj: JsonObject, withoutStatus: boolean): JsonObject {
+function contentOutsideMetadata(obj: KubeObject, withoutStatus: boolean): JsonObject {
   const { metadata: _m, status: _s, apiVersion: _a, ...rest } = obj;
   return withoutStatus || _s === undefined ? rest : { ...rest, status: _s };
 }
 
 /** Key-order-insensitive equality, ignoring metadata.resourceVersion. */
-function sameIgnoringRv(a: JsonObject, b: JsonObject): boolean {
-  const strip = (o: JsonObject) => {
-    const { resourceVersion: _rv, ...meta } = o.metadata ?? {};
+function sameIgnoringRv(a: KubeObject, b: KubeObject): boolean {
+  const strip = (o: KubeObject) => {
+    const { resourceVersion: _rv, ...meta } = o.metadata;
     return { ...o, metadata: meta };
   };
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
-function getPath(obj: JsonObject, path: string): unknown {
-  let cur: any = obj;
-  for (const p of path.replace(/^\./, '').split('.')) {
-    if (cur === null || cur === undefined) return undefined;
-    cur = cur[p];
-  }
-  return cur;
+function getPath(obj: JsonObject, path: string): JsonValue | undefined {
+  return valueAt(obj, path.replace(/^\./, '').split('.'));
 }
 
-function setPath(obj: JsonObject, path: string, value: unknown): void {
+function setPath(obj: JsonObject, path: string, value: JsonValue): void {
   const parts = path.replace(/^\./, '').split('.');
-  let cur: any = obj;
+  let cur = obj;
   for (const p of parts.slice(0, -1)) {
-    if (!isPlainObject(cur[p])) cur[p] = {};
-    cur = cur[p];
+    const next = cur[p];
+    if (isJsonObject(next)) cur = next;
+    else {
+      const created: JsonObject = {};
+      cur[p] = created;
+      cur = created;
+    }
   }
   cur[parts[parts.length - 1]] = value;
 }
@@ -145,13 +146,13 @@ export class ApiOperations {
   // ---------------------------------------------------------------- reads
 
   /** The stored object as the client sees it through `type` (CR: schema-coerced; a new object). */
-  encode(type: ResourceType, stored: JsonObject): JsonObject {
+  encode(type: ResourceType, stored: KubeObject): KubeObject {
     if (!type.crd) return stored;
     return this.registry.crds.encodeForRead(type, stored);
   }
 
   /** JSON text of `encode()`, cached per stored object, version and CRD revision. */
-  encodeJson(type: ResourceType, stored: JsonObject, asListItem = false): string {
+  encodeJson(type: ResourceType, stored: KubeObject, asListItem = false): string {
     if (!type.crd) {
       if (!asListItem) return cachedJson(stored, 'obj', () => JSON.stringify(stored));
       return cachedJson(stored, 'item', () => {
@@ -162,29 +163,29 @@ export class ApiOperations {
     return cachedJson(stored, `${type.version}|${type.crd.revision}`, () => JSON.stringify(this.encode(type, stored)));
   }
 
-  getStored(scope: Scope, name: string): JsonObject {
+  getStored(scope: Scope, name: string): KubeObject {
     const obj = this.store.get(scope.groupResource, scope.namespace, name);
     if (!obj) throw notFound(scope.type.group, scope.type.plural, name);
     return obj;
   }
 
   /** Stored objects matching the selectors; namespace '' on a namespaced type means all. */
-  listStored(scope: Scope, labels: LabelSelector, fields: FieldSelector, allNamespaces: boolean): JsonObject[] {
+  listStored(scope: Scope, labels: LabelSelector, fields: FieldSelector, allNamespaces: boolean): KubeObject[] {
     const ns = scope.type.namespaced && allNamespaces ? undefined : scope.namespace;
     const name = exactNameOf(fields);
-    let candidates: Iterable<JsonObject>;
+    let candidates: Iterable<KubeObject>;
     if (name !== undefined && ns !== undefined) {
       const one = this.store.get(scope.groupResource, ns, name);
       candidates = one ? [one] : [];
     } else candidates = this.store.list(scope.groupResource, ns);
-    const out: JsonObject[] = [];
+    const out: KubeObject[] = [];
     for (const o of candidates) {
       if (labels.length && !matchesLabels(labels, o.metadata.labels)) continue;
       if (fields.length && !matchesFields(fields, o)) continue;
       out.push(o);
     }
     // etcd key order: namespace, then name (plain code-unit comparison, no locale)
-    const key = (o: JsonObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const key = (o: KubeObject): string => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
     out.sort((a, b) => {
       const ka = key(a);
       const kb = key(b);
@@ -193,13 +194,14 @@ export class ApiOperations {
     return out;
   }
 
-  scaleOf(scope: Scope, stored: JsonObject): JsonObject {
+  scaleOf(scope: Scope, stored: KubeObject): JsonObject {
     const obj = this.encode(scope.type, stored);
     const spec = scope.type.scale!;
     const selectorValue = spec.labelSelectorPath ? getPath(obj, spec.labelSelectorPath) : undefined;
     let selector: string | undefined;
+    const specSelector = valueAt(obj, ['spec', 'selector']);
     if (typeof selectorValue === 'string') selector = selectorValue;
-    else if (!scope.type.crd && isPlainObject(obj.spec?.selector)) selector = labelSelectorToString(obj.spec.selector);
+    else if (!scope.type.crd && isJsonObject(specSelector)) selector = labelSelectorToString(specSelector);
     const status: JsonObject = { replicas: Number(getPath(obj, spec.statusReplicasPath) ?? 0) };
     if (selector) status.selector = selector;
     const meta: JsonObject = {
@@ -214,22 +216,22 @@ export class ApiOperations {
 
   // ---------------------------------------------------------------- create
 
-  create(scope: Scope, body: unknown, opts: WriteOptions): WriteResult {
+  create(scope: Scope, body: JsonValue | undefined, opts: WriteOptions): ObjectWriteResult {
     const { type } = scope;
-    if (!isPlainObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
+    if (!isJsonObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
     const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
-    const meta: JsonObject = isPlainObject(obj.metadata) ? obj.metadata : {};
+    const meta: JsonObject = isJsonObject(obj.metadata) ? obj.metadata : {};
     obj.metadata = meta;
     if (type.namespaced) {
       if (meta.namespace && meta.namespace !== scope.namespace)
         throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = scope.namespace;
     } else delete meta.namespace;
-    if (!meta.name && meta.generateName) meta.name = `${meta.generateName}${generateSuffix()}`;
-    if (type.namespaced) this.checkNamespaceWritable(scope, meta.name ?? '');
+    if (!meta.name && meta.generateName) meta.name = `${textOf(meta.generateName)}${generateSuffix()}`;
+    if (type.namespaced) this.checkNamespaceWritable(scope, nameForErrors(meta));
     if (type.crd?.terminating) throw methodNotAllowed('create', type.kind);
 
     const warnings: string[] = [];
@@ -240,24 +242,26 @@ export class ApiOperations {
       this.handleUnknownFields(type, [...unknownMeta, ...this.registry.crds.decode(type, obj)], opts, warnings);
       if (type.statusSubresource) delete obj.status;
       const errors = this.registry.crds.validateForVersion(type, obj);
-      if (errors.length) throw invalid(type.group, type.kind, meta.name ?? '', errors);
+      if (errors.length) throw invalid(type.group, type.kind, nameForErrors(meta), errors);
       toStore = this.registry.crds.toStorage(type, obj);
     }
-    const m = toStore.metadata;
+    // toStorage changes the object in place and never prunes metadata: `meta` is still toStore's
+    const m = meta;
     for (const k of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields']) delete m[k];
+    const created = nowRfc3339();
     m.uid = randomUUID();
-    m.creationTimestamp = nowRfc3339();
+    m.creationTimestamp = created;
     if (type.tracksGeneration) m.generation = 1;
     else delete m.generation;
     if (scope.groupResource === CRD_GR) {
       validateAndDefaultCrd(toStore);
-      m.finalizers = [...new Set([...(m.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
-      toStore.status = crdServerStatus(toStore, undefined, m.creationTimestamp);
+      m.finalizers = withFinalizer(m.finalizers, CRD_CLEANUP_FINALIZER);
+      toStore.status = crdServerStatus(toStore, undefined, created);
     }
     const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
-    if (metaErrors.length) throw invalid(type.group, type.kind, m.name ?? '', metaErrors);
+    if (metaErrors.length || !isKubeObject(toStore)) throw invalid(type.group, type.kind, nameForErrors(m), metaErrors);
     if (!type.crd && scope.groupResource !== CRD_GR) prepareBuiltin(scope.groupResource, toStore, undefined);
-    if (this.store.get(scope.groupResource, scope.namespace, m.name)) throw alreadyExists(type.group, type.plural, m.name);
+    if (this.store.get(scope.groupResource, scope.namespace, toStore.metadata.name)) throw alreadyExists(type.group, type.plural, toStore.metadata.name);
     if (opts.dryRun) {
       toStore.metadata.resourceVersion = undefined;
       return { code: 201, body: this.encode(type, toStore), warnings };
@@ -269,10 +273,10 @@ export class ApiOperations {
   private checkTypeMeta(type: ResourceType, obj: JsonObject): void {
     const expected = apiVersionOf(type);
     if (obj.apiVersion !== undefined && obj.apiVersion !== expected) {
-      throw badRequest(`the API version in the data (${obj.apiVersion}) does not match the expected API version (${expected})`);
+      throw badRequest(`the API version in the data (${textOf(obj.apiVersion)}) does not match the expected API version (${expected})`);
     }
     if (obj.kind !== undefined && obj.kind !== type.kind) {
-      throw badRequest(`the kind in the data (${obj.kind}) does not match the expected kind (${type.kind})`);
+      throw badRequest(`the kind in the data (${textOf(obj.kind)}) does not match the expected kind (${type.kind})`);
     }
   }
 
@@ -301,9 +305,9 @@ export class ApiOperations {
    * PUT (and the tail of PATCH). `subresource` '' | 'status'. `body` is the full object as the
    * client sees it; `fromPatch` skips the "resourceVersion required" rule of custom resources.
    */
-  update(scope: Scope, name: string, body: unknown, opts: WriteOptions, subresource: '' | 'status', fromPatch = false): WriteResult {
+  update(scope: Scope, name: string, body: JsonValue | undefined, opts: WriteOptions, subresource: '' | 'status', fromPatch = false): ObjectWriteResult {
     const { type } = scope;
-    if (!isPlainObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
+    if (!isJsonObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
     const old = this.getStored(scope, name);
     // The old object as the requested version's REST storage decodes it (see CrdRegistry.oldObjectFor).
     const oldView = type.crd ? this.registry.crds.oldObjectFor(type, old) : old;
@@ -311,9 +315,11 @@ export class ApiOperations {
     this.checkTypeMeta(type, obj);
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
-    if (!isPlainObject(obj.metadata)) obj.metadata = {};
-    const meta = obj.metadata;
-    if (meta.name !== undefined && meta.name !== name) throw badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+    const meta: JsonObject = isJsonObject(obj.metadata) ? obj.metadata : {};
+    obj.metadata = meta;
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${textOf(meta.name)}) does not match the name on the URL (${name})`);
+    }
     meta.name = name;
     if (type.namespaced) {
       if (meta.namespace && meta.namespace !== scope.namespace)
@@ -327,42 +333,45 @@ export class ApiOperations {
           { type: 'FieldValueInvalid', field: 'metadata.resourceVersion', text: 'Invalid value: 0x0: must be specified for an update' },
         ]);
       }
-    } else if (String(rv) !== old.metadata.resourceVersion) {
+    } else if (textOf(rv) !== old.metadata.resourceVersion) {
       throw conflict(type.group, type.plural, name);
     }
+    // the stored revision replaces the one sent, in place (a body without one gets it last, below)
+    if (rv !== undefined) meta.resourceVersion = old.metadata.resourceVersion;
 
     const warnings: string[] = [];
-    let next = obj;
+    let next: KubeObject;
     const unknownMeta = [...pruneBuiltinTopLevel(scope.groupResource, obj), ...pruneObjectMeta(obj)];
     this.handleUnknownFields(type, type.crd ? [...unknownMeta, ...this.registry.crds.decode(type, obj)] : unknownMeta, opts, warnings);
     if (subresource === 'status') {
       const merged = cloneJson(oldView);
-      merged.apiVersion = next.apiVersion;
-      if (next.status === undefined) delete merged.status;
-      else merged.status = next.status;
+      merged.apiVersion = apiVersionOf(type);
+      if (obj.status === undefined) delete merged.status;
+      else merged.status = obj.status;
       next = merged;
     } else {
       // server-owned metadata comes from the stored object
-      const m = next.metadata;
+      const m = meta;
       for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation']) {
         if (old.metadata[k] === undefined) delete m[k];
         else m[k] = old.metadata[k];
       }
       delete m.managedFields;
       if (type.statusSubresource) {
-        if (oldView.status === undefined) delete next.status;
-        else next.status = cloneJson(oldView.status);
+        if (oldView.status === undefined) delete obj.status;
+        else obj.status = cloneJson(oldView.status);
       }
       const finalizerErrors = validateFinalizersWhileDeleting(old.metadata, m);
       if (finalizerErrors.length) throw invalid(type.group, type.kind, name, finalizerErrors);
       const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
-      if (metaErrors.length) throw invalid(type.group, type.kind, name, metaErrors);
+      if (metaErrors.length || !isKubeObject(obj)) throw invalid(type.group, type.kind, name, metaErrors);
+      next = obj;
       if (scope.groupResource === CRD_GR) {
         validateAndDefaultCrd(next);
-        if (!m.deletionTimestamp) m.finalizers = [...new Set([...(m.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
+        if (!next.metadata.deletionTimestamp) next.metadata.finalizers = [...new Set([...(next.metadata.finalizers ?? []), CRD_CLEANUP_FINALIZER])];
       } else if (!type.crd) prepareBuiltin(scope.groupResource, next, old);
     }
-    const changesGeneration = (a: JsonObject, b: JsonObject) =>
+    const changesGeneration = (a: KubeObject, b: KubeObject) =>
       !isDeepStrictEqual(contentOutsideMetadata(a, type.statusSubresource), contentOutsideMetadata(b, type.statusSubresource));
     let crBump = false;
     if (type.crd) {
@@ -372,7 +381,7 @@ export class ApiOperations {
       crBump = changesGeneration(next, oldView);
       next = this.registry.crds.toStorage(type, next);
     }
-    if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, old.status, nowRfc3339());
+    if (scope.groupResource === CRD_GR) next.status = crdServerStatus(next, asObject(old.status), nowRfc3339());
     if (type.tracksGeneration && subresource !== 'status') {
       const bump = type.crd ? crBump : changesGeneration(next, old);
       next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
@@ -389,15 +398,15 @@ export class ApiOperations {
   }
 
   /** PUT on /scale: body is an autoscaling/v1 Scale. */
-  updateScale(scope: Scope, name: string, scale: unknown, opts: WriteOptions): WriteResult {
-    if (!isPlainObject(scale)) throw badRequest("Object 'Kind' is missing in 'null'");
+  updateScale(scope: Scope, name: string, scale: JsonValue | undefined, opts: WriteOptions): WriteResult {
+    if (!isJsonObject(scale)) throw badRequest("Object 'Kind' is missing in 'null'");
     const stored = this.getStored(scope, name);
-    const rv = scale.metadata?.resourceVersion;
-    if (rv && String(rv) !== stored.metadata.resourceVersion) throw conflict(scope.type.group, scope.type.plural, name);
-    const replicas = scale.spec?.replicas;
+    const rv = valueAt(scale, ['metadata', 'resourceVersion']);
+    if (rv && textOf(rv) !== stored.metadata.resourceVersion) throw conflict(scope.type.group, scope.type.plural, name);
+    const replicas = valueAt(scale, ['spec', 'replicas']);
     if (typeof replicas !== 'number' || !Number.isInteger(replicas) || replicas < 0) {
       throw invalid('autoscaling', 'Scale', name, [
-        { type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${replicas}: must be greater than or equal to 0` },
+        { type: 'FieldValueInvalid', field: 'spec.replicas', text: `Invalid value: ${textOf(replicas)}: must be greater than or equal to 0` },
       ]);
     }
     const current = cloneJson(this.encode(scope.type, stored));
@@ -430,18 +439,18 @@ export class ApiOperations {
         'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
       );
     }
-    let patchBody: unknown;
+    let patchBody: JsonValue;
     try {
-      patchBody = patchType === 'apply' ? YAML.parse(rawBody) : JSON.parse(rawBody);
+      patchBody = parseJsonText(rawBody, patchType === 'apply');
     } catch (e) {
       throw badRequest(`error decoding patch: ${(e as Error).message}`);
     }
     const stored = this.store.get(scope.groupResource, scope.namespace, name);
     if (!stored) {
       if (patchType === 'apply' && subresource === '') {
-        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
+        if (!isJsonObject(patchBody)) throw badRequest('apply patch must be an object');
         const body = cloneJson(patchBody);
-        body.metadata = { ...(body.metadata ?? {}), name };
+        body.metadata = { ...asObject(body.metadata), name };
         return this.create(scope, body, opts);
       }
       throw notFound(type.group, type.plural, name);
@@ -453,14 +462,14 @@ export class ApiOperations {
     }
     const current = this.encode(type, stored);
     const patched = this.applyPatchOf(patchType, current, patchBody, !type.crd);
-    const prv = patched.metadata?.resourceVersion;
-    if (prv !== undefined && prv !== null && String(prv) !== stored.metadata.resourceVersion) throw conflict(type.group, type.plural, name);
-    if (isPlainObject(patched.metadata)) patched.metadata.resourceVersion = stored.metadata.resourceVersion;
+    const prv = valueAt(patched, ['metadata', 'resourceVersion']);
+    if (prv !== undefined && prv !== null && textOf(prv) !== stored.metadata.resourceVersion) throw conflict(type.group, type.plural, name);
+    if (isJsonObject(patched.metadata)) patched.metadata.resourceVersion = stored.metadata.resourceVersion;
     return this.update(scope, name, patched, opts, subresource, true);
   }
 
-  private applyPatchOf(patchType: PatchType, current: JsonObject, patchBody: unknown, builtin: boolean): JsonObject {
-    let out: unknown;
+  private applyPatchOf(patchType: PatchType, current: JsonObject, patchBody: JsonValue, builtin: boolean): JsonObject {
+    let out: JsonValue | undefined;
     switch (patchType) {
       case 'json':
         out = applyJsonPatch(current, patchBody);
@@ -472,30 +481,30 @@ export class ApiOperations {
         out = applyStrategicMergePatch(current, patchBody);
         break;
       case 'apply':
-        if (!isPlainObject(patchBody)) throw badRequest('apply patch must be an object');
+        if (!isJsonObject(patchBody)) throw badRequest('apply patch must be an object');
         out = builtin ? applyStrategicMergePatch(current, patchBody, false) : applyDeepMerge(current, patchBody);
         break;
     }
-    if (!isPlainObject(out)) throw badRequest('the patched object is not an object');
+    if (!isJsonObject(out)) throw badRequest('the patched object is not an object');
     return out;
   }
 
   // ---------------------------------------------------------------- commits
 
   /** Stores `obj` (a new object), returns the stored object, and notifies listeners. */
-  commitPut(groupResource: string, obj: JsonObject, prev: JsonObject | undefined): JsonObject {
+  commitPut(groupResource: string, obj: KubeObject, prev: KubeObject | undefined): KubeObject {
     const stored = this.store.put(groupResource, obj);
     if (groupResource === CRD_GR) this.registry.crdChanged(stored);
     for (const l of this.listeners) l.afterPut(groupResource, stored, prev);
     return stored;
   }
 
-  commitRemove(groupResource: string, namespace: string, name: string, finalState?: JsonObject): JsonObject | undefined {
+  commitRemove(groupResource: string, namespace: string, name: string, finalState?: KubeObject): KubeObject | undefined {
     const removed = this.store.remove(groupResource, namespace, name, finalState);
     if (!removed) return undefined;
     if (groupResource === CRD_GR) {
       this.registry.crdRemoved(removed.metadata.name);
-      this.store.dropGroupResource(groupResourceKey(removed.spec.group, removed.spec.names.plural));
+      this.store.dropGroupResource(crdGroupResource(removed));
     }
     for (const l of this.listeners) l.afterRemove(groupResource, removed);
     return removed;

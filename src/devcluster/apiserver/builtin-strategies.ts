@@ -7,8 +7,10 @@
  * Caveats: only the defaults and validations an operator or kubectl would notice are implemented;
  * Pod and Deployment specs are otherwise stored as given.
  */
-import { invalid, invalidValue, requiredValue, tooLong, type FieldError, type JsonObject } from './errors.js';
+import { invalid, invalidValue, requiredValue, tooLong, type FieldError } from './errors.js';
+import { asArray, asObject, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 import type { NameRule } from './object-meta-validation.js';
+import type { KubeObject } from './resource-types.js';
 import { labelSelectorFromObject, matchesLabels } from './selectors.js';
 
 export const MAX_CONFIG_BYTES = 1048576;
@@ -36,42 +38,49 @@ function allocateClusterIp(): string {
   return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
 }
 
-function podSpecDefaults(spec: JsonObject | undefined): void {
-  if (!spec || typeof spec !== 'object') return;
+function podSpecDefaults(spec: JsonValue | undefined): void {
+  if (!isJsonObject(spec)) return;
   spec.restartPolicy ??= 'Always';
   spec.dnsPolicy ??= 'ClusterFirst';
   spec.schedulerName ??= 'default-scheduler';
   spec.terminationGracePeriodSeconds ??= 30;
   spec.securityContext ??= {};
-  for (const c of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
-    if (!c || typeof c !== 'object') continue;
+  for (const c of [...asArray(spec.containers), ...asArray(spec.initContainers)]) {
+    if (!isJsonObject(c)) continue;
     c.terminationMessagePath ??= '/dev/termination-log';
     c.terminationMessagePolicy ??= 'File';
-    c.imagePullPolicy ??= String(c.image ?? '').endsWith(':latest') || !String(c.image ?? '').includes(':') ? 'Always' : 'IfNotPresent';
+    const image = textOf(c.image ?? '');
+    c.imagePullPolicy ??= image.endsWith(':latest') || !image.includes(':') ? 'Always' : 'IfNotPresent';
     c.resources ??= {};
-    for (const p of c.ports ?? []) p.protocol ??= 'TCP';
+    for (const p of asArray(c.ports)) if (isJsonObject(p)) p.protocol ??= 'TCP';
   }
 }
 
-function workloadDefaults(obj: JsonObject): void {
-  const spec = (obj.spec ??= {});
+/** `obj[key]`, first set to `{}` when absent (as `obj[key] ??= {}`); undefined when it is not an object. */
+function objectField(obj: JsonObject, key: string): JsonObject | undefined {
+  return asObject((obj[key] ??= {}));
+}
+
+function workloadDefaults(obj: KubeObject): void {
+  const spec = objectField(obj, 'spec');
+  if (!spec) return;
   spec.replicas ??= 1;
   spec.revisionHistoryLimit ??= 10;
   if (obj.kind === 'Deployment') {
     spec.progressDeadlineSeconds ??= 600;
-    spec.strategy ??= { type: 'RollingUpdate' };
-    if (spec.strategy.type === 'RollingUpdate') spec.strategy.rollingUpdate ??= { maxUnavailable: '25%', maxSurge: '25%' };
+    const strategy = (spec.strategy ??= { type: 'RollingUpdate' });
+    if (isJsonObject(strategy) && strategy.type === 'RollingUpdate') strategy.rollingUpdate ??= { maxUnavailable: '25%', maxSurge: '25%' };
   }
-  podSpecDefaults(spec.template?.spec);
+  podSpecDefaults(valueAt(spec, ['template', 'spec']));
 }
 
-function validateWorkload(obj: JsonObject): FieldError[] {
+function validateWorkload(obj: KubeObject): FieldError[] {
   const errs: FieldError[] = [];
-  const spec = obj.spec ?? {};
+  const spec = asObject(obj.spec) ?? {};
   if (!spec.selector) errs.push(requiredValue('spec.selector'));
   else {
-    const labels = spec.template?.metadata?.labels ?? {};
-    if (!matchesLabels(labelSelectorFromObject(spec.selector), labels)) {
+    const labels = asObject(valueAt(spec, ['template', 'metadata', 'labels'])) ?? {};
+    if (!matchesLabels(labelSelectorFromObject(asObject(spec.selector)), labels)) {
       const rendered = `map[string]string{${Object.entries(labels)
         .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
         .join(', ')}}`;
@@ -83,21 +92,27 @@ function validateWorkload(obj: JsonObject): FieldError[] {
     }
   }
   if (typeof spec.replicas === 'number' && spec.replicas < 0) errs.push(invalidValue('spec.replicas', spec.replicas, 'must be greater than or equal to 0'));
-  if (!Array.isArray(spec.template?.spec?.containers) || spec.template.spec.containers.length === 0) errs.push(requiredValue('spec.template.spec.containers'));
+  const containers = valueAt(spec, ['template', 'spec', 'containers']);
+  if (!Array.isArray(containers) || containers.length === 0) errs.push(requiredValue('spec.template.spec.containers'));
   return errs;
 }
 
-function configBytes(obj: JsonObject): number {
+/** The values of a data map (ConfigMap/Secret data, binaryData) as text. */
+function dataValues(data: JsonValue | undefined): string[] {
+  return Object.values(asObject(data) ?? {}).map(textOf);
+}
+
+function configBytes(obj: KubeObject): number {
   let total = 0;
-  for (const v of Object.values(obj.data ?? {})) total += Buffer.byteLength(String(v));
-  for (const v of Object.values(obj.binaryData ?? {})) total += Buffer.from(String(v), 'base64').length;
+  for (const v of dataValues(obj.data)) total += Buffer.byteLength(v);
+  for (const v of dataValues(obj.binaryData)) total += Buffer.from(v, 'base64').length;
   return total;
 }
 
-function validateConfigKeys(obj: JsonObject, fields: string[]): FieldError[] {
+function validateConfigKeys(obj: KubeObject, fields: string[]): FieldError[] {
   const errs: FieldError[] = [];
   for (const f of fields) {
-    for (const k of Object.keys(obj[f] ?? {})) {
+    for (const k of Object.keys(asObject(obj[f]) ?? {})) {
       if (k.length > 253) errs.push(invalidValue(`${f}[${k}]`, k, 'must be no more than 253 characters'));
       else if (!CONFIG_KEY.test(k)) {
         errs.push(
@@ -117,7 +132,7 @@ function validateConfigKeys(obj: JsonObject, fields: string[]): FieldError[] {
  * Applies the server-side defaults and field resets of a create (`old` undefined) or an update
  * (old = stored object), then validates. `obj` is a private copy and is modified. Throws 422.
  */
-export function prepareBuiltin(groupResource: string, obj: JsonObject, old: JsonObject | undefined): void {
+export function prepareBuiltin(groupResource: string, obj: KubeObject, old: KubeObject | undefined): void {
   const errs: FieldError[] = [];
   switch (groupResource) {
     case '/namespaces':
@@ -131,40 +146,47 @@ export function prepareBuiltin(groupResource: string, obj: JsonObject, old: Json
       break;
     case '/secrets':
       if (obj.stringData && typeof obj.stringData === 'object') {
-        obj.data = { ...(obj.data ?? {}) };
-        for (const [k, v] of Object.entries(obj.stringData)) obj.data[k] = Buffer.from(String(v)).toString('base64');
+        const data: JsonObject = { ...asObject(obj.data) };
+        obj.data = data;
+        for (const [k, v] of Object.entries(obj.stringData)) data[k] = Buffer.from(textOf(v)).toString('base64');
         delete obj.stringData;
       }
       obj.type ??= 'Opaque';
       errs.push(...validateConfigKeys(obj, ['data']));
-      if (Object.values(obj.data ?? {}).reduce((n: number, v) => n + Buffer.from(String(v), 'base64').length, 0) > MAX_CONFIG_BYTES) {
+      if (dataValues(obj.data).reduce((n, v) => n + Buffer.from(v, 'base64').length, 0) > MAX_CONFIG_BYTES) {
         errs.push(tooLong('data', MAX_CONFIG_BYTES));
       }
       break;
     case '/services': {
-      const spec = (obj.spec ??= {});
-      spec.type ??= 'ClusterIP';
-      spec.sessionAffinity ??= 'None';
-      if (old?.spec?.clusterIP && !spec.clusterIP) spec.clusterIP = old.spec.clusterIP;
-      if (!spec.clusterIP && spec.type !== 'ExternalName') spec.clusterIP = allocateClusterIp();
-      if (spec.clusterIP && spec.type !== 'ExternalName') {
-        spec.clusterIPs ??= [spec.clusterIP];
-        spec.ipFamilies ??= ['IPv4'];
-        spec.ipFamilyPolicy ??= 'SingleStack';
-        spec.internalTrafficPolicy ??= 'Cluster';
-      }
-      for (const p of spec.ports ?? []) {
-        p.protocol ??= 'TCP';
-        p.targetPort ??= p.port;
+      const spec = objectField(obj, 'spec');
+      if (spec) {
+        spec.type ??= 'ClusterIP';
+        spec.sessionAffinity ??= 'None';
+        const oldIp = valueAt(old?.spec, ['clusterIP']);
+        if (oldIp && !spec.clusterIP) spec.clusterIP = oldIp;
+        if (!spec.clusterIP && spec.type !== 'ExternalName') spec.clusterIP = allocateClusterIp();
+        if (spec.clusterIP && spec.type !== 'ExternalName') {
+          spec.clusterIPs ??= [spec.clusterIP];
+          spec.ipFamilies ??= ['IPv4'];
+          spec.ipFamilyPolicy ??= 'SingleStack';
+          spec.internalTrafficPolicy ??= 'Cluster';
+        }
+        for (const p of asArray(spec.ports)) {
+          if (!isJsonObject(p)) continue;
+          p.protocol ??= 'TCP';
+          p.targetPort ??= p.port;
+        }
       }
       if (!old) obj.status = { loadBalancer: {} };
       break;
     }
-    case '/pods':
+    case '/pods': {
       podSpecDefaults(obj.spec);
       if (!old) obj.status = { phase: 'Pending', qosClass: 'BestEffort' };
-      if (!Array.isArray(obj.spec?.containers) || obj.spec.containers.length === 0) errs.push(requiredValue('spec.containers'));
+      const containers = valueAt(obj.spec, ['containers']);
+      if (!Array.isArray(containers) || containers.length === 0) errs.push(requiredValue('spec.containers'));
       break;
+    }
     case 'apps/deployments':
     case 'apps/replicasets':
       workloadDefaults(obj);
@@ -178,6 +200,6 @@ export function prepareBuiltin(groupResource: string, obj: JsonObject, old: Json
   }
   if (errs.length) {
     const [group] = groupResource.split('/');
-    throw invalid(group, obj.kind ?? '', obj.metadata?.name ?? '', errs);
+    throw invalid(group, obj.kind ?? '', obj.metadata.name, errs);
   }
 }

@@ -13,10 +13,10 @@
  * Caveats: only conversion strategy None; a Webhook strategy is treated like None.
  */
 import { createHash } from 'node:crypto';
-import { invalid, invalidValue, requiredValue, type FieldError, type JsonObject } from './errors.js';
-import { pruneAndDefault, validateObject, type Schema } from './structural-schema.js';
-import { compareKubeVersions, groupResourceKey, type ResourceType, type ScaleSpec } from './resource-types.js';
-import { cloneJson } from './json-clone.js';
+import { invalid, invalidValue, requiredValue, type FieldError } from './errors.js';
+import { pruneAndDefault, schemaOf, validateObject, type Schema } from './structural-schema.js';
+import { compareKubeVersions, groupResourceKey, type KubeObject, type ResourceType, type ScaleSpec } from './resource-types.js';
+import { asArray, asObject, asString, cloneJson, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 
 export interface PrinterColumn {
   name: string;
@@ -44,7 +44,7 @@ export interface CrdVersionView {
 }
 
 interface CrdEntry {
-  obj: JsonObject;
+  obj: KubeObject;
   revision: number;
   schemas: Map<string, Schema | undefined>;
   types: ResourceType[];
@@ -52,63 +52,98 @@ interface CrdEntry {
 
 let revisionCounter = 0;
 
+/**
+ * Readers of a CRD object's spec. A stored CRD passed validateAndDefaultCrd, which requires group,
+ * names.plural, names.kind and named versions with schemas, but not their JSON types: these read
+ * strings as they are and render anything else as text (`${value}` did the same before typing).
+ */
+const specText = (crd: JsonObject, ...path: string[]) => textOf(valueAt(crd, ['spec', ...path]));
+const specVersions = (crd: JsonObject): JsonObject[] => asArray(valueAt(crd, ['spec', 'versions'])).filter(isJsonObject);
+const strings = (v: JsonValue | undefined): string[] => asArray(v).filter((x) => typeof x === 'string');
+
+/** `<group>/<plural>` of the custom objects a CRD object defines. */
+export function crdGroupResource(crd: JsonObject): string {
+  return groupResourceKey(specText(crd, 'group'), specText(crd, 'names', 'plural'));
+}
+
+function scaleSpecOf(v: JsonValue | undefined): ScaleSpec | undefined {
+  if (!isJsonObject(v)) return undefined;
+  const scale: ScaleSpec = { specReplicasPath: textOf(v.specReplicasPath), statusReplicasPath: textOf(v.statusReplicasPath) };
+  if (typeof v.labelSelectorPath === 'string') scale.labelSelectorPath = v.labelSelectorPath;
+  return scale;
+}
+
+function printerColumnOf(c: JsonObject): PrinterColumn {
+  const column: PrinterColumn = { name: textOf(c.name), type: textOf(c.type), jsonPath: textOf(c.jsonPath) };
+  if (typeof c.format === 'string') column.format = c.format;
+  if (typeof c.description === 'string') column.description = c.description;
+  if (typeof c.priority === 'number') column.priority = c.priority;
+  return column;
+}
+
 export class CrdRegistry {
   private readonly byName = new Map<string, CrdEntry>();
   private readonly byGroupResource = new Map<string, CrdEntry>();
 
   /** Registers or replaces a CRD (after it was committed). */
-  upsert(crd: JsonObject): void {
+  upsert(crd: KubeObject): void {
     const old = this.byName.get(crd.metadata.name);
-    if (old) this.byGroupResource.delete(groupResourceKey(old.obj.spec.group, old.obj.spec.names.plural));
-    const spec = crd.spec;
+    if (old) this.byGroupResource.delete(crdGroupResource(old.obj));
+    const group = specText(crd, 'group');
+    const plural = specText(crd, 'names', 'plural');
+    const kind = specText(crd, 'names', 'kind');
+    const names = asObject(valueAt(crd, ['spec', 'names']));
+    const versions = specVersions(crd);
     const revision = ++revisionCounter;
-    const storage = (spec.versions as JsonObject[]).find((v) => v.storage)?.name ?? spec.versions[0]?.name;
+    const storage = textOf(versions.find((v) => v.storage)?.name ?? versions[0]?.name);
     const schemas = new Map<string, Schema | undefined>();
     const types: ResourceType[] = [];
     const terminating = !!crd.metadata.deletionTimestamp;
-    const storageVersionHash = createHash('sha256').update(`${spec.group}/${storage}/${spec.names.kind}`).digest('base64').slice(0, 11);
-    for (const v of spec.versions as JsonObject[]) {
-      schemas.set(v.name, v.schema?.openAPIV3Schema);
+    const storageVersionHash = createHash('sha256').update(`${group}/${storage}/${kind}`).digest('base64').slice(0, 11);
+    for (const v of versions) {
+      const version = textOf(v.name);
+      const schema = schemaOf(valueAt(v, ['schema', 'openAPIV3Schema']));
+      schemas.set(version, schema);
       if (!v.served) continue;
-      const scale = v.subresources?.scale as ScaleSpec | undefined;
+      const status = valueAt(v, ['subresources', 'status']);
       types.push({
-        group: spec.group,
-        version: v.name,
-        plural: spec.names.plural,
-        singular: spec.names.singular ?? String(spec.names.kind).toLowerCase(),
-        kind: spec.names.kind,
-        listKind: spec.names.listKind ?? `${spec.names.kind}List`,
-        namespaced: spec.scope !== 'Cluster',
-        shortNames: spec.names.shortNames ?? [],
-        categories: spec.names.categories ?? [],
-        statusSubresource: v.subresources?.status !== undefined && v.subresources?.status !== null,
-        scale: scale ? { ...scale } : undefined,
+        group,
+        version,
+        plural,
+        singular: asString(names?.singular) ?? kind.toLowerCase(),
+        kind,
+        listKind: asString(names?.listKind) ?? `${kind}List`,
+        namespaced: valueAt(crd, ['spec', 'scope']) !== 'Cluster',
+        shortNames: strings(names?.shortNames),
+        categories: strings(names?.categories),
+        statusSubresource: status !== undefined && status !== null,
+        scale: scaleSpecOf(valueAt(v, ['subresources', 'scale'])),
         tracksGeneration: true,
         crd: {
           crdName: crd.metadata.name,
-          group: spec.group,
-          plural: spec.names.plural,
-          version: v.name,
+          group,
+          plural,
+          version,
           storageVersion: storage,
-          schema: v.schema?.openAPIV3Schema,
-          printerColumns: (v.additionalPrinterColumns ?? []) as PrinterColumn[],
+          schema,
+          printerColumns: asArray(v.additionalPrinterColumns).filter(isJsonObject).map(printerColumnOf),
           storageVersionHash,
           revision,
           terminating,
-          deprecationWarning: v.deprecated ? (v.deprecationWarning ?? `${spec.group}/${v.name} ${spec.names.kind} is deprecated`) : undefined,
+          deprecationWarning: v.deprecated ? (asString(v.deprecationWarning) ?? `${group}/${version} ${kind} is deprecated`) : undefined,
         },
       });
     }
     const entry: CrdEntry = { obj: crd, revision, schemas, types };
     this.byName.set(crd.metadata.name, entry);
-    this.byGroupResource.set(groupResourceKey(spec.group, spec.names.plural), entry);
+    this.byGroupResource.set(groupResourceKey(group, plural), entry);
   }
 
   remove(name: string): void {
     const old = this.byName.get(name);
     if (!old) return;
     this.byName.delete(name);
-    this.byGroupResource.delete(groupResourceKey(old.obj.spec.group, old.obj.spec.names.plural));
+    this.byGroupResource.delete(crdGroupResource(old.obj));
   }
 
   /** Served resource types of every CRD. */
@@ -118,7 +153,7 @@ export class CrdRegistry {
     return out;
   }
 
-  crdFor(groupResource: string): JsonObject | undefined {
+  crdFor(groupResource: string): KubeObject | undefined {
     return this.byGroupResource.get(groupResource)?.obj;
   }
 
@@ -143,10 +178,14 @@ export class CrdRegistry {
     return validateObject(obj, type.crd!.schema);
   }
 
-  /** Write path, step 3: converts (apiVersion only) to the storage version and prunes by its schema. */
-  toStorage(type: ResourceType, obj: JsonObject): JsonObject {
+  /**
+   * Write path, step 3: converts (apiVersion only) to the storage version and prunes by its schema.
+   * Changes and returns `obj` itself (its metadata is never pruned, so a KubeObject stays one).
+   */
+  toStorage<T extends JsonObject>(type: ResourceType, obj: T): T {
     const view = type.crd!;
-    obj.apiVersion = `${type.group}/${view.storageVersion}`;
+    const target: JsonObject = obj;
+    target.apiVersion = `${type.group}/${view.storageVersion}`;
     if (view.storageVersion !== view.version) pruneAndDefault(obj, this.schemaOf(view, view.storageVersion), false);
     return obj;
   }
@@ -166,15 +205,15 @@ export class CrdRegistry {
    * new storage form with the raw stored object (as GuaranteedUpdate compares encoded bytes), so
    * even an otherwise empty write through a narrower version re-stores the object, pruned.
    */
-  oldObjectFor(type: ResourceType, stored: JsonObject): JsonObject {
+  oldObjectFor(type: ResourceType, stored: KubeObject): KubeObject {
     return this.encodeForRead(type, stored);
   }
 
   /** A stored custom object as seen through `type`'s version (a new object). */
-  encodeForRead(type: ResourceType, stored: JsonObject): JsonObject {
+  encodeForRead(type: ResourceType, stored: KubeObject): KubeObject {
     const view = type.crd!;
     const out = cloneJson(stored);
-    const storedVersion = String(stored.apiVersion ?? '').split('/')[1] ?? view.storageVersion;
+    const storedVersion = (stored.apiVersion ?? '').split('/')[1] ?? view.storageVersion;
     if (this.knowsVersion(view, storedVersion)) pruneAndDefault(out, this.schemaOf(view, storedVersion));
     out.apiVersion = `${type.group}/${type.version}`;
     if (storedVersion !== type.version) pruneAndDefault(out, view.schema);
@@ -190,13 +229,14 @@ export class CrdRegistry {
 export function validateAndDefaultCrd(crd: JsonObject): void {
   const errors: FieldError[] = [];
   const spec = crd.spec;
-  const name = crd.metadata?.name ?? '';
-  if (!spec || typeof spec !== 'object') {
+  const name = textOf(valueAt(crd, ['metadata', 'name']) ?? '');
+  if (!isJsonObject(spec)) {
     throw invalid('apiextensions.k8s.io', 'CustomResourceDefinition', name, [requiredValue('spec')]);
   }
+  const names = asObject(spec.names);
   if (!spec.group) errors.push(requiredValue('spec.group'));
-  if (!spec.names?.plural) errors.push(requiredValue('spec.names.plural'));
-  if (!spec.names?.kind) errors.push(requiredValue('spec.names.kind'));
+  if (!names?.plural) errors.push(requiredValue('spec.names.plural'));
+  if (!names?.kind) errors.push(requiredValue('spec.names.kind'));
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
     errors.push({
       type: 'FieldValueNotSupported',
@@ -204,21 +244,22 @@ export function validateAndDefaultCrd(crd: JsonObject): void {
       text: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"`,
     });
   }
-  if (spec.group && spec.names?.plural && name !== `${spec.names.plural}.${spec.group}`) {
+  if (spec.group && names?.plural && name !== `${textOf(names.plural)}.${textOf(spec.group)}`) {
     errors.push(invalidValue('metadata.name', name, 'must be spec.names.plural+"."+spec.group'));
   }
-  const versions: JsonObject[] = Array.isArray(spec.versions) ? spec.versions : [];
+  const versions = asArray(spec.versions);
   if (versions.length === 0) errors.push(invalidValue('spec.versions', null, 'must have exactly one version marked as storage version'));
-  else if (versions.filter((v) => v.storage).length !== 1) {
-    errors.push(invalidValue('spec.versions', versions.map((v) => v.name).join(','), 'must have exactly one version marked as storage version'));
+  else if (versions.filter((v) => valueAt(v, ['storage'])).length !== 1) {
+    const listed = versions.map((v) => textOf(valueAt(v, ['name']) ?? '')).join(',');
+    errors.push(invalidValue('spec.versions', listed, 'must have exactly one version marked as storage version'));
   }
   versions.forEach((v, i) => {
-    if (!v.name) errors.push(requiredValue(`spec.versions[${i}].name`));
-    if (!v.schema?.openAPIV3Schema) errors.push(requiredValue(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
+    if (!valueAt(v, ['name'])) errors.push(requiredValue(`spec.versions[${i}].name`));
+    if (!valueAt(v, ['schema', 'openAPIV3Schema'])) errors.push(requiredValue(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
   });
-  if (errors.length) throw invalid('apiextensions.k8s.io', 'CustomResourceDefinition', name, errors);
-  spec.names.singular ??= String(spec.names.kind).toLowerCase();
-  spec.names.listKind ??= `${spec.names.kind}List`;
+  if (errors.length || !names) throw invalid('apiextensions.k8s.io', 'CustomResourceDefinition', name, errors);
+  names.singular ??= textOf(names.kind).toLowerCase();
+  names.listKind ??= `${textOf(names.kind)}List`;
   spec.conversion ??= { strategy: 'None' };
 }
 
@@ -227,15 +268,14 @@ export function validateAndDefaultCrd(crd: JsonObject): void {
  * Established conditions, and storedVersions (which only ever grows).
  */
 export function crdServerStatus(crd: JsonObject, previousStatus: JsonObject | undefined, now: string): JsonObject {
-  const spec = crd.spec;
-  const storage = (spec.versions as JsonObject[]).find((v) => v.storage)?.name;
-  const stored: string[] = [...(previousStatus?.storedVersions ?? [])];
+  const storage = specVersions(crd).find((v) => v.storage)?.name;
+  const stored: JsonValue[] = [...asArray(previousStatus?.storedVersions)];
   if (storage && !stored.includes(storage)) stored.push(storage);
-  const conditions = [
+  const conditions: JsonObject[] = [
     { type: 'NamesAccepted', status: 'True', lastTransitionTime: now, reason: 'NoConflicts', message: 'no conflicts found' },
     { type: 'Established', status: 'True', lastTransitionTime: now, reason: 'InitialNamesAccepted', message: 'the initial names have been accepted' },
   ];
-  if (crd.metadata.deletionTimestamp) {
+  if (valueAt(crd, ['metadata', 'deletionTimestamp'])) {
     conditions.push({
       type: 'Terminating',
       status: 'True',
@@ -244,12 +284,12 @@ export function crdServerStatus(crd: JsonObject, previousStatus: JsonObject | un
       message: 'CustomResource deletion is in progress',
     });
   }
-  const prevConditions: JsonObject[] = previousStatus?.conditions ?? [];
+  const prevConditions = asArray(previousStatus?.conditions).filter(isJsonObject);
   for (const c of conditions) {
     const prev = prevConditions.find((p) => p.type === c.type && p.status === c.status);
     if (prev?.lastTransitionTime) c.lastTransitionTime = prev.lastTransitionTime;
   }
-  return { ...(previousStatus ?? {}), acceptedNames: { ...spec.names }, conditions, storedVersions: stored };
+  return { ...(previousStatus ?? {}), acceptedNames: { ...asObject(valueAt(crd, ['spec', 'names'])) }, conditions, storedVersions: stored };
 }
 
 /** Served versions of a CRD object in preferred order. */

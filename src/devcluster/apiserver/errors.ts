@@ -7,23 +7,23 @@
  * (see ../shared/reference/kube-api.md §2 "Status errors"); `details.kind` is the plural resource
  * for NotFound/AlreadyExists/Conflict and the Kind for Invalid, as on the real server.
  */
+import type { JsonObject, JsonValue } from './json-clone.js';
 
-export type JsonObject = Record<string, any>;
-
-export interface StatusCause {
+// type aliases (not interfaces) so that they are JSON objects too, as the Status body they go into
+export type StatusCause = {
   reason: string;
   message: string;
   field?: string;
-}
+};
 
-export interface StatusDetails {
+export type StatusDetails = {
   name?: string;
   group?: string;
   kind?: string;
   uid?: string;
   causes?: StatusCause[];
   retryAfterSeconds?: number;
-}
+};
 
 export class ApiError extends Error {
   constructor(
@@ -109,26 +109,15 @@ export interface FieldError {
   text: string;
 }
 
-const TYPE_WORDS: Record<FieldError['type'], string> = {
-  FieldValueInvalid: 'Invalid value',
-  FieldValueRequired: 'Required value',
-  FieldValueNotSupported: 'Unsupported value',
-  FieldValueTooLong: 'Too long',
-  FieldValueForbidden: 'Forbidden',
-  FieldValueTypeInvalid: 'Invalid value',
-  FieldValueDuplicate: 'Duplicate value',
-  FieldValueTooMany: 'Too many',
-};
-
 /** Renders a Go `%#v`-ish value as field errors show it (strings quoted, numbers bare). */
-export function renderValue(value: unknown): string {
+export function renderValue(value: JsonValue | undefined): string {
   if (typeof value === 'string') return JSON.stringify(value);
   if (value === null || value === undefined) return 'null';
   if (typeof value === 'object') return `"${Array.isArray(value) ? 'array' : 'object'}"`;
   return String(value);
 }
 
-export function invalidValue(field: string, value: unknown, detail: string): FieldError {
+export function invalidValue(field: string, value: JsonValue | undefined, detail: string): FieldError {
   return { type: 'FieldValueInvalid', field, text: `Invalid value: ${renderValue(value)}: ${detail}` };
 }
 export function requiredValue(field: string, detail = ''): FieldError {
@@ -140,7 +129,7 @@ export function forbiddenValue(field: string, detail: string): FieldError {
 export function tooLong(field: string, max: number, unit = 'bytes'): FieldError {
   return { type: 'FieldValueTooLong', field, text: `Too long: must have at most ${max} ${unit}` };
 }
-export function notSupported(field: string, value: unknown, supported: unknown[]): FieldError {
+export function notSupported(field: string, value: JsonValue | undefined, supported: JsonValue[]): FieldError {
   return {
     type: 'FieldValueNotSupported',
     field,

@@ -21,7 +21,8 @@ export interface FaultMatch {
 
 export type WatchExpiry = 'event' | 'http';
 
-export type FaultFailure = { code: 409 | 500 | 503 | 429 | number; retryAfterSeconds?: number; message?: string } | 'reset';
+/** `code` 409, 429, 500 and 503 are answered with the real server's Status for that code; any other code with a generic one. */
+export type FaultFailure = { code: number; retryAfterSeconds?: number; message?: string } | 'reset';
 
 export interface RequestFacts {
   verb: string;

@@ -17,12 +17,13 @@
  * for it (`settled()`).
  * Caveats: Orphan does not use the `orphan` finalizer; pods are removed without a grace period.
  */
-import { badRequest, conflictWithMessage, forbidden, notSupported, invalid, successStatus, type JsonObject } from './errors.js';
+import { badRequest, conflictWithMessage, forbidden, notSupported, invalid, successStatus, type StatusDetails } from './errors.js';
 import { CRD_CLEANUP_FINALIZER, type ApiOperations, type CommitListener, type Scope, type WriteResult } from './api-operations.js';
+import { crdGroupResource } from './crd-registry.js';
 import { parseKeyString, type ObjectKey } from './object-store.js';
-import { groupResourceKey } from './resource-types.js';
+import type { KubeObject, OwnerReference } from './resource-types.js';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
-import { cloneJson } from './json-clone.js';
+import { asObject, cloneJson, textOf, valueAt, type JsonValue } from './json-clone.js';
 
 export const FOREGROUND_FINALIZER = 'foregroundDeletion';
 const NAMESPACES_GR = '/namespaces';
@@ -32,19 +33,33 @@ const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
+/**
+ * A DeleteOptions body (with the query's propagationPolicy/orphanDependents set on it): JSON as
+ * sent, each field checked where it is read (policyOf refuses an unknown propagationPolicy).
+ */
 export interface DeleteOptions {
-  propagationPolicy?: string;
-  orphanDependents?: boolean;
-  preconditions?: { uid?: string; resourceVersion?: string };
-  gracePeriodSeconds?: number;
-  dryRun?: string[];
+  propagationPolicy?: JsonValue;
+  orphanDependents?: JsonValue;
+  /** { uid?, resourceVersion? } */
+  preconditions?: JsonValue;
+  /** accepted and ignored: objects without finalizers are removed at once */
+  gracePeriodSeconds?: JsonValue;
+  /** ["All"] */
+  dryRun?: JsonValue;
+}
+
+/** DeleteOptions.dryRun names "All" (a list, as sent by clients; a string is read the same way). */
+export function isDryRun(options: DeleteOptions): boolean {
+  const dryRun = options.dryRun;
+  if (Array.isArray(dryRun)) return dryRun.includes('All');
+  return typeof dryRun === 'string' && dryRun.includes('All');
 }
 
 function nowRfc3339(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-function keyOf(o: JsonObject, gr: string): string {
+function keyOf(o: KubeObject, gr: string): string {
   return `${gr}\u0000${o.metadata.namespace ?? ''}\u0000${o.metadata.name}`;
 }
 
@@ -74,21 +89,27 @@ export class GarbageCollector implements CommitListener {
   deleteObject(scope: Scope, name: string, options: DeleteOptions, dryRun: boolean): WriteResult {
     const { type } = scope;
     const obj = this.ops.getStored(scope, name);
-    const pre = options.preconditions;
-    if (pre?.uid && pre.uid !== obj.metadata.uid) {
-      throw conflictWithMessage(type.group, type.plural, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid}`);
-    }
-    if (pre?.resourceVersion && pre.resourceVersion !== obj.metadata.resourceVersion) {
+    const preUid = valueAt(options.preconditions, ['uid']);
+    const preRv = valueAt(options.preconditions, ['resourceVersion']);
+    if (preUid && preUid !== obj.metadata.uid) {
       throw conflictWithMessage(
         type.group,
         type.plural,
         name,
-        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
+        `Precondition failed: UID in precondition: ${textOf(preUid)}, UID in object meta: ${obj.metadata.uid}`,
+      );
+    }
+    if (preRv && preRv !== obj.metadata.resourceVersion) {
+      throw conflictWithMessage(
+        type.group,
+        type.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${textOf(preRv)}, ResourceVersion in object meta: ${obj.metadata.resourceVersion}`,
       );
     }
     const policy = this.policyOf(options, type.kind, name, type.group);
     if (dryRun) return { code: 200, body: successStatus({ name, group: type.group || undefined, kind: type.plural, uid: obj.metadata.uid }), warnings: [] };
-    if (policy === 'Orphan') this.orphanDependents(obj.metadata.uid);
+    if (policy === 'Orphan') this.orphanDependents(obj.metadata.uid ?? '');
 
     if (scope.groupResource === NAMESPACES_GR) {
       if (IMMORTAL_NAMESPACES.has(name)) throw forbidden('', 'namespaces', name, 'this namespace may not be deleted');
@@ -96,7 +117,7 @@ export class GarbageCollector implements CommitListener {
       if (!obj.metadata.deletionTimestamp) {
         ns = cloneJson(obj);
         ns.metadata.deletionTimestamp = nowRfc3339();
-        ns.status = { ...(ns.status ?? {}), phase: 'Terminating' };
+        ns.status = { ...asObject(ns.status), phase: 'Terminating' };
         ns = this.ops.commitPut(scope.groupResource, ns, obj);
       }
       this.enqueue(`ns:${name}`);
@@ -121,7 +142,7 @@ export class GarbageCollector implements CommitListener {
       return { code: 200, body: this.ops.encode(type, stored), warnings: [] };
     }
     this.ops.commitRemove(scope.groupResource, scope.namespace, name);
-    const details: JsonObject = { name };
+    const details: StatusDetails = { name };
     if (type.group) details.group = type.group;
     details.kind = type.plural;
     details.uid = obj.metadata.uid;
@@ -129,7 +150,7 @@ export class GarbageCollector implements CommitListener {
   }
 
   deleteCollection(scope: Scope, labels: LabelSelector, fields: FieldSelector, options: DeleteOptions, dryRun: boolean): WriteResult {
-    const items: JsonObject[] = [];
+    const items: KubeObject[] = [];
     for (const o of [...this.ops.store.list(scope.groupResource, scope.type.namespaced ? scope.namespace : undefined)]) {
       if (!matchesLabels(labels, o.metadata.labels) || !matchesFields(fields, o)) continue;
       this.deleteObject(scope, o.metadata.name, options, dryRun);
@@ -148,12 +169,13 @@ export class GarbageCollector implements CommitListener {
   }
 
   private policyOf(options: DeleteOptions, kind: string, name: string, group: string): PropagationPolicy {
-    if (options.propagationPolicy !== undefined) {
-      if (!['Background', 'Foreground', 'Orphan'].includes(options.propagationPolicy)) {
-        throw invalid(group, kind, name, [notSupported('propagationPolicy', options.propagationPolicy, ['Foreground', 'Background', 'Orphan'])]);
+    const policy = options.propagationPolicy;
+    if (policy !== undefined) {
+      if (policy !== 'Background' && policy !== 'Foreground' && policy !== 'Orphan') {
+        throw invalid(group, kind, name, [notSupported('propagationPolicy', policy, ['Foreground', 'Background', 'Orphan'])]);
       }
       if (options.orphanDependents !== undefined) throw badRequest('orphanDependents and deletionPropagation cannot be both set');
-      return options.propagationPolicy as PropagationPolicy;
+      return policy;
     }
     return options.orphanDependents === true ? 'Orphan' : 'Background';
   }
@@ -163,15 +185,16 @@ export class GarbageCollector implements CommitListener {
       const dep = this.ops.store.get(k.groupResource, k.namespace, k.name);
       if (!dep) continue;
       const next = cloneJson(dep);
-      next.metadata.ownerReferences = (dep.metadata.ownerReferences ?? []).filter((r: JsonObject) => r.uid !== uid);
-      if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences;
+      const refs = (dep.metadata.ownerReferences ?? []).filter((r) => r.uid !== uid);
+      next.metadata.ownerReferences = refs;
+      if (refs.length === 0) delete next.metadata.ownerReferences;
       this.ops.commitPut(k.groupResource, next, dep);
     }
   }
 
   // ---------------------------------------------------------------- listener
 
-  afterPut(groupResource: string, obj: JsonObject, prev: JsonObject | undefined): void {
+  afterPut(groupResource: string, obj: KubeObject, prev: KubeObject | undefined): void {
     if (obj.metadata.ownerReferences?.length) this.enqueue(`check:${keyOf(obj, groupResource)}`);
     if (obj.metadata.deletionTimestamp) {
       if (groupResource === NAMESPACES_GR) this.enqueue(`ns:${obj.metadata.name}`);
@@ -181,7 +204,7 @@ export class GarbageCollector implements CommitListener {
     }
   }
 
-  afterRemove(groupResource: string, obj: JsonObject): void {
+  afterRemove(groupResource: string, obj: KubeObject): void {
     this.enqueue(`dependents:${obj.metadata.uid}`);
     for (const ref of obj.metadata.ownerReferences ?? []) if (ref?.uid) this.enqueue(`fg:${ref.uid}`);
     const ns = obj.metadata.namespace;
@@ -255,7 +278,7 @@ export class GarbageCollector implements CommitListener {
   private checkDependent(k: ObjectKey): void {
     const dep = this.ops.store.get(k.groupResource, k.namespace, k.name);
     if (!dep) return;
-    const refs: JsonObject[] = dep.metadata.ownerReferences ?? [];
+    const refs: OwnerReference[] = dep.metadata.ownerReferences ?? [];
     if (refs.length === 0) return;
     let solid = 0;
     const remove = new Set<string>();
@@ -290,12 +313,13 @@ export class GarbageCollector implements CommitListener {
     if (!owner?.metadata.deletionTimestamp || !(owner.metadata.finalizers ?? []).includes(FOREGROUND_FINALIZER)) return;
     const blocking = this.ops.store.dependentsOf(uid).some((k) => {
       const dep = this.ops.store.get(k.groupResource, k.namespace, k.name);
-      return (dep?.metadata.ownerReferences ?? []).some((r: JsonObject) => r.uid === uid && r.blockOwnerDeletion === true);
+      return (dep?.metadata.ownerReferences ?? []).some((r) => r.uid === uid && r.blockOwnerDeletion === true);
     });
     if (blocking) return;
     const next = cloneJson(owner);
-    next.metadata.finalizers = (owner.metadata.finalizers ?? []).filter((f: string) => f !== FOREGROUND_FINALIZER);
-    if (next.metadata.finalizers.length === 0) this.ops.commitRemove(key.groupResource, key.namespace, key.name, next);
+    const finalizers = (owner.metadata.finalizers ?? []).filter((f) => f !== FOREGROUND_FINALIZER);
+    next.metadata.finalizers = finalizers;
+    if (finalizers.length === 0) this.ops.commitRemove(key.groupResource, key.namespace, key.name, next);
     else this.ops.commitPut(key.groupResource, next, owner);
   }
 
@@ -320,14 +344,14 @@ export class GarbageCollector implements CommitListener {
   private cleanupCrd(name: string): void {
     const crd = this.ops.store.get(CRD_GR, '', name);
     if (!crd?.metadata.deletionTimestamp) return;
-    const gr = groupResourceKey(crd.spec.group, crd.spec.names.plural);
+    const gr = crdGroupResource(crd);
     const type = this.ops.registry.anyTypeOf(gr);
     for (const o of [...this.ops.store.list(gr)]) {
       if (o.metadata.deletionTimestamp || !type) continue;
       this.deleteObject({ type, groupResource: gr, namespace: o.metadata.namespace ?? '' }, o.metadata.name, { propagationPolicy: 'Background' }, false);
     }
     if (this.ops.store.count(gr) > 0) return;
-    const finalizers = (crd.metadata.finalizers ?? []).filter((f: string) => f !== CRD_CLEANUP_FINALIZER);
+    const finalizers = (crd.metadata.finalizers ?? []).filter((f) => f !== CRD_CLEANUP_FINALIZER);
     const next = cloneJson(crd);
     next.metadata.finalizers = finalizers;
     if (finalizers.length === 0) this.ops.commitRemove(CRD_GR, '', name, next);

@@ -12,7 +12,6 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import YAML from 'yaml';
 import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
 import {
@@ -26,10 +25,11 @@ import {
   serviceUnavailable,
   tooManyRequests,
   unsupportedMediaType,
-  type JsonObject,
 } from './errors.js';
-import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js';
-import { GarbageCollector, type DeleteOptions } from './garbage-collector.js';
+import { FaultInjector, type FaultFailure, type FaultMatch, type WatchExpiry } from './faults.js';
+import { GarbageCollector, isDryRun, type DeleteOptions } from './garbage-collector.js';
+import { asObject, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from './json-clone.js';
+import { isKubeObject } from './object-meta-validation.js';
 import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
 import { patchTypeOf } from './patches.js';
 import { decodeProtobufBody, PROTOBUF_UNSUPPORTED_MESSAGE } from './protobuf-bodies.js';
@@ -124,6 +124,43 @@ function isTrue(v: string | null): boolean {
   return v === 'true' || v === '1';
 }
 
+// ---- the admin endpoint's request body ({op, match, failure, count, ms, as}) ----
+
+const MATCH_FIELDS = ['verb', 'path', 'resource', 'subresource', 'namespace', 'name'] as const;
+
+/** A FaultMatch from JSON: string fields, `pathRegex` (a RegExp source) instead of `path`. */
+function faultMatchOf(value: JsonValue | undefined): FaultMatch {
+  const body = asObject(value) ?? {};
+  const match: FaultMatch = {};
+  for (const k of MATCH_FIELDS) {
+    const v = body[k];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw badRequest(`match.${k} must be a string`);
+    match[k] = v;
+  }
+  if (body.pathRegex !== undefined) {
+    if (typeof body.pathRegex !== 'string') throw badRequest('match.pathRegex must be a string');
+    match.path = new RegExp(body.pathRegex);
+  }
+  return match;
+}
+
+/** A FaultFailure from JSON: "reset" or {code, retryAfterSeconds?, message?}. */
+function faultFailureOf(value: JsonValue | undefined): FaultFailure {
+  if (value === 'reset') return value;
+  if (!isJsonObject(value) || typeof value.code !== 'number') throw badRequest('failure must be "reset" or {"code": N, ...}');
+  const failure: FaultFailure = { code: value.code };
+  if (typeof value.retryAfterSeconds === 'number') failure.retryAfterSeconds = value.retryAfterSeconds;
+  if (typeof value.message === 'string') failure.message = value.message;
+  return failure;
+}
+
+function countOf(value: JsonValue | undefined, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number') throw badRequest('count must be a number');
+  return value;
+}
+
 export class HttpApiServer {
   readonly server: http.Server;
   private readonly openapi: OpenApiDocuments;
@@ -170,19 +207,21 @@ export class HttpApiServer {
     let logged = false;
     /** streaming watches are logged when they start (see route) */
     const recordedEarly = { value: false };
-    const origWrite = res.write.bind(res) as (...a: any[]) => boolean;
-    const origEnd = res.end.bind(res) as (...a: any[]) => ServerResponse;
+    const origWrite = res.write.bind(res);
+    const origEnd = res.end.bind(res);
     const count = (chunk: unknown) => {
       if (typeof chunk === 'string') entry.responseBytes += Buffer.byteLength(chunk);
       else if (chunk instanceof Uint8Array) entry.responseBytes += chunk.length;
     };
-    (res as any).write = (chunk: unknown, ...rest: unknown[]) => {
+    // the response's writes (including a service proxy's) pass through these, with the same overloads
+    type WriteCallback = (error: Error | null | undefined) => void;
+    res.write = (chunk: unknown, encodingOrCallback?: BufferEncoding | WriteCallback, callback?: WriteCallback): boolean => {
       count(chunk);
-      return origWrite(chunk, ...rest);
+      return typeof encodingOrCallback === 'string' ? origWrite(chunk, encodingOrCallback, callback) : origWrite(chunk, encodingOrCallback ?? callback);
     };
-    (res as any).end = (chunk?: unknown, ...rest: unknown[]) => {
+    res.end = (chunk?: unknown, encodingOrCallback?: BufferEncoding | (() => void), callback?: () => void): ServerResponse => {
       if (chunk !== undefined && typeof chunk !== 'function') count(chunk);
-      return origEnd(chunk, ...rest);
+      return typeof encodingOrCallback === 'string' ? origEnd(chunk, encodingOrCallback, callback) : origEnd(chunk, encodingOrCallback ?? callback);
     };
     const log = () => {
       if (logged) return;
@@ -463,10 +502,11 @@ export class HttpApiServer {
         break;
       }
       case 'DELETE': {
-        const options = (raw.trim() ? this.parseBody(raw, ct) : {}) as DeleteOptions;
+        const body = raw.trim() ? this.parseBody(raw, ct) : {};
+        const options: DeleteOptions = isJsonObject(body) ? body : {};
         if (q.get('propagationPolicy')) options.propagationPolicy = q.get('propagationPolicy')!;
         if (q.get('orphanDependents')) options.orphanDependents = isTrue(q.get('orphanDependents'));
-        if (options.dryRun?.includes('All')) opts.dryRun = true;
+        if (isDryRun(options)) opts.dryRun = true;
         if (p.name) result = this.o.gc.deleteObject(scope, p.name, options, !!opts.dryRun);
         else {
           if (!p.namespaced && type.namespaced) throw methodNotAllowed('deletecollection', type.kind);
@@ -486,17 +526,16 @@ export class HttpApiServer {
     const headers: Record<string, string> = {};
     const warnings = [...(deprecation ? [deprecation] : []), ...result.warnings];
     if (warnings.length) headers['Warning'] = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
-    if (table && method !== 'DELETE' && result.body.kind === type.kind) {
-      return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata?.resourceVersion ?? ''), headers);
+    if (table && method !== 'DELETE' && isKubeObject(result.body) && result.body.kind === type.kind) {
+      return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata.resourceVersion ?? ''), headers);
     }
     this.sendJson(res, result.code, result.body, headers);
   }
 
-  private parseBody(raw: string, contentType: string): JsonObject {
+  private parseBody(raw: string, contentType: string): JsonValue {
     if (!raw.trim()) throw badRequest("Object 'Kind' is missing in ''");
     try {
-      if (contentType.includes('yaml')) return YAML.parse(raw);
-      return JSON.parse(raw);
+      return parseJsonText(raw, contentType.includes('yaml'));
     } catch (e) {
       throw badRequest(`json: ${(e as Error).message}`);
     }
@@ -543,21 +582,19 @@ export class HttpApiServer {
       return this.sendJson(res, 200, {});
     }
     if (segs[0] === 'faults' && req.method === 'POST') {
-      const body = this.parseBody((await readBody(req)).toString('utf8'), 'application/json');
-      const match = { ...(body.match ?? {}) };
-      if (typeof match.pathRegex === 'string') match.path = new RegExp(match.pathRegex);
+      const body = asObject(this.parseBody((await readBody(req)).toString('utf8'), 'application/json')) ?? {};
       switch (body.op) {
         case 'failNext':
-          this.o.faults.failNext(match, body.failure, body.count ?? 1);
+          this.o.faults.failNext(faultMatchOf(body.match), faultFailureOf(body.failure), countOf(body.count, 1));
           break;
         case 'delay':
-          this.o.faults.delay(match, Number(body.ms), body.count ?? Infinity);
+          this.o.faults.delay(faultMatchOf(body.match), Number(body.ms), countOf(body.count, Infinity));
           break;
         case 'closeAllWatches':
           this.o.faults.closeAllWatches();
           break;
         case 'expireNextWatch':
-          this.o.faults.expireNextWatch(body.count ?? 1, body.as === 'http' ? 'http' : 'event');
+          this.o.faults.expireNextWatch(countOf(body.count, 1), body.as === 'http' ? 'http' : 'event');
           break;
         case 'clear':
           this.o.faults.clear();

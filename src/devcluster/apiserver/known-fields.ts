@@ -6,7 +6,7 @@
  * custom resources included. This emulates that for the top level of built-ins and for metadata.
  * Caveat: unknown fields deeper inside built-in specs are kept (no schemas for built-ins here).
  */
-import type { JsonObject } from './errors.js';
+import { isJsonObject, type JsonObject } from './json-clone.js';
 
 const OBJECT_META_FIELDS = new Set([
   'name',
@@ -64,7 +64,7 @@ const TOP_LEVEL: Record<string, Set<string>> = {
 /** Drops unknown ObjectMeta fields; returns their paths (`metadata.x`). */
 export function pruneObjectMeta(obj: JsonObject): string[] {
   const meta = obj.metadata;
-  if (!meta || typeof meta !== 'object') return [];
+  if (!isJsonObject(meta)) return [];
   const unknown: string[] = [];
   for (const k of Object.keys(meta)) {
     if (!OBJECT_META_FIELDS.has(k)) {

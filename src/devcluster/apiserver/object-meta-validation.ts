@@ -2,8 +2,14 @@
  * ObjectMeta validation shared by every kind (apimachinery `validation/objectmeta.go`,
  * `util/validation`): DNS-1123 names (253 for subdomains, 63 for labels), label keys and values,
  * the 256 KiB annotation limit, and the "no new finalizers while deleting" rule.
+ *
+ * It is also where a written object's metadata is decoded: validateObjectMeta refuses the JSON
+ * types {@link ObjectMeta} does not allow for the user-settable fields, so that a write that passes
+ * it holds a {@link KubeObject} ({@link isKubeObject}).
  */
-import { forbiddenValue, invalidValue, requiredValue, tooLong, type FieldError, type JsonObject } from './errors.js';
+import { forbiddenValue, invalidValue, requiredValue, tooLong, type FieldError } from './errors.js';
+import { asArray, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
+import type { KubeObject, ObjectMeta } from './resource-types.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -71,11 +77,11 @@ function validateQualifiedName(key: string, field: string): FieldError[] {
   return errs;
 }
 
-export function validateLabels(labels: unknown, field = 'metadata.labels'): FieldError[] {
+export function validateLabels(labels: JsonValue | undefined, field = 'metadata.labels'): FieldError[] {
   if (labels === undefined || labels === null) return [];
   if (typeof labels !== 'object' || Array.isArray(labels)) return [invalidValue(field, labels, 'must be a map of string to string')];
   const errs: FieldError[] = [];
-  for (const [k, v] of Object.entries(labels as JsonObject)) {
+  for (const [k, v] of Object.entries(labels)) {
     errs.push(...validateQualifiedName(k, field));
     if (typeof v !== 'string') {
       errs.push(invalidValue(`${field}[${k}]`, v, 'must be a string'));
@@ -97,48 +103,87 @@ export function validateLabels(labels: unknown, field = 'metadata.labels'): Fiel
 
 export const ANNOTATIONS_MAX_BYTES = 262144;
 
-export function validateAnnotations(annotations: unknown): FieldError[] {
+export function validateAnnotations(annotations: JsonValue | undefined): FieldError[] {
   if (annotations === undefined || annotations === null) return [];
   if (typeof annotations !== 'object' || Array.isArray(annotations))
     return [invalidValue('metadata.annotations', annotations, 'must be a map of string to string')];
   const errs: FieldError[] = [];
   let total = 0;
-  for (const [k, v] of Object.entries(annotations as JsonObject)) {
+  for (const [k, v] of Object.entries(annotations)) {
     errs.push(...validateQualifiedName(k.toLowerCase(), 'metadata.annotations'));
-    total += Buffer.byteLength(k) + Buffer.byteLength(String(v));
+    total += Buffer.byteLength(k) + Buffer.byteLength(textOf(v));
   }
   if (total > ANNOTATIONS_MAX_BYTES) errs.push(tooLong('metadata.annotations', ANNOTATIONS_MAX_BYTES));
   return errs;
 }
 
-/** Validates the user-settable ObjectMeta of a create or update. */
+/**
+ * Validates the user-settable ObjectMeta of a create or update (the server-owned fields are the
+ * server's by then). No errors means the object holding `meta` is a {@link KubeObject}: beyond the
+ * apimachinery rules, name, namespace and finalizers must be strings, ownerReferences a list with
+ * string uids (what Go's decoding into ObjectMeta requires too).
+ */
 export function validateObjectMeta(meta: JsonObject, nameRule: NameRule, namespaced: boolean): FieldError[] {
   const errs: FieldError[] = [];
   if (!meta.name) errs.push(requiredValue('metadata.name', 'name or generateName is required'));
-  else errs.push(...validateName(String(meta.name), nameRule));
+  else if (typeof meta.name !== 'string') errs.push(invalidValue('metadata.name', meta.name, 'must be a string'));
+  else errs.push(...validateName(meta.name, nameRule));
   if (namespaced && !meta.namespace) errs.push(requiredValue('metadata.namespace'));
+  else if (meta.namespace !== undefined && meta.namespace !== null && typeof meta.namespace !== 'string')
+    errs.push(invalidValue('metadata.namespace', meta.namespace, 'must be a string'));
   errs.push(...validateLabels(meta.labels));
   errs.push(...validateAnnotations(meta.annotations));
   if (meta.finalizers !== undefined && !Array.isArray(meta.finalizers)) errs.push(invalidValue('metadata.finalizers', meta.finalizers, 'must be a list'));
-  for (const [i, ref] of (Array.isArray(meta.ownerReferences) ? meta.ownerReferences : []).entries()) {
-    if (!ref?.uid) errs.push(invalidValue(`metadata.ownerReferences[${i}].uid`, ref?.uid ?? '', 'uid must not be empty'));
-    if (!ref?.apiVersion) errs.push(invalidValue(`metadata.ownerReferences[${i}].apiVersion`, ref?.apiVersion ?? '', 'version must not be empty'));
-    if (!ref?.kind) errs.push(invalidValue(`metadata.ownerReferences[${i}].kind`, ref?.kind ?? '', 'kind must not be empty'));
-    if (!ref?.name) errs.push(invalidValue(`metadata.ownerReferences[${i}].name`, ref?.name ?? '', 'name must not be empty'));
+  for (const [i, f] of asArray(meta.finalizers).entries()) {
+    if (typeof f !== 'string') errs.push(invalidValue(`metadata.finalizers[${i}]`, f, 'must be a string'));
+  }
+  const refs = meta.ownerReferences;
+  if (refs !== undefined && refs !== null && !Array.isArray(refs)) errs.push(invalidValue('metadata.ownerReferences', refs, 'must be a list'));
+  for (const [i, ref] of asArray(refs).entries()) {
+    const field = (f: string) => valueAt(ref, [f]);
+    const uid = field('uid');
+    if (!uid) errs.push(invalidValue(`metadata.ownerReferences[${i}].uid`, uid ?? '', 'uid must not be empty'));
+    else if (typeof uid !== 'string') errs.push(invalidValue(`metadata.ownerReferences[${i}].uid`, uid, 'must be a string'));
+    if (!field('apiVersion')) errs.push(invalidValue(`metadata.ownerReferences[${i}].apiVersion`, field('apiVersion') ?? '', 'version must not be empty'));
+    if (!field('kind')) errs.push(invalidValue(`metadata.ownerReferences[${i}].kind`, field('kind') ?? '', 'kind must not be empty'));
+    if (!field('name')) errs.push(invalidValue(`metadata.ownerReferences[${i}].name`, field('name') ?? '', 'name must not be empty'));
   }
   return errs;
 }
 
+const optional = (v: JsonValue | undefined, type: 'string' | 'number') => v === undefined || typeof v === type;
+
+/** The JSON types of {@link ObjectMeta} (which validateObjectMeta and the server's own writes ensure). */
+export function isObjectMeta(meta: JsonObject): meta is ObjectMeta {
+  const { labels, finalizers, ownerReferences } = meta;
+  return (
+    typeof meta.name === 'string' &&
+    (meta.namespace === null || optional(meta.namespace, 'string')) &&
+    ['uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'].every((k) => optional(meta[k], 'string')) &&
+    ['generation', 'deletionGracePeriodSeconds'].every((k) => optional(meta[k], 'number')) &&
+    (labels === undefined || labels === null || (isJsonObject(labels) && Object.values(labels).every((v) => typeof v === 'string'))) &&
+    (finalizers === undefined || (Array.isArray(finalizers) && finalizers.every((f) => typeof f === 'string'))) &&
+    (ownerReferences === undefined ||
+      ownerReferences === null ||
+      (Array.isArray(ownerReferences) && ownerReferences.every((r) => isJsonObject(r) && typeof r.uid === 'string')))
+  );
+}
+
+/** An object whose type meta are strings and whose metadata is an {@link ObjectMeta}. */
+export function isKubeObject(obj: JsonObject): obj is KubeObject {
+  return optional(obj.apiVersion, 'string') && optional(obj.kind, 'string') && isJsonObject(obj.metadata) && isObjectMeta(obj.metadata);
+}
+
 /** "no new finalizers can be added if the object is being deleted" (ValidateObjectMetaUpdate). */
-export function validateFinalizersWhileDeleting(oldMeta: JsonObject, newMeta: JsonObject): FieldError[] {
+export function validateFinalizersWhileDeleting(oldMeta: ObjectMeta, newMeta: JsonObject): FieldError[] {
   if (!oldMeta.deletionTimestamp) return [];
   const old = new Set<string>(oldMeta.finalizers ?? []);
-  const added = (newMeta.finalizers ?? []).filter((f: string) => !old.has(f));
+  const added = asArray(newMeta.finalizers).filter((f) => typeof f !== 'string' || !old.has(f));
   if (added.length === 0) return [];
   return [
     forbiddenValue(
       'metadata.finalizers',
-      `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f: string) => JSON.stringify(f)).join(', ')}}`,
+      `no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
     ),
   ];
 }

@@ -13,7 +13,7 @@
  *   garbage collector.
  * Assumptions: callers hold no reference they mutate after put().
  */
-import type { JsonObject } from './errors.js';
+import type { KubeObject } from './resource-types.js';
 import { WatchHub } from './watch-hub.js';
 
 export interface ObjectKey {
@@ -22,10 +22,10 @@ export interface ObjectKey {
   name: string;
 }
 
-const jsonCache = new WeakMap<JsonObject, Map<string, string>>();
+const jsonCache = new WeakMap<KubeObject, Map<string, string>>();
 
 /** Memoizes an encoding of a (never mutated) stored object. */
-export function cachedJson(obj: JsonObject, key: string, encode: () => string): string {
+export function cachedJson(obj: KubeObject, key: string, encode: () => string): string {
   let m = jsonCache.get(obj);
   if (!m) {
     m = new Map();
@@ -50,7 +50,7 @@ export function parseKeyString(s: string): ObjectKey {
 
 export class ObjectStore {
   private revision: number;
-  private readonly buckets = new Map<string, Map<string, Map<string, JsonObject>>>();
+  private readonly buckets = new Map<string, Map<string, Map<string, KubeObject>>>();
   private readonly ownerIndex = new Map<string, Set<string>>();
   private readonly uidIndex = new Map<string, string>();
   readonly watchHub: WatchHub;
@@ -64,12 +64,12 @@ export class ObjectStore {
     return this.revision;
   }
 
-  get(groupResource: string, namespace: string, name: string): JsonObject | undefined {
+  get(groupResource: string, namespace: string, name: string): KubeObject | undefined {
     return this.buckets.get(groupResource)?.get(namespace)?.get(name);
   }
 
   /** All objects of a group resource, in one namespace or (namespace undefined) all. */
-  *list(groupResource: string, namespace?: string): Iterable<JsonObject> {
+  *list(groupResource: string, namespace?: string): Iterable<KubeObject> {
     const byNs = this.buckets.get(groupResource);
     if (!byNs) return;
     if (namespace !== undefined) {
@@ -100,9 +100,9 @@ export class ObjectStore {
    * Commits a create or update: stamps the next revision into `obj.metadata.resourceVersion`
    * (obj must be a fresh object owned by the store from now on) and publishes the event.
    */
-  put(groupResource: string, obj: JsonObject): JsonObject {
-    const namespace: string = obj.metadata.namespace ?? '';
-    const name: string = obj.metadata.name;
+  put(groupResource: string, obj: KubeObject): KubeObject {
+    const namespace = obj.metadata.namespace ?? '';
+    const name = obj.metadata.name;
     let byNs = this.buckets.get(groupResource);
     if (!byNs) {
       byNs = new Map();
@@ -129,14 +129,14 @@ export class ObjectStore {
    * Removes an object; publishes DELETED carrying the delete revision. `finalState` (e.g. the
    * object with its last finalizer removed) is what the DELETED event shows; default: the stored one.
    */
-  remove(groupResource: string, namespace: string, name: string, finalState?: JsonObject): JsonObject | undefined {
+  remove(groupResource: string, namespace: string, name: string, finalState?: KubeObject): KubeObject | undefined {
     const m = this.buckets.get(groupResource)?.get(namespace);
     const prev = m?.get(name);
     if (!m || !prev) return undefined;
     m.delete(name);
     const rv = ++this.revision;
     const base = finalState ?? prev;
-    const obj = { ...base, metadata: { ...base.metadata, resourceVersion: String(rv) } };
+    const obj: KubeObject = { ...base, metadata: { ...base.metadata, resourceVersion: String(rv) } };
     this.unindexOwners(keyString({ groupResource, namespace, name }), prev);
     if (prev.metadata.uid) this.uidIndex.delete(prev.metadata.uid);
     this.watchHub.publish({ type: 'DELETED', rv, groupResource, namespace, obj });
@@ -155,7 +155,7 @@ export class ObjectStore {
     return s ? [...s].map(parseKeyString) : [];
   }
 
-  private indexOwners(key: string, obj: JsonObject): void {
+  private indexOwners(key: string, obj: KubeObject): void {
     for (const ref of obj.metadata.ownerReferences ?? []) {
       if (!ref?.uid) continue;
       let s = this.ownerIndex.get(ref.uid);
@@ -167,7 +167,7 @@ export class ObjectStore {
     }
   }
 
-  private unindexOwners(key: string, obj: JsonObject): void {
+  private unindexOwners(key: string, obj: KubeObject): void {
     for (const ref of obj.metadata.ownerReferences ?? []) {
       const s = this.ownerIndex.get(ref?.uid);
       if (!s) continue;

@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { ResourceRegistry } from './resource-registry.js';
 import type { ResourceType } from './resource-types.js';
-import { cloneJson } from './json-clone.js';
+import { asObject, cloneJson, type JsonObject } from './json-clone.js';
 
 export const OPENAPI_V2_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 export const OPENAPI_V2_BODY = Buffer.from('0a03322e3012150a0a4b756265726e65746573120776312e33322e304200', 'hex');
@@ -159,10 +159,10 @@ export function restFriendlyName(group: string, version: string, kind: string): 
 
 /** The kind and list schemas of one served CRD version, keyed by their REST-friendly names. */
 export function customResourceSchemas(t: ResourceType): Record<string, object> {
-  const source = (t.crd?.schema ?? { type: 'object' }) as Record<string, any>;
+  const source: JsonObject = t.crd?.schema ?? { type: 'object' };
   const kindName = restFriendlyName(t.group, t.version, t.kind);
   const listName = restFriendlyName(t.group, t.version, t.listKind);
-  const { metadata: _ignored, ...ownProperties } = (source.properties ?? {}) as Record<string, unknown>;
+  const { metadata: _ignored, ...ownProperties } = asObject(source.properties) ?? {};
   const kindSchema = {
     ...cloneJson(source),
     type: 'object',

@@ -11,9 +11,9 @@
  * Caveats: server-side apply has no managedFields and never reports field-manager conflicts; it
  * is a strategic merge (built-ins) or a deep merge replacing lists (custom resources).
  */
-import jsonpatch from 'fast-json-patch';
-import { ApiError, badRequest, type JsonObject } from './errors.js';
-import { cloneJson } from './json-clone.js';
+import jsonpatch, { type Operation } from 'fast-json-patch';
+import { ApiError, badRequest } from './errors.js';
+import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from './json-clone.js';
 
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
@@ -34,28 +34,40 @@ export function patchTypeOf(contentType: string | undefined): PatchType | undefi
   }
 }
 
-function isPlainObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /**
  * RFC 6902. A failed `test` (or any op that cannot apply) is what apiserver's patch.go answers:
  * `NewGenericServerResponse(422, …)`, i.e. reason Invalid and the fixed message "the server
  * rejected our request due to an error in our request" (the jsonpatch error text is not included).
  */
-export function applyJsonPatch(target: JsonObject, ops: unknown): JsonObject {
+export function applyJsonPatch(target: JsonObject, ops: JsonValue | undefined): JsonValue {
   if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
+  const rejected = () => new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+  const operations: Operation[] = [];
+  for (const op of ops) {
+    if (!isOperation(op)) throw rejected();
+    operations.push(op);
+  }
   try {
-    return jsonpatch.applyPatch(cloneJson(target), ops as any, true, true).newDocument;
+    return jsonpatch.applyPatch<JsonValue>(cloneJson(target), operations, true, true).newDocument;
   } catch {
-    throw new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
+    throw rejected();
   }
 }
 
+const OPERATIONS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+
+/**
+ * An RFC 6902 operation as far as its `op` and `path` go; fast-json-patch's own check
+ * (validateOperation) refuses the rest of a malformed operation (a missing `value` or `from`).
+ */
+function isOperation(v: JsonValue): v is JsonObject & Operation {
+  return isJsonObject(v) && typeof v.op === 'string' && OPERATIONS.has(v.op) && typeof v.path === 'string';
+}
+
 /** RFC 7386: objects merge recursively, `null` deletes, anything else replaces. */
-export function applyMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) return cloneJson(patch);
-  const out: JsonObject = isPlainObject(target) ? { ...target } : {};
+export function applyMergePatch(target: JsonValue | undefined, patch: JsonValue | undefined): JsonValue | undefined {
+  if (!isJsonObject(patch)) return cloneJson(patch);
+  const out: JsonObject = isJsonObject(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = applyMergePatch(out[k], v);
@@ -95,8 +107,8 @@ function mergeKeyFor(path: string[], field: string): string | undefined {
 const MERGED_PRIMITIVE_LISTS = new Set(['finalizers']);
 
 /** Strategic merge patch of a built-in object. `deleteNulls` is false for apply. */
-export function applyStrategicMergePatch(target: JsonObject, patch: unknown, deleteNulls = true): JsonObject {
-  if (!isPlainObject(patch)) throw badRequest('strategic merge patch must be a JSON object');
+export function applyStrategicMergePatch(target: JsonObject, patch: JsonValue | undefined, deleteNulls = true): JsonObject {
+  if (!isJsonObject(patch)) throw badRequest('strategic merge patch must be a JSON object');
   return mergeMap(cloneJson(target), patch, [], deleteNulls);
 }
 
@@ -107,14 +119,15 @@ function mergeMap(original: JsonObject, patch: JsonObject, path: string[], delet
   }
   let out: JsonObject = { ...original };
   if (Array.isArray(patch.$retainKeys)) {
-    const keep = new Set(patch.$retainKeys as string[]);
+    const keep = new Set<JsonValue>(patch.$retainKeys);
     out = Object.fromEntries(Object.entries(out).filter(([k]) => keep.has(k)));
   }
   for (const [k, v] of Object.entries(patch)) {
     if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
     if (k.startsWith('$deleteFromPrimitiveList/')) {
       const field = k.slice('$deleteFromPrimitiveList/'.length);
-      if (Array.isArray(out[field]) && Array.isArray(v)) out[field] = out[field].filter((x: unknown) => !v.includes(x));
+      const current = out[field];
+      if (Array.isArray(current) && Array.isArray(v)) out[field] = current.filter((x) => !v.includes(x));
       continue;
     }
     if (v === null) {
@@ -122,49 +135,56 @@ function mergeMap(original: JsonObject, patch: JsonObject, path: string[], delet
       continue;
     }
     const childPath = [...path, k];
-    if (isPlainObject(v)) {
+    const current = out[k];
+    if (isJsonObject(v)) {
       if (v.$patch === 'delete') {
         delete out[k];
         continue;
       }
-      out[k] = isPlainObject(out[k]) ? mergeMap(out[k], v, childPath, deleteNulls) : stripDirectives(cloneJson(v));
+      out[k] = isJsonObject(current) ? mergeMap(current, v, childPath, deleteNulls) : stripDirectives(cloneJson(v));
     } else if (Array.isArray(v)) {
       const key = mergeKeyFor(childPath, k);
-      if (key && Array.isArray(out[k])) out[k] = mergeList(out[k], v, key, childPath, deleteNulls);
-      else if (MERGED_PRIMITIVE_LISTS.has(k) && Array.isArray(out[k])) {
-        const merged = [...out[k]];
+      if (key && Array.isArray(current)) out[k] = mergeList(current, v, key, childPath, deleteNulls);
+      else if (MERGED_PRIMITIVE_LISTS.has(k) && Array.isArray(current)) {
+        const merged = [...current];
         for (const x of v) if (!merged.includes(x)) merged.push(x);
         out[k] = merged;
-      } else out[k] = stripDirectives(cloneJson(v)).filter((x: unknown) => !(isPlainObject(x) && x.$patch === 'delete'));
+      } else out[k] = stripDirectives(cloneJson(v)).filter((x) => !(isJsonObject(x) && x.$patch === 'delete'));
     } else out[k] = v;
   }
   return out;
 }
 
-function mergeList(original: unknown[], patch: unknown[], key: string, path: string[], deleteNulls: boolean): unknown[] {
-  if (patch.some((p) => isPlainObject(p) && p.$patch === 'replace')) {
-    return stripDirectives(cloneJson(patch.filter((p) => !(isPlainObject(p) && p.$patch === 'replace'))));
+function mergeList(original: JsonValue[], patch: JsonValue[], key: string, path: string[], deleteNulls: boolean): JsonValue[] {
+  if (patch.some((p) => isJsonObject(p) && p.$patch === 'replace')) {
+    return stripDirectives(cloneJson(patch.filter((p) => !(isJsonObject(p) && p.$patch === 'replace'))));
   }
   const out = [...original];
   for (const p of patch) {
-    if (!isPlainObject(p)) {
+    if (!isJsonObject(p)) {
       out.push(p);
       continue;
     }
-    const idx = out.findIndex((o) => isPlainObject(o) && o[key] === p[key]);
+    const idx = out.findIndex((o) => isJsonObject(o) && o[key] === p[key]);
     if (p.$patch === 'delete') {
       if (idx >= 0) out.splice(idx, 1);
       continue;
     }
-    if (idx >= 0) out[idx] = mergeMap(out[idx] as JsonObject, p, path, deleteNulls);
+    const found = idx >= 0 ? out[idx] : undefined;
+    if (isJsonObject(found)) out[idx] = mergeMap(found, p, path, deleteNulls);
     else out.push(stripDirectives(cloneJson(p)));
   }
   return out;
 }
 
-function stripDirectives(v: any): any {
-  if (Array.isArray(v)) return v.map(stripDirectives);
-  if (!isPlainObject(v)) return v;
+/** A copy without the `$`-directive keys, at every depth; keeps the kind of value it is given. */
+function stripDirectives(v: JsonObject): JsonObject;
+function stripDirectives(v: JsonValue[]): JsonValue[];
+function stripDirectives(v: JsonValue): JsonValue;
+function stripDirectives(v: JsonValue | undefined): JsonValue | undefined;
+function stripDirectives(v: JsonValue | undefined): JsonValue | undefined {
+  if (Array.isArray(v)) return v.map((x) => stripDirectives(x));
+  if (!isJsonObject(v)) return v;
   const out: JsonObject = {};
   for (const [k, x] of Object.entries(v)) if (!k.startsWith('$')) out[k] = stripDirectives(x);
   return out;
@@ -174,7 +194,8 @@ function stripDirectives(v: any): any {
 export function applyDeepMerge(target: JsonObject, patch: JsonObject): JsonObject {
   const out: JsonObject = { ...target };
   for (const [k, v] of Object.entries(patch)) {
-    if (isPlainObject(v) && isPlainObject(out[k])) out[k] = applyDeepMerge(out[k], v);
+    const current = out[k];
+    if (isJsonObject(v) && isJsonObject(current)) out[k] = applyDeepMerge(current, v);
     else out[k] = cloneJson(v);
   }
   return out;

@@ -12,7 +12,8 @@
  * stringData(4), immutable(5); Namespace and ServiceAccount metadata only.
  * Caveat: every other kind (and field) is refused with 415 / ignored.
  */
-import { unsupportedMediaType, type JsonObject } from './errors.js';
+import { unsupportedMediaType } from './errors.js';
+import { isJsonObject, type JsonObject, type JsonValue } from './json-clone.js';
 
 const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 
@@ -77,6 +78,24 @@ function mapEntry(f: Field): [string, Buffer] {
   return [key, value];
 }
 
+/** The map member `key` of an object being decoded, created (at this point in key order) when absent. */
+function mapMember(obj: JsonObject, key: string): JsonObject {
+  const existing = obj[key];
+  if (isJsonObject(existing)) return existing;
+  const created: JsonObject = {};
+  obj[key] = created;
+  return created;
+}
+
+/** The list member `key` of an object being decoded, created when absent. */
+function listMember(obj: JsonObject, key: string): JsonValue[] {
+  const existing = obj[key];
+  if (Array.isArray(existing)) return existing;
+  const created: JsonValue[] = [];
+  obj[key] = created;
+  return created;
+}
+
 function objectMeta(buf: Buffer): JsonObject {
   const meta: JsonObject = {};
   for (const f of fields(buf)) {
@@ -93,16 +112,16 @@ function objectMeta(buf: Buffer): JsonObject {
         break;
       case 11: {
         const [k, v] = mapEntry(f);
-        (meta.labels ??= {})[k] = v.toString('utf8');
+        mapMember(meta, 'labels')[k] = v.toString('utf8');
         break;
       }
       case 12: {
         const [k, v] = mapEntry(f);
-        (meta.annotations ??= {})[k] = v.toString('utf8');
+        mapMember(meta, 'annotations')[k] = v.toString('utf8');
         break;
       }
       case 14:
-        (meta.finalizers ??= []).push(str(f));
+        listMember(meta, 'finalizers').push(str(f));
         break;
     }
   }
@@ -119,20 +138,20 @@ function decodeKind(kind: string, raw: Buffer): JsonObject {
     if (kind === 'ConfigMap') {
       if (f.no === 2 && f.wire === 2) {
         const [k, v] = mapEntry(f);
-        (obj.data ??= {})[k] = v.toString('utf8');
+        mapMember(obj, 'data')[k] = v.toString('utf8');
       } else if (f.no === 3 && f.wire === 2) {
         const [k, v] = mapEntry(f);
-        (obj.binaryData ??= {})[k] = v.toString('base64');
+        mapMember(obj, 'binaryData')[k] = v.toString('base64');
       } else if (f.no === 4 && f.wire === 0) obj.immutable = f.value !== 0n;
     } else if (kind === 'Secret') {
       if (f.no === 2 && f.wire === 2) {
         const [k, v] = mapEntry(f);
-        (obj.data ??= {})[k] = v.toString('base64');
+        mapMember(obj, 'data')[k] = v.toString('base64');
       } else if (f.no === 3 && f.wire === 2) {
         if (str(f)) obj.type = str(f);
       } else if (f.no === 4 && f.wire === 2) {
         const [k, v] = mapEntry(f);
-        (obj.stringData ??= {})[k] = v.toString('utf8');
+        mapMember(obj, 'stringData')[k] = v.toString('utf8');
       } else if (f.no === 5 && f.wire === 0) obj.immutable = f.value !== 0n;
     }
   }

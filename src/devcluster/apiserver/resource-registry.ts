@@ -6,8 +6,7 @@
  * keyed by it (OpenAPI hashes, read encodings) never serve stale schemas.
  */
 import { CrdRegistry, servedVersionsInOrder } from './crd-registry.js';
-import type { JsonObject } from './errors.js';
-import { apiResourceList, apiVersionOf, BUILTIN_TYPES, groupResourceKey, type ResourceType } from './resource-types.js';
+import { apiResourceList, apiVersionOf, BUILTIN_TYPES, groupResourceKey, type KubeObject, type ResourceType } from './resource-types.js';
 
 export interface ApiGroupInfo {
   name: string;
@@ -26,7 +25,7 @@ export class ResourceRegistry {
   }
 
   /** Re-registers a committed CRD (create/update) and rebuilds the index. */
-  crdChanged(crd: JsonObject): void {
+  crdChanged(crd: KubeObject): void {
     this.crds.upsert(crd);
     this.rebuild();
   }

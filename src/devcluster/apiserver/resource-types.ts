@@ -6,6 +6,39 @@
  * version of a CRD reads and writes the same objects, as on the real server.
  */
 import type { CrdVersionView } from './crd-registry.js';
+import type { JsonObject } from './json-clone.js';
+
+/** An ownerReference as the server reads it (by uid); its other fields are kept as sent. */
+export interface OwnerReference extends JsonObject {
+  uid: string;
+}
+
+/**
+ * The ObjectMeta fields the server relies on, with the JSON types every stored object has: the
+ * write path checks the user-settable ones (validateObjectMeta, isKubeObject) and sets the
+ * server-owned ones. Other members (annotations, generateName, ...) are JSON values as sent.
+ */
+export interface ObjectMeta extends JsonObject {
+  name: string;
+  /** null: none (a cluster-scoped object updated with `namespace: null` keeps it as sent) */
+  namespace?: string | null;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string> | null;
+  finalizers?: string[];
+  ownerReferences?: OwnerReference[] | null;
+}
+
+/** A stored (or encoded) object of any kind: typed metadata, everything else JSON. */
+export interface KubeObject extends JsonObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+}
 
 export interface ScaleSpec {
   specReplicasPath: string;

@@ -8,7 +8,8 @@
  * status.phase, secrets' type, namespaces' status.phase); anything else is a 400 worded like the
  * real one.
  */
-import { badRequest, type JsonObject } from './errors.js';
+import { badRequest } from './errors.js';
+import { asArray, asObject, textOf, valueAt, type JsonObject } from './json-clone.js';
 
 export type LabelRequirement =
   { op: 'eq' | 'neq'; key: string; value: string } | { op: 'in' | 'notin'; key: string; values: Set<string> } | { op: 'exists' | 'notexists'; key: string };
@@ -57,9 +58,10 @@ export function parseLabelSelector(input: string | null | undefined): LabelSelec
   return requirements;
 }
 
-export function matchesLabels(selector: LabelSelector, labels: Record<string, string> | undefined): boolean {
+/** `labels`: an object's labels (null or absent: none); a value that is not a string equals no selector value. */
+export function matchesLabels(selector: LabelSelector, labels: JsonObject | null | undefined): boolean {
   for (const r of selector) {
-    const has = labels !== undefined && Object.prototype.hasOwnProperty.call(labels, r.key);
+    const has = labels !== undefined && labels !== null && Object.prototype.hasOwnProperty.call(labels, r.key);
     const value = has ? labels[r.key] : undefined;
     switch (r.op) {
       case 'eq':
@@ -69,10 +71,10 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
         if (value === r.value) return false;
         break;
       case 'in':
-        if (!has || !r.values.has(value!)) return false;
+        if (!has || typeof value !== 'string' || !r.values.has(value)) return false;
         break;
       case 'notin':
-        if (has && r.values.has(value!)) return false;
+        if (has && typeof value === 'string' && r.values.has(value)) return false;
         break;
       case 'exists':
         if (!has) return false;
@@ -89,12 +91,14 @@ export function matchesLabels(selector: LabelSelector, labels: Record<string, st
 export function labelSelectorFromObject(sel: JsonObject | undefined): LabelSelector {
   if (!sel) return [];
   const out: LabelSelector = [];
-  for (const [key, value] of Object.entries(sel.matchLabels ?? {})) out.push({ op: 'eq', key, value: String(value) });
-  for (const e of sel.matchExpressions ?? []) {
-    const op = String(e.operator ?? '').toLowerCase();
-    if (op === 'in' || op === 'notin') out.push({ op, key: e.key, values: new Set(e.values ?? []) });
-    else if (op === 'exists') out.push({ op: 'exists', key: e.key });
-    else if (op === 'doesnotexist') out.push({ op: 'notexists', key: e.key });
+  for (const [key, value] of Object.entries(asObject(sel.matchLabels) ?? {})) out.push({ op: 'eq', key, value: textOf(value) });
+  for (const e of asArray(sel.matchExpressions)) {
+    const op = textOf(valueAt(e, ['operator']) ?? '').toLowerCase();
+    const key = textOf(valueAt(e, ['key']));
+    const values = asArray(valueAt(e, ['values'])).filter((v) => typeof v === 'string');
+    if (op === 'in' || op === 'notin') out.push({ op, key, values: new Set(values) });
+    else if (op === 'exists') out.push({ op: 'exists', key });
+    else if (op === 'doesnotexist') out.push({ op: 'notexists', key });
   }
   return out;
 }
@@ -161,14 +165,9 @@ export function parseFieldSelector(input: string | null | undefined, groupResour
 }
 
 function fieldValue(obj: JsonObject, field: string): string {
-  if (field === 'metadata.namespace') return obj.metadata?.namespace ?? '';
-  if (field === 'source') return obj.source?.component ?? '';
-  let cur: any = obj;
-  for (const p of field.split('.')) {
-    if (cur === null || cur === undefined) return '';
-    cur = cur[p];
-  }
-  return cur === undefined || cur === null ? '' : String(cur);
+  const path = field === 'source' ? ['source', 'component'] : field.split('.');
+  const value = valueAt(obj, path);
+  return value === undefined || value === null ? '' : textOf(value);
 }
 
 export function matchesFields(selector: FieldSelector, obj: JsonObject): boolean {

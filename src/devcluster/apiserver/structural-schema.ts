@@ -16,13 +16,21 @@
  * Caveats: not supported: oneOf/anyOf/allOf/not, x-kubernetes-validations (CEL), other `format`s.
  * Non-structural schemas are accepted as is.
  */
-import { invalidValue, notSupported, renderValue, requiredValue, type FieldError, type JsonObject } from './errors.js';
-import { cloneJson } from './json-clone.js';
+import { invalidValue, notSupported, renderValue, requiredValue, type FieldError } from './errors.js';
+import { cloneJson, isJsonObject, textOf, type JsonObject, type JsonValue } from './json-clone.js';
 
 export type Schema = JsonObject;
 
-function isPlainObject(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+const EMPTY_SCHEMA: Schema = Object.freeze({});
+
+/**
+ * A schema node as the pruner and validator read it: an object is a schema; another truthy value
+ * (a malformed node such as `true`) reads like an empty schema, as every keyword lookup on it finds
+ * nothing; a falsy one is no schema.
+ */
+export function schemaOf(node: JsonValue | undefined): Schema | undefined {
+  if (isJsonObject(node)) return node;
+  return node ? EMPTY_SCHEMA : undefined;
 }
 
 function childPath(path: string, key: string): string {
@@ -47,11 +55,11 @@ export function pruneAndDefault(obj: JsonObject, schema: Schema | undefined, app
   return result;
 }
 
-function pruneNode(value: unknown, schema: Schema | undefined, path: string, result: PruneResult, applyDefaults: boolean): void {
+function pruneNode(value: JsonValue | undefined, schema: Schema | undefined, path: string, result: PruneResult, applyDefaults: boolean): void {
   if (!schema) return;
   if (Array.isArray(value)) {
     const items = schema.items;
-    if (isPlainObject(items)) {
+    if (isJsonObject(items)) {
       for (let i = 0; i < value.length; i++) {
         const itemPath = `${path}[${i}]`;
         if (value[i] === null && !items.nullable && !items['x-kubernetes-preserve-unknown-fields']) continue;
@@ -60,11 +68,11 @@ function pruneNode(value: unknown, schema: Schema | undefined, path: string, res
     }
     return;
   }
-  if (isPlainObject(value)) pruneObject(value, schema, path, !!schema['x-kubernetes-embedded-resource'], result, applyDefaults);
+  if (isJsonObject(value)) pruneObject(value, schema, path, !!schema['x-kubernetes-embedded-resource'], result, applyDefaults);
 }
 
 function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: boolean, result: PruneResult, applyDefaults: boolean): void {
-  const props: JsonObject | undefined = isPlainObject(schema.properties) ? schema.properties : undefined;
+  const props: JsonObject | undefined = isJsonObject(schema.properties) ? schema.properties : undefined;
   const additional = schema.additionalProperties;
   const preserve = !!schema['x-kubernetes-preserve-unknown-fields'];
   for (const key of Object.keys(obj)) {
@@ -73,8 +81,8 @@ function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: bo
     // the schema: ObjectMeta has its own decoding, as in apiextensions-apiserver.
     if (keepMeta && ROOT_KEPT.has(key)) continue;
     let child: Schema | undefined;
-    if (props && Object.prototype.hasOwnProperty.call(props, key)) child = props[key];
-    else if (isPlainObject(additional)) child = additional;
+    if (props && Object.prototype.hasOwnProperty.call(props, key)) child = schemaOf(props[key]);
+    else if (isJsonObject(additional)) child = additional;
     else if (additional === true || preserve) {
       // kept as is, unpruned
       continue;
@@ -91,7 +99,7 @@ function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: bo
   }
   if (applyDefaults && props) {
     for (const [key, child] of Object.entries(props)) {
-      if (obj[key] === undefined && isPlainObject(child) && child.default !== undefined) {
+      if (obj[key] === undefined && isJsonObject(child) && child.default !== undefined) {
         obj[key] = cloneJson(child.default);
         pruneNode(obj[key], child, childPath(path, key), { unknownFields: [] }, applyDefaults);
       }
@@ -99,17 +107,17 @@ function pruneObject(obj: JsonObject, schema: Schema, path: string, keepMeta: bo
   }
 }
 
-function typeName(v: unknown): string {
+function typeName(v: JsonValue | undefined): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'number') return Number.isInteger(v) ? 'integer' : 'number';
   return typeof v;
 }
 
-function typeMatches(v: unknown, type: string): boolean {
+function typeMatches(v: JsonValue | undefined, type: string): boolean {
   switch (type) {
     case 'object':
-      return isPlainObject(v);
+      return isJsonObject(v);
     case 'array':
       return Array.isArray(v);
     case 'string':
@@ -126,11 +134,15 @@ function typeMatches(v: unknown, type: string): boolean {
 }
 
 /** Validates `value` (at `path`) against `schema`; appends errors. */
-export function validateValue(value: unknown, schema: Schema | undefined, path: string, errors: FieldError[]): void {
+export function validateValue(value: JsonValue | undefined, schema: Schema | undefined, path: string, errors: FieldError[]): void {
   if (!schema) return;
   if (value === null) {
     if (!schema.nullable && schema.type && !schema['x-kubernetes-preserve-unknown-fields']) {
-      errors.push({ type: 'FieldValueTypeInvalid', field: path, text: `Invalid value: "null": ${path} in body must be of type ${schema.type}: "null"` });
+      errors.push({
+        type: 'FieldValueTypeInvalid',
+        field: path,
+        text: `Invalid value: "null": ${path} in body must be of type ${textOf(schema.type)}: "null"`,
+      });
     }
     return;
   }
@@ -151,7 +163,7 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
     });
     return;
   }
-  if (Array.isArray(schema.enum) && !schema.enum.some((e: unknown) => JSON.stringify(e) === JSON.stringify(value))) {
+  if (Array.isArray(schema.enum) && !schema.enum.some((e) => JSON.stringify(e) === JSON.stringify(value))) {
     errors.push(notSupported(path, value, schema.enum));
   }
   if (typeof value === 'number') {
@@ -204,12 +216,13 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
     if (typeof schema.minItems === 'number' && value.length < schema.minItems) {
       errors.push(invalidValue(path, value, `${path} in body should have at least ${schema.minItems} items`));
     }
-    if (isPlainObject(schema.items)) value.forEach((item, i) => validateValue(item, schema.items, `${path}[${i}]`, errors));
+    const items = schema.items;
+    if (isJsonObject(items)) value.forEach((item, i) => validateValue(item, items, `${path}[${i}]`, errors));
     validateListType(value, schema, path, errors);
   }
-  if (isPlainObject(value)) {
-    const props: JsonObject = isPlainObject(schema.properties) ? schema.properties : {};
-    for (const req of Array.isArray(schema.required) ? schema.required : []) {
+  if (isJsonObject(value)) {
+    const props: JsonObject = isJsonObject(schema.properties) ? schema.properties : {};
+    for (const req of Array.isArray(schema.required) ? schema.required.map(textOf) : []) {
       if (value[req] === undefined) errors.push(requiredValue(childPath(path, req)));
     }
     if (typeof schema.maxProperties === 'number' && Object.keys(value).length > schema.maxProperties) {
@@ -220,7 +233,9 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
     }
     for (const [key, child] of Object.entries(value)) {
       if ((!path || schema['x-kubernetes-embedded-resource']) && (key === 'metadata' || key === 'apiVersion' || key === 'kind')) continue;
-      const childSchema = props[key] ?? (isPlainObject(schema.additionalProperties) ? schema.additionalProperties : undefined);
+      const own = props[key];
+      const childSchema =
+        own !== undefined && own !== null ? schemaOf(own) : isJsonObject(schema.additionalProperties) ? schema.additionalProperties : undefined;
       validateValue(child, childSchema, childPath(path, key), errors);
     }
   }
@@ -230,12 +245,12 @@ export function validateValue(value: unknown, schema: Schema | undefined, path: 
 function goMapLiteral(m: JsonObject): string {
   return `map[string]interface {}{${Object.keys(m)
     .sort()
-    .map((k) => `${JSON.stringify(k)}:${typeof m[k] === 'string' ? JSON.stringify(m[k]) : String(m[k])}`)
+    .map((k) => `${JSON.stringify(k)}:${typeof m[k] === 'string' ? JSON.stringify(m[k]) : textOf(m[k])}`)
     .join(', ')}}`;
 }
 
 /** x-kubernetes-list-type set (unique items) and map (unique x-kubernetes-list-map-keys). */
-function validateListType(list: unknown[], schema: Schema, path: string, errors: FieldError[]): void {
+function validateListType(list: JsonValue[], schema: Schema, path: string, errors: FieldError[]): void {
   const listType = schema['x-kubernetes-list-type'];
   if (listType === 'set') {
     const seen = new Set<string>();
@@ -245,10 +260,10 @@ function validateListType(list: unknown[], schema: Schema, path: string, errors:
       seen.add(key);
     });
   } else if (listType === 'map' && Array.isArray(schema['x-kubernetes-list-map-keys'])) {
-    const keys: string[] = schema['x-kubernetes-list-map-keys'];
+    const keys = schema['x-kubernetes-list-map-keys'].map(textOf);
     const seen = new Set<string>();
     list.forEach((item, i) => {
-      if (!isPlainObject(item)) return;
+      if (!isJsonObject(item)) return;
       const keyMap: JsonObject = {};
       for (const k of keys) if (item[k] !== undefined) keyMap[k] = item[k];
       const key = JSON.stringify(keys.map((k) => item[k]));
@@ -266,11 +281,11 @@ export function validateObject(obj: JsonObject, schema: Schema | undefined): Fie
 }
 
 /** True when the schema (or any of its nodes) lists a `default`. */
-export function schemaHasDefaults(schema: Schema | undefined): boolean {
-  if (!isPlainObject(schema)) return false;
+export function schemaHasDefaults(schema: JsonValue | undefined): boolean {
+  if (!isJsonObject(schema)) return false;
   if (schema.default !== undefined) return true;
-  if (isPlainObject(schema.properties)) for (const c of Object.values(schema.properties)) if (schemaHasDefaults(c as Schema)) return true;
-  if (isPlainObject(schema.items) && schemaHasDefaults(schema.items)) return true;
-  if (isPlainObject(schema.additionalProperties) && schemaHasDefaults(schema.additionalProperties)) return true;
+  if (isJsonObject(schema.properties)) for (const c of Object.values(schema.properties)) if (schemaHasDefaults(c)) return true;
+  if (isJsonObject(schema.items) && schemaHasDefaults(schema.items)) return true;
+  if (isJsonObject(schema.additionalProperties) && schemaHasDefaults(schema.additionalProperties)) return true;
   return false;
 }

@@ -10,9 +10,9 @@
  * Caveats: the JSONPath subset is `.a.b`, `.a[0]`, `.a[*].b`, `['key']` and simple
  * `[?(@.type=="Ready")]` filters.
  */
-import type { JsonObject } from './errors.js';
 import type { PrinterColumn } from './crd-registry.js';
-import type { ResourceType } from './resource-types.js';
+import { asArray, asObject, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
+import type { KubeObject, ResourceType } from './resource-types.js';
 
 export interface ColumnDefinition {
   name: string;
@@ -47,81 +47,112 @@ export function humanAge(since: string | undefined, now = Date.now()): string {
   return `${d}d`;
 }
 
-type Printer = { columns: ColumnDefinition[]; cells: (o: JsonObject) => unknown[] };
+type Printer = { columns: ColumnDefinition[]; cells: (o: KubeObject) => JsonValue[] };
 
-function age(o: JsonObject): string {
-  return humanAge(o.metadata?.creationTimestamp);
+/** `o.a?.b?.c` of an object, for the printers below. */
+const at = (o: JsonValue | undefined, ...path: string[]): JsonValue | undefined => valueAt(o, path);
+
+/** A timestamp to age: only a string is one (anything else is `<unknown>`). */
+function ageOf(since: JsonValue | undefined): string {
+  return humanAge(typeof since === 'string' ? since : undefined);
 }
 
-function podReady(o: JsonObject): string {
-  const total = (o.spec?.containers ?? []).length;
-  const ready = (o.status?.containerStatuses ?? []).filter((c: JsonObject) => c.ready).length;
+function age(o: KubeObject): string {
+  return humanAge(o.metadata.creationTimestamp);
+}
+
+function countKeys(v: JsonValue | undefined): number {
+  return isJsonObject(v) ? Object.keys(v).length : 0;
+}
+
+function podReady(o: KubeObject): string {
+  const total = asArray(at(o, 'spec', 'containers')).length;
+  const ready = asArray(at(o, 'status', 'containerStatuses')).filter((c) => at(c, 'ready')).length;
   return `${ready}/${total}`;
 }
 
-function podRestarts(o: JsonObject): number {
-  return (o.status?.containerStatuses ?? []).reduce((n: number, c: JsonObject) => n + (c.restartCount ?? 0), 0);
+function podRestarts(o: KubeObject): number {
+  return asArray(at(o, 'status', 'containerStatuses')).reduce((n: number, c) => {
+    const restarts = at(c, 'restartCount');
+    return n + (typeof restarts === 'number' ? restarts : 0);
+  }, 0);
 }
 
-function podStatus(o: JsonObject): string {
-  if (o.metadata?.deletionTimestamp) return 'Terminating';
-  for (const c of o.status?.containerStatuses ?? []) {
-    if (c.state?.waiting?.reason) return c.state.waiting.reason;
-    if (c.state?.terminated?.reason && o.status?.phase !== 'Succeeded') return c.state.terminated.reason;
+function podStatus(o: KubeObject): JsonValue {
+  if (o.metadata.deletionTimestamp) return 'Terminating';
+  for (const c of asArray(at(o, 'status', 'containerStatuses'))) {
+    const waiting = at(c, 'state', 'waiting', 'reason');
+    if (waiting) return waiting;
+    const terminated = at(c, 'state', 'terminated', 'reason');
+    if (terminated && at(o, 'status', 'phase') !== 'Succeeded') return terminated;
   }
-  return o.status?.reason ?? o.status?.phase ?? 'Pending';
+  return at(o, 'status', 'reason') ?? at(o, 'status', 'phase') ?? 'Pending';
 }
 
-function servicePorts(o: JsonObject): string {
-  const ports = (o.spec?.ports ?? []).map((p: JsonObject) => `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol ?? 'TCP'}`);
+function servicePorts(o: KubeObject): string {
+  const ports = asArray(at(o, 'spec', 'ports')).map((p) => {
+    const nodePort = at(p, 'nodePort');
+    return `${textOf(at(p, 'port'))}${nodePort ? `:${textOf(nodePort)}` : ''}/${textOf(at(p, 'protocol') ?? 'TCP')}`;
+  });
   return ports.length ? ports.join(',') : '<none>';
 }
 
-function externalIp(o: JsonObject): string {
-  const ing = (o.status?.loadBalancer?.ingress ?? []).map((i: JsonObject) => i.ip ?? i.hostname).filter(Boolean);
-  const ext = [...(o.spec?.externalIPs ?? []), ...ing];
-  if (ext.length) return ext.join(',');
-  if (o.spec?.type === 'LoadBalancer') return '<pending>';
-  if (o.spec?.type === 'ExternalName') return o.spec.externalName ?? '<none>';
+function externalIp(o: KubeObject): JsonValue {
+  const ing = asArray(at(o, 'status', 'loadBalancer', 'ingress'))
+    .map((i) => at(i, 'ip') ?? at(i, 'hostname'))
+    .filter(Boolean);
+  const ext = [...asArray(at(o, 'spec', 'externalIPs')), ...ing];
+  if (ext.length) return ext.map((v) => (v === null || v === undefined ? '' : textOf(v))).join(',');
+  const type = at(o, 'spec', 'type');
+  if (type === 'LoadBalancer') return '<pending>';
+  if (type === 'ExternalName') return at(o, 'spec', 'externalName') ?? '<none>';
   return '<none>';
 }
 
-function selectorString(sel: JsonObject | undefined): string {
-  const entries = Object.entries(sel ?? {});
-  return entries.length ? entries.map(([k, v]) => `${k}=${v}`).join(',') : '<none>';
+function selectorString(sel: JsonValue | undefined): string {
+  const entries = Object.entries(asObject(sel) ?? {});
+  return entries.length ? entries.map(([k, v]) => `${k}=${textOf(v)}`).join(',') : '<none>';
 }
 
 const BUILTIN_PRINTERS: Record<string, Printer> = {
   '/configmaps': {
     columns: [NAME, col('Data', 'string'), AGE],
-    cells: (o) => [o.metadata.name, Object.keys(o.data ?? {}).length + Object.keys(o.binaryData ?? {}).length, age(o)],
+    cells: (o) => [o.metadata.name, countKeys(o.data) + countKeys(o.binaryData), age(o)],
   },
-  '/secrets': { columns: [NAME, col('Type'), col('Data'), AGE], cells: (o) => [o.metadata.name, o.type ?? 'Opaque', Object.keys(o.data ?? {}).length, age(o)] },
-  '/namespaces': { columns: [NAME, col('Status'), AGE], cells: (o) => [o.metadata.name, o.status?.phase ?? 'Active', age(o)] },
-  '/serviceaccounts': { columns: [NAME, col('Secrets', 'integer'), AGE], cells: (o) => [o.metadata.name, (o.secrets ?? []).length, age(o)] },
+  '/secrets': { columns: [NAME, col('Type'), col('Data'), AGE], cells: (o) => [o.metadata.name, o.type ?? 'Opaque', countKeys(o.data), age(o)] },
+  '/namespaces': { columns: [NAME, col('Status'), AGE], cells: (o) => [o.metadata.name, at(o, 'status', 'phase') ?? 'Active', age(o)] },
+  '/serviceaccounts': { columns: [NAME, col('Secrets', 'integer'), AGE], cells: (o) => [o.metadata.name, asArray(o.secrets).length, age(o)] },
   '/pods': {
     columns: [NAME, col('Ready'), col('Status'), col('Restarts', 'string'), AGE, col('IP', 'string', '', 1), col('Node', 'string', '', 1)],
-    cells: (o) => [o.metadata.name, podReady(o), podStatus(o), String(podRestarts(o)), age(o), o.status?.podIP ?? '<none>', o.spec?.nodeName ?? '<none>'],
+    cells: (o) => [
+      o.metadata.name,
+      podReady(o),
+      podStatus(o),
+      String(podRestarts(o)),
+      age(o),
+      at(o, 'status', 'podIP') ?? '<none>',
+      at(o, 'spec', 'nodeName') ?? '<none>',
+    ],
   },
   '/services': {
     columns: [NAME, col('Type'), col('Cluster-IP'), col('External-IP'), col('Port(s)'), AGE, col('Selector', 'string', '', 1)],
     cells: (o) => [
       o.metadata.name,
-      o.spec?.type ?? 'ClusterIP',
-      o.spec?.clusterIP ?? '<none>',
+      at(o, 'spec', 'type') ?? 'ClusterIP',
+      at(o, 'spec', 'clusterIP') ?? '<none>',
       externalIp(o),
       servicePorts(o),
       age(o),
-      selectorString(o.spec?.selector),
+      selectorString(at(o, 'spec', 'selector')),
     ],
   },
   '/events': {
     columns: [col('Last Seen'), col('Type'), col('Reason'), col('Object'), col('Message')],
     cells: (o) => [
-      humanAge(o.lastTimestamp ?? o.eventTime ?? o.metadata?.creationTimestamp),
+      ageOf(o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp),
       o.type ?? '',
       o.reason ?? '',
-      `${String(o.involvedObject?.kind ?? '').toLowerCase()}/${o.involvedObject?.name ?? ''}`,
+      `${textOf(at(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${textOf(at(o, 'involvedObject', 'name') ?? '')}`,
       o.message ?? '',
     ],
   },
@@ -129,20 +160,20 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
     columns: [NAME, col('Ready'), col('Up-to-date', 'integer'), col('Available', 'integer'), AGE],
     cells: (o) => [
       o.metadata.name,
-      `${o.status?.readyReplicas ?? 0}/${o.spec?.replicas ?? 1}`,
-      o.status?.updatedReplicas ?? 0,
-      o.status?.availableReplicas ?? 0,
+      `${textOf(at(o, 'status', 'readyReplicas') ?? 0)}/${textOf(at(o, 'spec', 'replicas') ?? 1)}`,
+      at(o, 'status', 'updatedReplicas') ?? 0,
+      at(o, 'status', 'availableReplicas') ?? 0,
       age(o),
     ],
   },
   'apps/replicasets': {
     columns: [NAME, col('Desired', 'integer'), col('Current', 'integer'), col('Ready', 'integer'), AGE],
-    cells: (o) => [o.metadata.name, o.spec?.replicas ?? 1, o.status?.replicas ?? 0, o.status?.readyReplicas ?? 0, age(o)],
+    cells: (o) => [o.metadata.name, at(o, 'spec', 'replicas') ?? 1, at(o, 'status', 'replicas') ?? 0, at(o, 'status', 'readyReplicas') ?? 0, age(o)],
   },
-  'coordination.k8s.io/leases': { columns: [NAME, col('Holder'), AGE], cells: (o) => [o.metadata.name, o.spec?.holderIdentity ?? '', age(o)] },
+  'coordination.k8s.io/leases': { columns: [NAME, col('Holder'), AGE], cells: (o) => [o.metadata.name, at(o, 'spec', 'holderIdentity') ?? '', age(o)] },
   'apiextensions.k8s.io/customresourcedefinitions': {
     columns: [NAME, col('Created At', 'date')],
-    cells: (o) => [o.metadata.name, o.metadata.creationTimestamp],
+    cells: (o) => [o.metadata.name, o.metadata.creationTimestamp ?? null],
   },
 };
 
@@ -150,7 +181,7 @@ const DEFAULT_PRINTER: Printer = { columns: [NAME, AGE], cells: (o) => [o.metada
 
 // ---- JSONPath subset ----
 
-function evalJsonPath(obj: unknown, path: string): unknown[] {
+function evalJsonPath(obj: JsonValue, path: string): JsonValue[] {
   let expr = path.trim();
   if (expr.startsWith('{') && expr.endsWith('}')) expr = expr.slice(1, -1);
   if (expr.startsWith('$')) expr = expr.slice(1);
@@ -168,16 +199,16 @@ function evalJsonPath(obj: unknown, path: string): unknown[] {
     else tokens.push('*');
   }
   if (consumed !== expr.length) return [];
-  let current: unknown[] = [obj];
+  let current: JsonValue[] = [obj];
   for (const t of tokens) {
-    const next: unknown[] = [];
+    const next: JsonValue[] = [];
     for (const c of current) {
-      if (c === null || c === undefined) continue;
+      if (c === null) continue;
       if (t === '*') {
         if (Array.isArray(c)) next.push(...c);
-        else if (typeof c === 'object') next.push(...Object.values(c as JsonObject));
+        else if (isJsonObject(c)) for (const v of Object.values(c)) if (v !== undefined) next.push(v);
       } else if (t.startsWith('k:')) {
-        const v = (c as JsonObject)[t.slice(2)];
+        const v = valueAt(c, [t.slice(2)]);
         if (v !== undefined) next.push(v);
       } else if (t.startsWith('i:')) {
         if (Array.isArray(c)) {
@@ -187,11 +218,7 @@ function evalJsonPath(obj: unknown, path: string): unknown[] {
       } else if (t.startsWith('f:')) {
         const [field, value] = t.slice(2).split('=');
         if (Array.isArray(c)) {
-          for (const item of c) {
-            let v: any = item;
-            for (const p of field.split('.')) v = v?.[p];
-            if (String(v) === value) next.push(item);
-          }
+          for (const item of c) if (textOf(valueAt(item, field.split('.'))) === value) next.push(item);
         }
       }
     }
@@ -200,7 +227,7 @@ function evalJsonPath(obj: unknown, path: string): unknown[] {
   return current;
 }
 
-function crCell(obj: JsonObject, c: PrinterColumn): unknown {
+function crCell(obj: KubeObject, c: PrinterColumn): JsonValue {
   const values = evalJsonPath(obj, c.jsonPath);
   if (values.length === 0) return null;
   const v = values.length === 1 ? values[0] : values;
@@ -224,16 +251,28 @@ function printerFor(type: ResourceType, groupResource: string): Printer {
   return BUILTIN_PRINTERS[groupResource] ?? DEFAULT_PRINTER;
 }
 
-function partialMeta(o: JsonObject): JsonObject {
+function partialMeta(o: KubeObject): JsonObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
 }
 
-export function tableOf(type: ResourceType, groupResource: string, objects: JsonObject[], resourceVersion: string, withColumns = true): JsonObject {
+/** A meta.k8s.io/v1 Table (members in the order they are serialized). */
+export interface Table {
+  kind: 'Table';
+  apiVersion: 'meta.k8s.io/v1';
+  metadata: { resourceVersion: string | undefined };
+  columnDefinitions: ColumnDefinition[] | null;
+  rows: { cells: JsonValue[]; object: JsonObject }[];
+}
+
+export function tableOf(type: ResourceType, groupResource: string, objects: KubeObject[], resourceVersion: string | undefined, withColumns = true): Table {
   const printer = printerFor(type, groupResource);
-  const table: JsonObject = { kind: 'Table', apiVersion: 'meta.k8s.io/v1', metadata: { resourceVersion } };
-  table.columnDefinitions = withColumns ? printer.columns : null;
-  table.rows = objects.map((o) => ({ cells: printer.cells(o), object: partialMeta(o) }));
-  return table;
+  return {
+    kind: 'Table',
+    apiVersion: 'meta.k8s.io/v1',
+    metadata: { resourceVersion },
+    columnDefinitions: withColumns ? printer.columns : null,
+    rows: objects.map((o) => ({ cells: printer.cells(o), object: partialMeta(o) })),
+  };
 }
 
 /** Does the Accept header ask for a Table? */

@@ -19,7 +19,8 @@
  * never change after subscribe and are implied by its `matches`.
  * Caveats: the history is per group resource (`watchHistorySize` events each), not global.
  */
-import { gone, type JsonObject } from './errors.js';
+import { gone } from './errors.js';
+import type { KubeObject } from './resource-types.js';
 import type { LabelSelector } from './selectors.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -29,9 +30,9 @@ export interface StoreEvent {
   rv: number;
   groupResource: string;
   namespace: string;
-  obj: JsonObject;
+  obj: KubeObject;
   /** the state before a MODIFIED (for selector transitions) */
-  prev?: JsonObject;
+  prev?: KubeObject;
 }
 
 /** Encoded lines of one event during one fan-out, keyed by `${encodingKey}|${type}`. */
@@ -41,13 +42,13 @@ export interface Watcher {
   groupResource: string;
   /** only events of this namespace (undefined: all) */
   namespace?: string;
-  matches(obj: JsonObject): boolean;
+  matches(obj: KubeObject): boolean;
   /** the label selector `matches` applies (optional; lets the hub index the watcher) */
   labels?: LabelSelector;
   /** watchers with the same key share encoded lines */
   encodingKey: string;
   /** one JSON line (without newline) for this event */
-  encode(type: WatchEventType, obj: JsonObject): string;
+  encode(type: WatchEventType, obj: KubeObject): string;
   write(line: string): void;
   close(): void;
 }
@@ -59,7 +60,7 @@ class EventRing {
   /** RV of the newest event dropped from the ring (0: nothing dropped yet) */
   compactedRv = 0;
   constructor(private readonly capacity: number) {
-    this.items = new Array(capacity);
+    this.items = new Array<StoreEvent | undefined>(capacity);
   }
   push(ev: StoreEvent): void {
     if (this.size === this.capacity) {
@@ -105,7 +106,7 @@ class WatcherGroup {
       return;
     }
     let byValue = this.byLabel.get(req.key);
-    if (!byValue) this.byLabel.set(req.key, (byValue = new Map()));
+    if (!byValue) this.byLabel.set(req.key, (byValue = new Map<string, Set<Watcher>>()));
     let set = byValue.get(req.value);
     if (!set) byValue.set(req.value, (set = new Set()));
     set.add(w);
@@ -127,7 +128,7 @@ class WatcherGroup {
   }
 
   /** Each watcher that may match `obj` or `prev`, once (sets under different values are disjoint). */
-  *candidates(obj: JsonObject, prev: JsonObject | undefined): Iterable<Watcher> {
+  *candidates(obj: KubeObject, prev: KubeObject | undefined): Iterable<Watcher> {
     yield* this.unindexed;
     for (const [key, byValue] of this.byLabel) {
       const now = labelValue(obj, key);
@@ -153,7 +154,7 @@ function indexRequirement(labels: LabelSelector | undefined): { key: string; val
   return undefined;
 }
 
-function labelValue(obj: JsonObject, key: string): string | undefined {
+function labelValue(obj: KubeObject, key: string): string | undefined {
   const labels = obj.metadata?.labels;
   if (!labels || typeof labels !== 'object' || !Object.prototype.hasOwnProperty.call(labels, key)) return undefined;
   const v = labels[key];

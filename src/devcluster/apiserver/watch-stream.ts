@@ -9,9 +9,9 @@
  * Table watches (kubectl get -w) carry one-row Tables, column definitions in the first only.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gone, ApiError, type JsonObject } from './errors.js';
+import { gone, ApiError } from './errors.js';
 import type { ApiOperations, Scope } from './api-operations.js';
-import { apiVersionOf } from './resource-types.js';
+import { apiVersionOf, type KubeObject } from './resource-types.js';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
 import { tableOf } from './tables.js';
 import type { Watcher, WatchEventType } from './watch-hub.js';
@@ -83,7 +83,7 @@ export function startWatch(ops: ApiOperations, req: IncomingMessage, res: Server
   }
 
   let firstTable = true;
-  const encodeTable = (t: WatchEventType, obj: JsonObject) => {
+  const encodeTable = (t: WatchEventType, obj: KubeObject) => {
     const table = tableOf(type, scope.groupResource, [ops.encode(type, obj)], obj.metadata.resourceVersion, firstTable);
     firstTable = false;
     return JSON.stringify({ type: t, object: table });
