@@ -44,6 +44,8 @@ export interface FlinkRestAccessOptions {
   readonly retry?: Partial<FlinkRestRetryPolicy>;
   /** `direct` only: replaces `http://<name>-rest.<ns>.svc:<port>` (e.g. a port-forward). */
   readonly directUrlOverride?: string;
+  /** See FlinkRestClientOptions.beforeWrite (the leadership fence). */
+  readonly beforeWrite?: (method: string, path: string) => void;
 }
 
 /** REST port of a deployment: `rest.port` from its flinkConfiguration, default 8081. Throws on garbage. */
@@ -62,6 +64,7 @@ export function flinkRestClientFor(deployment: FlinkDeploymentV1, options: Flink
     resource: `${namespace}/${name}`,
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
+    ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
   };
   if (options.mode === 'apiserver-proxy') {
     if (!options.kubeConfig) throw new Error('Flink REST access mode apiserver-proxy needs a KubeConfig');

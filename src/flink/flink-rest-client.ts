@@ -76,6 +76,12 @@ export interface FlinkRestClientOptions {
   readonly retry?: Partial<FlinkRestRetryPolicy>;
   /** Injected for tests; defaults to setTimeout. */
   readonly sleep?: (ms: number) => Promise<void>;
+  /**
+   * Called right before a request that changes something (every method but GET) is written, after
+   * all asynchronous preparation: the operator passes its leadership fence, so a process paused
+   * between deciding and sending does not send once it runs again. A throw is rethrown as is.
+   */
+  readonly beforeWrite?: (method: string, path: string) => void;
 }
 
 export interface StopWithSavepointOptions {
@@ -118,6 +124,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 export class FlinkRestClient {
   private readonly timeouts: FlinkRestTimeouts;
   private readonly retry: FlinkRestRetryPolicy;
+  private readonly beforeWrite: ((method: string, path: string) => void) | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   readonly resource: string;
 
@@ -128,6 +135,7 @@ export class FlinkRestClient {
     this.resource = options.resource;
     this.timeouts = { ...DEFAULT_FLINK_REST_TIMEOUTS, ...options.timeouts };
     this.retry = { ...DEFAULT_FLINK_REST_RETRY, ...options.retry };
+    this.beforeWrite = options.beforeWrite;
     this.sleep = options.sleep ?? defaultSleep;
   }
 
@@ -323,10 +331,14 @@ export class FlinkRestClient {
     const url = this.transport.baseUrl + request.path;
     const details = { path: request.path, method: request.method, url, attempts: attempt };
     let response;
+    const check = this.beforeWrite;
+    const sent: TransportRequest = check && request.method !== 'GET' ? { ...request, beforeWrite: () => check(request.method, request.path) } : request;
     try {
-      response = await this.transport.send(request);
+      response = await this.transport.send(sent);
     } catch (error) {
-      const failure = error instanceof FlinkTransportFailure ? error : new FlinkTransportFailure(String(error), 'EUNKNOWN');
+      // Not a transport failure (the fence refused, or a bug): not Flink's answer, so not a FlinkRestError.
+      if (!(error instanceof FlinkTransportFailure)) throw error;
+      const failure = error;
       if (failure.code === 'EKUBECONFIG') {
         return {
           error: new FlinkRestError(`Flink REST API of ${this.resource} not called via ${url}: ${failure.message}; check the operator's kubeconfig`, {

@@ -30,6 +30,11 @@ export interface TransportRequest {
   /** JSON text of the body, if any. */
   readonly body?: string;
   readonly timeoutMs: number;
+  /**
+   * Called synchronously right before the request is written (after every asynchronous
+   * preparation): the leadership fence's last check. A throw stops the request; it is not sent.
+   */
+  readonly beforeWrite?: () => void;
 }
 
 export interface TransportResponse {
@@ -76,6 +81,7 @@ export class HttpFlinkRestTransport implements FlinkRestTransport {
         throw new FlinkTransportFailure(`cannot apply Kubernetes credentials: ${(error as Error).message}`, 'EKUBECONFIG');
       }
     }
+    request.beforeWrite?.();
     const requestFn = url.protocol === 'https:' ? https.request : http.request;
     return new Promise<TransportResponse>((resolve, reject) => {
       let settled = false;

@@ -52,7 +52,7 @@ export class DeletionSteps {
     } catch (error) {
       d.log.warn({ err: (error as Error).message }, 'state unreadable during deletion; deleting without a final savepoint');
     }
-    const api = fencedFlinkApi(d.flinkApi(deployment), fence);
+    const api = fencedFlinkApi(d.flinkApi(deployment, fence), fence);
     const observed = state ? await observe(d, deployment, state, api) : undefined;
     if (state && observed && spec) {
       const passState = new PassState(d, deployment, fence, state);

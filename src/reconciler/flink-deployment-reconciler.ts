@@ -156,7 +156,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const desired = specInvalid ? state.lastReconciledSpec! : userSpec!;
     const desiredGeneration = specInvalid ? (state.lastReconciledGeneration ?? generation) : generation;
     const settings = deploymentOperatorSettings(desired);
-    const api = fencedFlinkApi(d.flinkApi(current), fence);
+    const api = fencedFlinkApi(d.flinkApi(current, fence), fence);
     const passState = new PassState(d, current, fence, state);
 
     // Observe, then decide (gathering the facts the decision asks for).

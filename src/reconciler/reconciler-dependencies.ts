@@ -130,7 +130,8 @@ export interface FlinkDeploymentReconcilerDependencies {
   finalizers: FinalizerWriter;
   legacy: LegacyMigrator;
   cluster: FlinkClusterOperations;
-  flinkApi(deployment: FlinkDeploymentV1): FlinkJobApi;
+  /** The deployment's Flink REST API; every request that changes something is checked against `fence` right before it is written. */
+  flinkApi(deployment: FlinkDeploymentV1, fence: SideEffectFence): FlinkJobApi;
   /** How flinkApi reaches Flink (for messages: what to check when it does not answer). */
   flinkRestAccess: 'direct' | 'apiserver-proxy';
   /** The fence of one pass (side-effect-fence.ts); undefined = this instance does not lead now. */

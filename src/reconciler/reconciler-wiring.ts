@@ -177,7 +177,12 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
-    flinkApi: (deployment) => flinkRestClientFor(deployment, { mode: flinkRestAccess, kubeConfig: runtime.kubeConfig }),
+    flinkApi: (deployment, fence) =>
+      flinkRestClientFor(deployment, {
+        mode: flinkRestAccess,
+        kubeConfig: runtime.kubeConfig,
+        beforeWrite: (method, path) => fence.check(`send ${method} ${path} to Flink`),
+      }),
     fenceFor: (signal) => runtime.fenceFor(signal),
     takeTrimmedSavepoints: (deployment) => trimmedForSize.take(deployment),
     returnTrimmedSavepoints: (deployment, records) => trimmedForSize.add(deployment, records),

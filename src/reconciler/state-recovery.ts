@@ -52,7 +52,7 @@ export async function loadOrRebuildState(
   const flinkConfigMap = await deps.cluster.readFlinkConfigMap(namespace, name);
   let flink: { jobs: FlinkJobOverview[]; checkpoints?: FlinkCheckpointingStatistics } | undefined;
   if (jobManager) {
-    const api = deps.flinkApi(deployment);
+    const api = deps.flinkApi(deployment, fence);
     try {
       const jobs = await api.listJobs();
       const pinned = pinnedJobIdOf({ jobManagerDeployment: jobManager, ...(flinkConfigMap ? { flinkConfigMap } : {}) });

@@ -477,3 +477,27 @@ test('the job overview carries end-time: -1 while running, the end once terminal
     },
   );
 });
+
+test('beforeWrite (the leadership fence) runs right before a request that changes something is written; a refusal sends nothing and is rethrown as is', async () => {
+  class Refused extends Error {}
+  const asked: string[] = [];
+  await withScriptedServer([{ method: 'GET', path: '/jobs/overview', answer: { status: 200, json: overview } }], async (server) => {
+    const client = clientFor(server, {
+      beforeWrite: (method, path) => {
+        asked.push(`${method} ${path}`);
+        throw new Refused('not the leader any more');
+      },
+    });
+    assert.equal((await client.listJobs()).length, 1, 'a GET is not fenced');
+    await assert.rejects(
+      client.triggerSavepoint(JOB, { triggerId: TRIGGER }),
+      (error: unknown) => error instanceof Refused && !(error instanceof FlinkRestError),
+    );
+    assert.deepEqual(asked, [`POST /jobs/${JOB}/savepoints`]);
+    assert.deepEqual(
+      server.received.map((r) => `${r.method} ${r.path}`),
+      ['GET /jobs/overview'],
+      'the refused POST never reached Flink',
+    );
+  });
+});
