@@ -16,7 +16,7 @@ import { existsSync } from 'node:fs';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
-import { FlinkRestClient, type FlinkRestRetryPolicy, type FlinkRestTimeouts } from './flink-rest-client.js';
+import { FlinkRestClient, type FlinkRestClientOptions, type FlinkRestRetryPolicy, type FlinkRestTimeouts } from './flink-rest-client.js';
 import { directBaseUrl, HttpFlinkRestTransport, serviceProxyTransport, type FlinkRestAccessMode } from './flink-rest-transport.js';
 import { deploymentKey, FLINK_PORTS } from './flink-resource-naming.js';
 
@@ -46,6 +46,8 @@ export interface FlinkRestAccessOptions {
   readonly directUrlOverride?: string;
   /** See FlinkRestClientOptions.beforeWrite (the leadership fence). */
   readonly beforeWrite?: (method: string, path: string) => void;
+  /** See FlinkRestClientOptions.onRequest (metrics). */
+  readonly onRequest?: FlinkRestClientOptions['onRequest'];
 }
 
 /** REST port of a deployment: `rest.port` from its flinkConfiguration, default 8081. Throws on garbage. */
@@ -65,6 +67,7 @@ export function flinkRestClientFor(deployment: FlinkDeploymentV1, options: Flink
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(options.retry ? { retry: options.retry } : {}),
     ...(options.beforeWrite ? { beforeWrite: options.beforeWrite } : {}),
+    ...(options.onRequest ? { onRequest: options.onRequest } : {}),
   };
   if (options.mode === 'apiserver-proxy') {
     if (!options.kubeConfig) throw new Error('Flink REST access mode apiserver-proxy needs a KubeConfig');

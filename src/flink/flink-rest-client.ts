@@ -82,6 +82,50 @@ export interface FlinkRestClientOptions {
    * between deciding and sending does not send once it runs again. A throw is rethrown as is.
    */
   readonly beforeWrite?: (method: string, path: string) => void;
+  /**
+   * Called once per request sent (every attempt of a retried GET), when its answer arrived or the
+   * transport failed: for metrics. A throw is ignored.
+   */
+  readonly onRequest?: (request: FlinkRestRequestObservation) => void;
+}
+
+/** One Flink REST request, as `FlinkRestClientOptions.onRequest` sees it. */
+export interface FlinkRestRequestObservation {
+  readonly method: string;
+  /** The path without its query, ids replaced (`/jobs/:jobid/savepoints/:triggerid`): a low-cardinality label. */
+  readonly endpoint: string;
+  /** `2xx`, `4xx`, `5xx` (the status class), or `error` when no answer arrived (connection, timeout). */
+  readonly outcome: string;
+  /** The HTTP status, when there was an answer. */
+  readonly status?: number;
+  readonly seconds: number;
+}
+
+/** Segments after which a path segment is an id, and the placeholder it becomes. */
+const ID_AFTER: Readonly<Record<string, string>> = {
+  jobs: ':jobid',
+  savepoints: ':triggerid',
+  checkpoints: ':triggerid',
+  'savepoint-disposal': ':triggerid',
+  vertices: ':vertexid',
+};
+/** Segments after `jobs` (etc.) that are names, not ids. */
+const NOT_IDS = new Set(['overview', 'metrics', 'config', 'details']);
+
+/**
+ * The endpoint of a Flink REST path, for metric labels: the query dropped and ids replaced,
+ * e.g. `/jobs/0123…/savepoints/abc?x=1` → `/jobs/:jobid/savepoints/:triggerid`.
+ */
+export function flinkRestEndpoint(path: string): string {
+  const segments = path.split(/[?#]/, 1)[0].split('/');
+  return segments
+    .map((segment, i) => {
+      if (segment === '') return segment;
+      const placeholder = ID_AFTER[segments[i - 1] ?? ''];
+      if (placeholder && !NOT_IDS.has(segment)) return placeholder;
+      return HEX32.test(segment) ? ':id' : segment;
+    })
+    .join('/');
 }
 
 export interface StopWithSavepointOptions {
@@ -125,6 +169,7 @@ export class FlinkRestClient {
   private readonly timeouts: FlinkRestTimeouts;
   private readonly retry: FlinkRestRetryPolicy;
   private readonly beforeWrite: ((method: string, path: string) => void) | undefined;
+  private readonly onRequest: ((request: FlinkRestRequestObservation) => void) | undefined;
   private readonly sleep: (ms: number) => Promise<void>;
   readonly resource: string;
 
@@ -136,6 +181,7 @@ export class FlinkRestClient {
     this.timeouts = { ...DEFAULT_FLINK_REST_TIMEOUTS, ...options.timeouts };
     this.retry = { ...DEFAULT_FLINK_REST_RETRY, ...options.retry };
     this.beforeWrite = options.beforeWrite;
+    this.onRequest = options.onRequest;
     this.sleep = options.sleep ?? defaultSleep;
   }
 
@@ -333,11 +379,14 @@ export class FlinkRestClient {
     let response;
     const check = this.beforeWrite;
     const sent: TransportRequest = check && request.method !== 'GET' ? { ...request, beforeWrite: () => check(request.method, request.path) } : request;
+    const started = performance.now();
     try {
       response = await this.transport.send(sent);
+      this.observe(request, started, response.status);
     } catch (error) {
       // Not a transport failure (the fence refused, or a bug): not Flink's answer, so not a FlinkRestError.
       if (!(error instanceof FlinkTransportFailure)) throw error;
+      this.observe(request, started, undefined);
       const failure = error;
       if (failure.code === 'EKUBECONFIG') {
         return {
@@ -389,6 +438,21 @@ export class FlinkRestClient {
         { ...details, source: 'flink', status: response.status, serverMessages: parsed.messages },
       ),
     };
+  }
+
+  private observe(request: TransportRequest, started: number, status: number | undefined): void {
+    if (!this.onRequest) return;
+    try {
+      this.onRequest({
+        method: request.method,
+        endpoint: flinkRestEndpoint(request.path),
+        outcome: status === undefined ? 'error' : `${Math.floor(status / 100)}xx`,
+        ...(status !== undefined ? { status } : {}),
+        seconds: (performance.now() - started) / 1000,
+      });
+    } catch {
+      // metrics must never break a call
+    }
   }
 }
 

@@ -201,6 +201,22 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const finalObserved: Observation = { ...observed, ...result.observed };
     const blind = finalObserved.restUnreachable !== undefined ? this.flinkUnreachable(current, finalObserved.restUnreachable) : undefined;
     const error = validationError ?? result.error ?? decision.error ?? blind;
+    // One line per pass that acts (a wait without an error is the steady state: not logged).
+    if (decision.step.kind !== 'wait' || error !== undefined) {
+      const announce = decision.announce;
+      const why = decision.step.kind === 'deploy' ? decision.step.intent.why : announce ? `${announce.reason}: ${announce.message}` : undefined;
+      d.log.info(
+        {
+          namespace: request.namespace,
+          name: request.name,
+          phase: state.phase,
+          step: decision.step.kind,
+          ...(why !== undefined ? { why } : {}),
+          ...(error !== undefined ? { error } : {}),
+        },
+        `reconcile step ${decision.step.kind}`,
+      );
+    }
     await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind);
     return { requeueAfterMs: this.requeueFor(result) };
   }

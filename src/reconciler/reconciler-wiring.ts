@@ -182,6 +182,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         mode: flinkRestAccess,
         kubeConfig: runtime.kubeConfig,
         beforeWrite: (method, path) => fence.check(`send ${method} ${path} to Flink`),
+        onRequest: (request) => runtime.metrics.recordFlinkRestRequest(request),
       }),
     fenceFor: (signal) => runtime.fenceFor(signal),
     takeTrimmedSavepoints: (deployment) => trimmedForSize.take(deployment),

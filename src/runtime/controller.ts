@@ -4,6 +4,7 @@ import { WorkQueue } from './work-queue.js';
 import { ItemExponentialRateLimiter } from './rate-limiter.js';
 import { newReconcileId, withReconcileContext } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
+import { KubeApiError } from '../kube/api-errors.js';
 
 /**
  * The controller: a work queue, a fixed number of workers running the reconciler, and the
@@ -15,7 +16,11 @@ import type { OperatorMetrics } from './metrics.js';
  *   reconciler asked, else after `reconcileIntervalMs` (the periodic reconcile), both stretched by
  *   a random jitter of up to `requeueJitter` (default 10 %) so thousands of keys do not fire
  *   together; keys whose object is gone (`exists` says false) are not requeued periodically;
- * - failure (throw) → requeued with per-key exponential backoff;
+ * - failure (throw) → requeued with per-key exponential backoff, logged as a WARN with its stack;
+ *   an expected outcome (a KubeApiError 404 NotFound or 409 Conflict: something changed between
+ *   read and write) is logged as one INFO line without a stack, and a 404 on the reconciled object
+ *   itself (e.g. the finalizer removal of a FlinkDeployment deleted meanwhile) is a success: the
+ *   object is gone, nothing is left to do, it is not retried;
  * - `stop(graceMs)` stops handing out work at once, lets running reconciles finish for up to
  *   `graceMs`, then aborts their signals and returns; `stop(0)` (lost leadership) aborts at once.
  * Assumptions: the reconciler honours its AbortSignal reasonably promptly and is idempotent.
@@ -141,6 +146,12 @@ export class Controller {
           result = 'aborted';
           return;
         }
+        const expected = expectedOutcome(error, request);
+        if (expected === 'gone') {
+          this.queue.forget(key);
+          logger.info({ error: (error as Error).message }, 'the object is gone; nothing left to do');
+          return;
+        }
         result = 'error';
         metrics?.reconcileErrors.inc({ error: (error as Error)?.name ?? 'Error' });
         this.queue.addRateLimited(key);
@@ -149,7 +160,10 @@ export class Controller {
         } catch {
           // reporting must never break the retry
         }
-        logger.warn({ err: error, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+        if (expected) {
+          const { code, reason, message } = error as KubeApiError;
+          logger.info({ error: message, code, reason, retries: this.queue.numRequeues(key) }, 'reconcile interrupted by a concurrent change; retrying');
+        } else logger.warn({ err: error, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
       } finally {
         const seconds = (performance.now() - started) / 1000;
         metrics?.reconcileTotal.inc({ result });
@@ -166,4 +180,17 @@ export class Controller {
     const fraction = this.options.requeueJitter ?? 0.1;
     return Math.round(ms * (1 + fraction * (this.options.random ?? Math.random)()));
   }
+}
+
+/**
+ * `gone`: a 404 on the reconciled object itself (its Status details name it); `expected`: another
+ * 404 or a 409 (the world changed between a read and a write; the next pass reads again);
+ * undefined: a real failure.
+ */
+function expectedOutcome(error: unknown, request: { namespace: string; name: string }): 'gone' | 'expected' | undefined {
+  if (!(error instanceof KubeApiError) || (error.code !== 404 && error.code !== 409)) return undefined;
+  if (error.code === 409) return 'expected';
+  const details = error.status?.details as { name?: unknown; kind?: unknown } | undefined;
+  const primary = details?.name === request.name && typeof details.kind === 'string' && /^flinkdeployments?$/i.test(details.kind.split('.')[0]);
+  return primary ? 'gone' : 'expected';
 }

@@ -40,6 +40,8 @@ export interface InformerOptions<T extends KubernetesObject> {
   readonly watchTimeoutSeconds?: readonly [number, number];
   readonly onRestart?: (reason: 'error' | 'early-close') => void;
   readonly onRequest?: (verb: 'list' | 'watch', code: string) => void;
+  /** Called as each list or watch request starts (onRequest: when it ends). Must not throw. */
+  readonly onRequestStart?: (verb: 'list' | 'watch') => void;
 }
 
 export class Informer<T extends KubernetesObject> implements ObservableObjectReader<T> {
@@ -156,6 +158,7 @@ class InformerScope<T extends KubernetesObject> {
     this.timeoutRange = options.watchTimeoutSeconds ?? [300, 600];
     const resource = options.resource;
     const listFn = async (): Promise<KubernetesListObject<T>> => {
+      options.onRequestStart?.('list');
       try {
         const list = await resource.list(namespace, options.labelSelector);
         options.onRequest?.('list', '200');
@@ -236,6 +239,7 @@ class InformerScope<T extends KubernetesObject> {
     const timeoutSeconds = Math.round(lo + Math.random() * Math.max(0, hi - lo));
     const started = Date.now();
     let objectEvents = 0;
+    this.options.onRequestStart?.('watch');
     return inner.watch(
       path,
       { ...params, allowWatchBookmarks: true, timeoutSeconds },

@@ -10,6 +10,12 @@ import pretty from 'pino-pretty';
  * logger emitted it: the controller runs each reconcile inside `withReconcileContext`, and the
  * logger's mixin reads the context from AsyncLocalStorage. Reconcilers therefore log through the
  * plain `deps.logger` and still get the fields.
+ *
+ * Each field appears once per line: pino writes the base fields, each child's bindings and the
+ * call's fields one after the other, so a field bound twice (the base `identity` and a child, or a
+ * child's `namespace` and the reconcile context's) would be repeated; the JSON lines are
+ * normalised before they are written (the innermost value wins: the call's over a child's over the
+ * base's).
  */
 export type LogFormat = 'json' | 'pretty';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -53,6 +59,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     base: options.base ?? {},
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: { level: (label: string) => ({ level: label }) },
+    hooks: { streamWrite: uniqueFields },
     mixin: () => {
       const context = reconcileContext.getStore();
       return context ? { namespace: context.namespace, name: context.name, reconcileId: context.reconcileId } : {};
@@ -69,4 +76,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     return pino(pinoOptions, stream);
   }
   return options.destination ? pino(pinoOptions, options.destination) : pino(pinoOptions);
+}
+
+/** One JSON line with every field once (JSON.parse keeps the last value of a repeated key). */
+export function uniqueFields(line: string): string {
+  const end = line.endsWith('\n') ? line.length - 1 : line.length;
+  try {
+    return JSON.stringify(JSON.parse(line.slice(0, end))) + line.slice(end);
+  } catch {
+    return line;
+  }
 }

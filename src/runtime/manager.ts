@@ -20,7 +20,7 @@ import { HealthServer } from './health-server.js';
 import { Informer } from './informer.js';
 import { LeaderElector, type Leadership } from './leader-election.js';
 import { createLogger } from './logger.js';
-import { OperatorMetrics } from './metrics.js';
+import { LifecycleTracker, OperatorMetrics, type LifecycleCounts } from './metrics.js';
 import type { OperatorConfig } from './operator-config.js';
 import { OwnWriteTracker, type WriteTracker } from './own-write-tracker.js';
 import type { Reconciler } from './reconcile.js';
@@ -104,11 +104,13 @@ export class Manager {
   private term = 0;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly unsubscribers: Array<() => void> = [];
+  private readonly lifecycle: LifecycleTracker;
 
   constructor(options: ManagerOptions) {
     const config = (this.config = options.config);
     this.logger = options.logger ?? createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
     const metrics = (this.metrics = new OperatorMetrics());
+    this.lifecycle = new LifecycleTracker(metrics);
     // client-node opens a new connection per request otherwise (connection-reuse.ts, design/performance.md)
     reuseConnections(options.kubeConfig);
     const clients = new ApiClientFactory(options.kubeConfig, (verb, code) => metrics.apiRequests.inc({ verb, code }));
@@ -123,6 +125,7 @@ export class Manager {
         maxDelayMs: config.watchRestartMaxDelayMs,
         onRestart: (reason) => metrics.informerRestarts.inc({ resource: resource.resource, reason }),
         onRequest: (verb, code) => metrics.apiRequests.inc({ verb, code }),
+        onRequestStart: (verb) => metrics.watchRequests.inc({ kind: resource.kind, verb }),
       });
     this.flinkInformer = informerFor(flinkDeployments(clients));
     const stateInformer = informerFor(configMaps(clients), config.stateConfigMapSelector);
@@ -188,11 +191,13 @@ export class Manager {
       enqueue: (key) => this.controller?.enqueue(key),
     };
     metrics.setLifecycleSource(() => {
-      const counts = new Map<string, number>();
+      const counts: LifecycleCounts = new Map();
       for (const deployment of this.flinkInformer.list()) {
-        const state = (deployment.status as { lifecycleState?: unknown } | undefined)?.lifecycleState;
-        const label = typeof state === 'string' && state ? state : 'UNKNOWN';
-        counts.set(label, (counts.get(label) ?? 0) + 1);
+        const namespace = deployment.metadata?.namespace ?? '';
+        const states = counts.get(namespace) ?? new Map<string, number>();
+        counts.set(namespace, states);
+        const state = lifecycleStateOf(deployment);
+        states.set(state, (states.get(state) ?? 0) + 1);
       }
       return counts;
     });
@@ -228,6 +233,17 @@ export class Manager {
       );
       informer.start();
     }
+    // Time in lifecycle state: every replica sees the status changes through its informer.
+    this.unsubscribers.push(
+      this.flinkInformer.subscribe((event) => {
+        const objects = event.type === 'relisted' ? [] : [event.object];
+        for (const object of objects) {
+          const uid = object.metadata?.uid ?? '';
+          if (event.type === 'deleted') this.lifecycle.forget(uid);
+          else this.lifecycle.observe(uid, object.metadata?.namespace ?? '', lifecycleStateOf(object));
+        }
+      }),
+    );
     this.unsubscribers.push(
       this.leadership.onStartedLeading((token) => {
         this.metrics.leader.set(1);
@@ -338,6 +354,12 @@ export class Manager {
       void controller.stop(0);
     }
   }
+}
+
+/** `status.lifecycleState` of a FlinkDeployment, `UNKNOWN` when it has none. */
+function lifecycleStateOf(deployment: FlinkDeploymentObject): string {
+  const state = (deployment.status as { lifecycleState?: unknown } | undefined)?.lifecycleState;
+  return typeof state === 'string' && state ? state : 'UNKNOWN';
 }
 
 /**

@@ -19,7 +19,11 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * | flink_operator_workqueue_retries_total | counter | | rate-limited re-adds after an error |
  * | flink_operator_workqueue_in_flight | gauge | | reconciles running now |
  * | flink_operator_api_requests_total | counter | verb, code | Kubernetes API requests by audit verb and HTTP code (code "error" = no response) |
- * | flink_operator_lifecycle_state | gauge | state | FlinkDeployments per status.lifecycleState (computed from the cache at scrape time) |
+ * | flink_operator_lifecycle_state | gauge | namespace, state | FlinkDeployments per namespace and status.lifecycleState (computed from the cache at scrape time) |
+ * | flink_operator_lifecycle_state_duration_seconds | histogram | namespace, state | seconds a FlinkDeployment spent in a lifecycle state, observed when it leaves it (LifecycleTracker) |
+ * | flink_operator_flink_rest_requests_total | counter | method, endpoint, outcome=2xx\|4xx\|5xx\|error | Flink REST requests (each attempt; endpoint = the path with ids replaced) |
+ * | flink_operator_flink_rest_request_duration_seconds | histogram | method, endpoint, outcome | Flink REST request latency |
+ * | flink_operator_watch_requests_total | counter | kind, verb=list\|watch | informer list and watch requests started |
  * | flink_operator_state_writes_total | counter | outcome | state ConfigMap writes (outcome e.g. created\|updated\|conflict\|stale\|error) |
  * | flink_operator_state_conflicts_total | counter | | state ConfigMap 409 conflicts |
  * | flink_operator_leader | gauge | | 1 while this instance leads (or election is off), else 0 |
@@ -43,7 +47,11 @@ export class OperatorMetrics {
   readonly queueRetries: Counter;
   readonly inFlight: Gauge;
   readonly apiRequests: Counter<'verb' | 'code'>;
-  readonly lifecycleStates: Gauge<'state'>;
+  readonly lifecycleStates: Gauge<'namespace' | 'state'>;
+  readonly lifecycleStateDuration: Histogram<'namespace' | 'state'>;
+  readonly flinkRestRequests: Counter<'method' | 'endpoint' | 'outcome'>;
+  readonly flinkRestDuration: Histogram<'method' | 'endpoint' | 'outcome'>;
+  readonly watchRequests: Counter<'kind' | 'verb'>;
   readonly stateWrites: Counter<'outcome'>;
   readonly stateConflicts: Counter;
   readonly leader: Gauge;
@@ -56,7 +64,7 @@ export class OperatorMetrics {
   readonly informerRestarts: Counter<'resource' | 'reason'>;
   readonly events: Counter<'type' | 'reason' | 'outcome'>;
   readonly echoSkipped: Counter<'kind'>;
-  private lifecycleSource: (() => Map<string, number>) | undefined;
+  private lifecycleSource: (() => LifecycleCounts) | undefined;
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     const registers = [(this.registry = new Registry())];
@@ -88,15 +96,41 @@ export class OperatorMetrics {
     });
     this.lifecycleStates = new Gauge({
       name: `${p}lifecycle_state`,
-      help: 'FlinkDeployments per lifecycle state',
-      labelNames: ['state'],
+      help: 'FlinkDeployments per namespace and lifecycle state',
+      labelNames: ['namespace', 'state'],
       registers,
       collect: () => {
         const source = this.lifecycleSource;
         if (!source) return;
         this.lifecycleStates.reset();
-        for (const [state, count] of source()) this.lifecycleStates.set({ state }, count);
+        for (const [namespace, states] of source()) for (const [state, count] of states) this.lifecycleStates.set({ namespace, state }, count);
       },
+    });
+    this.lifecycleStateDuration = new Histogram({
+      name: `${p}lifecycle_state_duration_seconds`,
+      help: 'Seconds a FlinkDeployment spent in a lifecycle state, observed when it left the state',
+      labelNames: ['namespace', 'state'],
+      buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600],
+      registers,
+    });
+    this.flinkRestRequests = new Counter({
+      name: `${p}flink_rest_requests_total`,
+      help: 'Flink REST requests (every attempt) by method, endpoint (ids replaced) and outcome (2xx, 4xx, 5xx, error = no answer)',
+      labelNames: ['method', 'endpoint', 'outcome'],
+      registers,
+    });
+    this.flinkRestDuration = new Histogram({
+      name: `${p}flink_rest_request_duration_seconds`,
+      help: 'Flink REST request latency by method, endpoint and outcome',
+      labelNames: ['method', 'endpoint', 'outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+      registers,
+    });
+    this.watchRequests = new Counter({
+      name: `${p}watch_requests_total`,
+      help: 'Informer list and watch requests started, by kind',
+      labelNames: ['kind', 'verb'],
+      registers,
     });
     this.stateWrites = new Counter({ name: `${p}state_writes_total`, help: 'State ConfigMap writes by outcome', labelNames: ['outcome'], registers });
     this.stateConflicts = new Counter({ name: `${p}state_conflicts_total`, help: 'State ConfigMap write conflicts (409)', registers });
@@ -151,15 +185,63 @@ export class OperatorMetrics {
 
   /**
    * Makes `flink_operator_lifecycle_state` computed at each scrape from `source` (the manager
-   * counts `status.lifecycleState` over its FlinkDeployment cache); values set by hand are then
-   * replaced at each scrape.
+   * counts `status.lifecycleState` per namespace over its FlinkDeployment cache); values set by
+   * hand are then replaced at each scrape.
    */
-  setLifecycleSource(source: () => Map<string, number>): void {
+  setLifecycleSource(source: () => LifecycleCounts): void {
     this.lifecycleSource = source;
+  }
+
+  /** Records one Flink REST request (the FlinkRestClient `onRequest` hook). */
+  recordFlinkRestRequest(request: { method: string; endpoint: string; outcome: string; seconds: number }): void {
+    const labels = { method: request.method, endpoint: request.endpoint, outcome: request.outcome };
+    this.flinkRestRequests.inc(labels);
+    this.flinkRestDuration.observe(labels, request.seconds);
   }
 
   /** The Prometheus text exposition of every metric. */
   async exposition(): Promise<{ contentType: string; body: string }> {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** FlinkDeployments by namespace, then by lifecycle state. */
+export type LifecycleCounts = Map<string, Map<string, number>>;
+
+/**
+ * Time in lifecycle state, as the Apache operator's `resource.lifecycle.metrics`: remembers, per
+ * FlinkDeployment uid, the lifecycle state last seen and since when; when a later sighting shows
+ * another state, the time spent in the previous one is observed in
+ * `flink_operator_lifecycle_state_duration_seconds{namespace,state}`.
+ *
+ * Caveats: in memory: the first sighting after a start (or of a state entered while the operator
+ * did not watch) starts the clock then, so that first interval is shorter than the real one. A
+ * deleted deployment is forgotten without an observation (it did not leave its state for another).
+ */
+export class LifecycleTracker {
+  private readonly byUid = new Map<string, { state: string; since: number }>();
+
+  constructor(
+    private readonly metrics: Pick<OperatorMetrics, 'lifecycleStateDuration'>,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  /** A sighting of deployment `uid` in `state` (an informer add/update). */
+  observe(uid: string, namespace: string, state: string): void {
+    if (!uid) return;
+    const at = this.now();
+    const previous = this.byUid.get(uid);
+    if (previous?.state === state) return;
+    if (previous) this.metrics.lifecycleStateDuration.observe({ namespace, state: previous.state }, Math.max(0, at - previous.since) / 1000);
+    this.byUid.set(uid, { state, since: at });
+  }
+
+  forget(uid: string): void {
+    this.byUid.delete(uid);
+  }
+
+  /** Deployments tracked now (for tests). */
+  size(): number {
+    return this.byUid.size;
   }
 }

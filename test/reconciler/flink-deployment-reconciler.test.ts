@@ -263,6 +263,7 @@ function harness(options: HarnessOptions) {
   const fence = new RecordingFence(log, options.refuses ?? (() => false));
   const statuses: FlinkDeploymentStatusV1[] = [];
   const events: Array<{ type: string; reason: string; message: string }> = [];
+  const infoLines: Array<{ fields: Record<string, unknown>; message: string }> = [];
   const counters = { fencedOut: 0, driftDetected: 0, flinkUnreachable: 0 };
   let issued = 0;
   const status: StatusWriter = {
@@ -309,7 +310,7 @@ function harness(options: HarnessOptions) {
     },
     flinkRestAccess: 'direct',
     events: { emit: (_d, type, reason, message) => void events.push({ type, reason, message }) },
-    log: { info: () => {}, warn: () => {}, debug: () => {} },
+    log: { info: (fields, message) => void infoLines.push({ fields, message }), warn: () => {}, debug: () => {} },
     timings: TIMINGS,
     specHash: (s) => `hash-of-${s.image}`,
     newJobId: () => jobIdNumber(++issued),
@@ -325,6 +326,7 @@ function harness(options: HarnessOptions) {
     fence,
     statuses,
     events,
+    infoLines,
     counters,
     clusterDeployments,
     pass: () => reconciler.reconcile({ namespace: NS, name: NAME }),
@@ -374,6 +376,11 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
       [`Submit: Deploying job ${J1} without state`],
     );
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.progressCheckIntervalMs });
+    // One info line for the decision: what, why, which step (issue 16).
+    const decisions = h.infoLines.filter((l) => l.message.startsWith('reconcile step'));
+    assert.deepEqual(decisions, [
+      { fields: { namespace: NS, name: NAME, phase: 'NEW', step: 'deploy', why: 'first deployment' }, message: 'reconcile step deploy' },
+    ]);
   });
 
   test('a RUNNING deployment with nothing to do: no state write, no apply, no Kubernetes write; only the status writer is given the status', async () => {
@@ -406,6 +413,11 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     );
     assert.deepEqual(h.events, []);
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.reconcileIntervalMs });
+    assert.deepEqual(
+      h.infoLines.filter((l) => l.message.startsWith('reconcile step')),
+      [],
+      'a steady pass that does nothing logs nothing at info',
+    );
   });
 
   test('a suspend of a last-state deployment whose job Flink HA holds: the Deployments are deleted; no stop-with-savepoint, no apply', async () => {

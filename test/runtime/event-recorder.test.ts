@@ -104,3 +104,20 @@ test('a failed write neither throws nor stops later events', async () => {
     ['kept'],
   );
 });
+
+test('events carry firstTimestamp/lastTimestamp (kubectl get events --sort-by=.lastTimestamp), and an aggregated repeat moves lastTimestamp', async () => {
+  const api = new FakeEventApi();
+  let now = Date.parse('2026-01-01T00:00:00Z');
+  const recorder = new KubernetesEventRecorder({ api: api as unknown as CoreV1Api, instance: 'op-0', now: () => now });
+  recorder.normal(deployment, EventReason.Submit, 'Starting deployment');
+  now += 30_000;
+  recorder.normal(deployment, EventReason.Submit, 'Starting deployment');
+  await recorder.flush();
+  const [created] = api.created;
+  assert.equal(created?.firstTimestamp?.toISOString(), '2026-01-01T00:00:00.000Z');
+  assert.equal(created?.lastTimestamp?.toISOString(), '2026-01-01T00:00:00.000Z');
+  assert.equal(created?.eventTime, undefined, 'core/v1 Event: the timestamps kubectl sorts on, not only eventTime');
+  const patch = api.patched[0]?.body as { count: number; lastTimestamp?: Date } | undefined;
+  assert.equal(patch?.count, 2);
+  assert.equal(patch?.lastTimestamp?.toISOString(), '2026-01-01T00:00:30.000Z');
+});

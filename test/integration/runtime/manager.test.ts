@@ -107,7 +107,15 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
     assert.match(metrics, /flink_operator_reconcile_total\{result="success"\} 5/);
     assert.match(metrics, /flink_operator_workqueue_depth 0/);
     assert.match(metrics, /^flink_operator_leader 1$/m, 'election off: this instance leads');
-    assert.match(metrics, /flink_operator_lifecycle_state\{state="DEPLOYED"\} 1/, 'lifecycle states counted from the cache');
+    assert.match(metrics, /flink_operator_lifecycle_state\{namespace="default",state="DEPLOYED"\} 1/, 'lifecycle states counted per namespace from the cache');
+    assert.match(
+      metrics,
+      /flink_operator_lifecycle_state_duration_seconds_count\{namespace="default",state="CREATED"\} 1/,
+      'the time in CREATED was observed when the deployment left it',
+    );
+    for (const kind of ['FlinkDeployment', 'ConfigMap', 'Deployment', 'Service'])
+      for (const verb of ['list', 'watch'])
+        assert.match(metrics, new RegExp(`flink_operator_watch_requests_total\\{kind="${kind}",verb="${verb}"\\} [1-9]`), `${kind} ${verb}`);
     assert.match(metrics, /flink_operator_api_requests_total\{verb="watch",code="200"\}|flink_operator_api_requests_total\{verb="list",code="200"\}/);
 
     // graceful shutdown: an in-flight reconcile is allowed to finish
