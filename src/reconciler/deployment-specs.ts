@@ -2,6 +2,7 @@
  * Pure answers about the specs a state holds: which one the cluster runs, where a new job of a spec
  * restores from, and how a spec is recorded once reconciled (the rewrites the Apache operator makes).
  */
+import { isDeployedPhase } from '../api/deployment-phase.js';
 import { flattenFlinkConfiguration, isHighAvailabilityEnabled } from '../api/flink-configuration.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { InternalState } from '../api/internal-state.js';
@@ -23,9 +24,20 @@ export function deployedGenerationOf(state: InternalState): number | undefined {
   return state.phase === 'ROLLING_BACK' || state.phase === 'ROLLED_BACK' ? state.lastStableGeneration : state.lastReconciledGeneration;
 }
 
-/** The newest savepoint the state knows: the one a stop just took, else the newest in the history. */
+/**
+ * The newest savepoint the state knows: the one a stop just took, else the newest in the history.
+ * On a deployed cluster `upgradeSavepointPath` is not a pending restore: this operator clears it
+ * when the deployment is made, and a state migrated from the Apache operator (which leaves it set)
+ * carries there what that deployment restored from (restorePathOfDeployment).
+ */
 export function newestSavepointOf(state: InternalState): string | undefined {
-  return state.upgradeSavepointPath ?? state.savepointHistory.at(-1)?.location;
+  const pending = isDeployedPhase(state.phase) ? undefined : state.upgradeSavepointPath;
+  return pending ?? state.savepointHistory.at(-1)?.location;
+}
+
+/** What the current deployment restored from: recorded by this operator, or left by the Apache operator in upgradeSavepointPath. */
+export function restorePathOfDeployment(state: InternalState): string | undefined {
+  return state.deployedFrom ?? (isDeployedPhase(state.phase) ? state.upgradeSavepointPath : undefined);
 }
 
 /** Where a new job of `desired` restores from: nothing when stateless, else the newest savepoint. */

@@ -21,7 +21,7 @@
 import type { InternalState } from '../api/internal-state.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { DecisionInput } from './decide.js';
-import { deployedSpecOf, haOn, newestSavepointOf, restorePathFor, sameFlinkVersion } from './deployment-specs.js';
+import { deployedSpecOf, haOn, newestSavepointOf, restorePathFor, restorePathOfDeployment, sameFlinkVersion } from './deployment-specs.js';
 import type { Observation } from './observation.js';
 import type { Decision } from './reconcile-step.js';
 
@@ -36,12 +36,13 @@ export function haHoldsJob(observed: Observation, jobId: string, options: { requ
   return observed.ha.jobIds.includes(jobId) && (observed.ha.hasCheckpoint || options.requireCheckpoint === false);
 }
 
-/** The newest point a new job of a stopped/failed job restores from: its newest checkpoint or savepoint per Flink, else the newest savepoint the state knows. */
+/**
+ * The newest point a new job of a stopped or failed job restores from: the newest completed
+ * checkpoint or savepoint of that job per Flink's statistics (they hold its latest savepoint too),
+ * else the newest savepoint the state knows.
+ */
 export function newestRestorePath(state: InternalState, observed: Observation): string | undefined {
-  const known = state.savepointHistory.at(-1);
-  const fromFlink = observed.checkpoints?.newestRestorePoint;
-  if (fromFlink && (!known || fromFlink.triggeredAt >= known.timeStamp || !state.upgradeSavepointPath)) return fromFlink.path;
-  return newestSavepointOf(state);
+  return observed.checkpoints?.newestRestorePoint?.path ?? newestSavepointOf(state);
 }
 
 export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend'): Decision {
@@ -115,7 +116,7 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
       if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
       if (holds) return waitFor(input, purpose, `Flink's HA metadata holds a checkpoint of job ${jobId}`);
     }
-    const from = state.deployedFrom ?? restorePathFor(desired, state);
+    const from = restorePathOfDeployment(state) ?? restorePathFor(desired, state);
     return {
       ...finish(from),
       announce: {
