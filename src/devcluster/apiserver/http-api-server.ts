@@ -37,7 +37,7 @@ import type { ResourceRegistry } from './resource-registry.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
-import { tableOf, wantsTable } from './tables.js';
+import { tableOf, tableRowObjectOf, wantsTable } from './tables.js';
 import { startWatch } from './watch-stream.js';
 
 export interface ServiceProxyTarget {
@@ -416,7 +416,19 @@ export class HttpApiServer {
       if (p.name && !isTrue(q.get('watch'))) {
         const stored = this.o.ops.getStored(scope, p.name);
         if (sub === 'scale') return this.sendJson(res, 200, this.o.ops.scaleOf(scope, stored));
-        if (table) return this.sendJson(res, 200, tableOf(type, scope.groupResource, [this.o.ops.encode(type, stored)], stored.metadata.resourceVersion));
+        if (table)
+          return this.sendJson(
+            res,
+            200,
+            tableOf(
+              type,
+              scope.groupResource,
+              [this.o.ops.encode(type, stored)],
+              stored.metadata.resourceVersion,
+              true,
+              tableRowObjectOf(q.get('includeObject')),
+            ),
+          );
         return this.sendJson(res, 200, this.o.ops.encodeJson(type, stored));
       }
       const labels = parseLabelSelector(q.get('labelSelector'));
@@ -442,6 +454,7 @@ export class HttpApiServer {
             timeoutSeconds: timeout ? Number(timeout) : undefined,
             bookmarks: isTrue(q.get('allowWatchBookmarks')),
             table,
+            tableRowObject: tableRowObjectOf(q.get('includeObject')),
             expire: expireWatch === 'event',
           },
           { bookmarkIntervalMs: this.o.bookmarkIntervalMs, onBytes: () => undefined },
@@ -459,6 +472,8 @@ export class HttpApiServer {
             scope.groupResource,
             items.map((o) => this.o.ops.encode(type, o)),
             listRv,
+            true,
+            tableRowObjectOf(q.get('includeObject')),
           ),
         );
       const body = `{"kind":"${type.listKind}","apiVersion":"${apiVersionOf(type)}","metadata":{"resourceVersion":"${listRv}"},"items":[${items

@@ -255,23 +255,46 @@ function partialMeta(o: KubeObject): JsonObject {
   return { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: o.metadata };
 }
 
+/**
+ * What each Table row carries (`includeObject`, as kube-apiserver's TableOptions): the object's
+ * metadata (`Metadata`, the default), the whole object (`Object`: what `kubectl get --sort-by`
+ * asks for, it sorts on the objects), or nothing (`None`).
+ */
+export type TableRowObject = 'None' | 'Metadata' | 'Object';
+
+/** The `includeObject` query parameter; an unknown value is a 400 in kube-apiserver, here the default. */
+export function tableRowObjectOf(value: string | null): TableRowObject {
+  return value === 'None' || value === 'Object' ? value : 'Metadata';
+}
+
 /** A meta.k8s.io/v1 Table (members in the order they are serialized). */
 export interface Table {
   kind: 'Table';
   apiVersion: 'meta.k8s.io/v1';
   metadata: { resourceVersion: string | undefined };
   columnDefinitions: ColumnDefinition[] | null;
-  rows: { cells: JsonValue[]; object: JsonObject }[];
+  rows: { cells: JsonValue[]; object?: JsonObject }[];
 }
 
-export function tableOf(type: ResourceType, groupResource: string, objects: KubeObject[], resourceVersion: string | undefined, withColumns = true): Table {
+export function tableOf(
+  type: ResourceType,
+  groupResource: string,
+  objects: KubeObject[],
+  resourceVersion: string | undefined,
+  withColumns = true,
+  rowObject: TableRowObject = 'Metadata',
+): Table {
   const printer = printerFor(type, groupResource);
+  const objectOf = (o: KubeObject): JsonObject | undefined => (rowObject === 'None' ? undefined : rowObject === 'Object' ? o : partialMeta(o));
   return {
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
     metadata: { resourceVersion },
     columnDefinitions: withColumns ? printer.columns : null,
-    rows: objects.map((o) => ({ cells: printer.cells(o), object: partialMeta(o) })),
+    rows: objects.map((o) => {
+      const object = objectOf(o);
+      return { cells: printer.cells(o), ...(object ? { object } : {}) };
+    }),
   };
 }
 

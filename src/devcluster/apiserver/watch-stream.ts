@@ -13,7 +13,7 @@ import { gone, ApiError } from './errors.js';
 import type { ApiOperations, Scope } from './api-operations.js';
 import { apiVersionOf, type KubeObject } from './resource-types.js';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
-import { tableOf } from './tables.js';
+import { tableOf, type TableRowObject } from './tables.js';
 import type { Watcher, WatchEventType } from './watch-hub.js';
 
 export interface WatchRequest {
@@ -25,6 +25,8 @@ export interface WatchRequest {
   timeoutSeconds: number | undefined;
   bookmarks: boolean;
   table: boolean;
+  /** With `table`: what each row carries (includeObject). */
+  tableRowObject?: TableRowObject;
   /** answer with ERROR 410 and close (fault injection) */
   expire: boolean;
 }
@@ -84,7 +86,7 @@ export function startWatch(ops: ApiOperations, req: IncomingMessage, res: Server
 
   let firstTable = true;
   const encodeTable = (t: WatchEventType, obj: KubeObject) => {
-    const table = tableOf(type, scope.groupResource, [ops.encode(type, obj)], obj.metadata.resourceVersion, firstTable);
+    const table = tableOf(type, scope.groupResource, [ops.encode(type, obj)], obj.metadata.resourceVersion, firstTable, w.tableRowObject);
     firstTable = false;
     return JSON.stringify({ type: t, object: table });
   };
@@ -93,7 +95,7 @@ export function startWatch(ops: ApiOperations, req: IncomingMessage, res: Server
     namespace: type.namespaced && !w.allNamespaces ? scope.namespace : undefined,
     labels: w.labels,
     matches: (obj) => (w.labels.length === 0 || matchesLabels(w.labels, obj.metadata.labels)) && (w.fields.length === 0 || matchesFields(w.fields, obj)),
-    encodingKey: w.table ? '!table' : type.crd ? `${type.version}|${type.crd.revision}` : 'builtin',
+    encodingKey: w.table ? `!table:${w.tableRowObject ?? 'Metadata'}` : type.crd ? `${type.version}|${type.crd.revision}` : 'builtin',
     encode: (t, obj) => (w.table ? encodeTable(t, obj) : `{"type":"${t}","object":${ops.encodeJson(type, obj)}}`),
     write,
     close,
