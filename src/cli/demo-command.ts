@@ -10,7 +10,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,10 +24,10 @@ import {
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { stringify as toYaml } from 'yaml';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { flinkDeployment } from '../api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { startSimulatedCluster } from '../devcluster/simulated-cluster.js';
+import { type SimulatedCluster, startSimulatedCluster } from '../devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
 import { createLogger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
@@ -53,7 +53,8 @@ export function registerDemoCommand(program: Command): void {
     .option('--kubeconfig <file>', 'where to write the kubeconfig (default: a temporary directory)')
     .option('--http-port <n>', 'operator metrics/health port (0 = any free port)', '0')
     .action(async (options: DemoOptions) => {
-      await runDemo(options);
+      // Ctrl-C during the walkthrough: everything is stopped and removed, and the exit status says it was cut short.
+      if ((await runDemo(options)) === 'interrupted') process.exitCode = 130;
     });
 }
 
@@ -70,17 +71,74 @@ function kubectlAvailable(): boolean {
   }
 }
 
-export async function runDemo(options: DemoOptions): Promise<void> {
+/**
+ * Runs the demo until the walkthrough ends (`--exit`) or SIGINT/SIGTERM. However it ends (finished,
+ * Ctrl-C during or after the walkthrough, an error), the operator and the cluster are stopped and
+ * the temporary directories it made (the kubeconfig's, kubectl's cache) are removed before it
+ * returns. Resolves 'interrupted' when a signal cut the walkthrough short.
+ */
+export async function runDemo(options: DemoOptions): Promise<'finished' | 'interrupted'> {
   const say = (line = '') => process.stdout.write(`${line}\n`);
+  // Temporary directories this run made (kubeconfig, kubectl cache): removed however it ends.
+  const tempDirs: string[] = [];
+  const makeTempDir = (prefix: string) => {
+    const dir = mkdtempSync(join(tmpdir(), prefix));
+    tempDirs.push(dir);
+    return dir;
+  };
+  let signalled!: () => void;
+  const interrupted = new Promise<'interrupted'>((resolve) => (signalled = () => resolve('interrupted')));
+  const onSignal = () => signalled();
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  const running: { world?: SimulatedCluster; manager?: Manager; aborted: boolean } = { aborted: false };
+  const walkthrough = walkThrough(options, say, makeTempDir, running);
+  walkthrough.catch(() => undefined); // abandoned on Ctrl-C: its errors (the cluster is gone) are not reported
+  let outcome: 'done' | 'interrupted' = 'interrupted';
+  try {
+    outcome = await Promise.race([walkthrough.then(() => 'done' as const), interrupted]);
+    if (outcome === 'done' && !options.exit) {
+      say('\nThe cluster and the operator keep running; press Ctrl-C to stop.');
+      await interrupted;
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    running.aborted = true;
+    if (outcome === 'interrupted') say('\nStopping the operator and the development cluster.');
+    await running.manager?.stop();
+    await running.world?.stop();
+    // An interrupted walkthrough fails fast once the cluster is gone; it may have started something meanwhile.
+    await Promise.race([walkthrough.catch(() => undefined), new Promise((r) => setTimeout(r, 5_000).unref())]);
+    await running.manager?.stop();
+    await running.world?.stop();
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+  }
+  if (outcome === 'interrupted') return 'interrupted';
+  if (options.exit) say('\nDemo finished.');
+  return 'finished';
+}
+
+async function walkThrough(
+  options: DemoOptions,
+  say: (line?: string) => void,
+  makeTempDir: (prefix: string) => string,
+  running: { world?: SimulatedCluster; manager?: Manager; aborted: boolean },
+): Promise<void> {
+  const checkNotAborted = () => {
+    if (running.aborted) throw new Error('demo interrupted');
+  };
   const world = await startSimulatedCluster({
     port: Number(options.port ?? 0),
     simulation: { podReadyDelayMs: 400, jobStartDelayMs: 400, savepointDurationMs: 800 },
   });
-  const kubeconfigPath = options.kubeconfig ?? join(mkdtempSync(join(tmpdir(), 'flink-operator-demo-')), 'kubeconfig');
+  running.world = world;
+  checkNotAborted();
+  const kubeconfigPath = options.kubeconfig ?? join(makeTempDir('flink-operator-demo-'), 'kubeconfig');
   writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
   const kubeConfig = world.cluster.kubeConfig();
   const useKubectl = kubectlAvailable();
-  const cacheDir = mkdtempSync(join(tmpdir(), 'flink-operator-demo-kubectl-'));
+  const cacheDir = makeTempDir('flink-operator-demo-kubectl-');
   say(`Development cluster serving at ${world.cluster.url} (kubeconfig ${kubeconfigPath})`);
 
   const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(crdPath(), 'utf8'));
@@ -99,10 +157,12 @@ export async function runDemo(options: DemoOptions): Promise<void> {
     },
     env: {},
   });
+  checkNotAborted();
   const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'pretty', level: 'warn' }) });
+  running.manager = manager;
   await manager.start();
+  checkNotAborted();
   say('Started the operator (Flink REST through the API server service proxy)');
-
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const get = async () =>
@@ -127,8 +187,11 @@ export async function runDemo(options: DemoOptions): Promise<void> {
       await new Promise((r) => setTimeout(r, 150));
     }
   };
+  /** The state ConfigMap's data at the last showState(): the first call prints it all, later ones what changed. */
+  let shownData: Record<string, string> | undefined;
+  let shownRevision: string | undefined;
   const showState = async () => {
-    say(`\n$ kubectl get configmap ${NAME}-operator-state -o yaml`);
+    let yaml: string;
     if (useKubectl) {
       // Asynchronous: the API server runs in this process and must keep answering kubectl.
       const { stdout } = await promisify(execFile)(
@@ -136,12 +199,24 @@ export async function runDemo(options: DemoOptions): Promise<void> {
         ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'configmap', `${NAME}-operator-state`, '-o', 'yaml'],
         { encoding: 'utf8' },
       );
-      say(stdout.trimEnd());
+      yaml = stdout.trimEnd();
     } else {
       const cm = await core.readNamespacedConfigMap({ namespace: 'default', name: `${NAME}-operator-state` });
-      say(toYaml({ apiVersion: 'v1', kind: 'ConfigMap', ...cm }).trimEnd());
+      yaml = toYaml({ apiVersion: 'v1', kind: 'ConfigMap', ...cm }).trimEnd();
+    }
+    const data = configMapData(yaml);
+    const revision = data.revision;
+    if (shownData === undefined) {
+      say(`\n$ kubectl get configmap ${NAME}-operator-state -o yaml`);
+      say(yaml);
+    } else {
+      say(`\nState ConfigMap ${NAME}-operator-state, what changed in its data (revision ${shownRevision ?? '-'} → ${revision ?? '-'}):`);
+      const lines = diffConfigMapData(shownData, data);
+      for (const line of lines.length ? lines : ['  (nothing)']) say(line);
     }
     say();
+    shownData = data;
+    shownRevision = revision;
   };
   const stableAt = (generation: number) => (d: FlinkDeploymentV1) =>
     d.status?.lifecycleState === 'STABLE' && d.status.observedGeneration === generation && d.status.jobStatus?.state === 'RUNNING';
@@ -185,24 +260,62 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   say(`  kubectl patch flinkdeployment ${NAME} --type merge -p '{"spec":{"job":{"parallelism":3}}}'`);
   say(`  kubectl describe flinkdeployment ${NAME}`);
   say(`  kubectl get --raw /api/v1/namespaces/default/services/${NAME}-rest:rest/proxy/jobs/overview`);
+}
 
-  const shutdown = async () => {
-    await manager.stop();
-    await world.stop();
+/** The `data` of a ConfigMap printed as YAML (string values only). */
+function configMapData(yaml: string): Record<string, string> {
+  const parsed: unknown = parseYaml(yaml);
+  const data = typeof parsed === 'object' && parsed !== null ? (parsed as { data?: unknown }).data : undefined;
+  const out: Record<string, string> = {};
+  if (typeof data === 'object' && data !== null) for (const [key, value] of Object.entries(data)) out[key] = String(value);
+  return out;
+}
+
+/**
+ * What changed between two versions of a ConfigMap's data, compactly: `+ key: value` for an added
+ * key, `- key: value` for a removed one, `~ key: old → new` for a changed one-line value, and for a
+ * changed multi-line value (the specs, the savepoint history) `~ key:` followed by the removed
+ * (`-`) and added (`+`) lines only.
+ */
+export function diffConfigMapData(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): string[] {
+  const out: string[] = [];
+  const keys = [...new Set([...Object.keys(before), ...Object.keys(after)])].sort();
+  const linesOf = (value: string) => value.replace(/\n$/, '').split('\n');
+  const show = (sign: string, key: string, value: string) => {
+    const lines = linesOf(value);
+    if (lines.length === 1) out.push(`  ${sign} ${key}: ${lines[0]}`);
+    else out.push(`  ${sign} ${key}:`, ...lines.map((line) => `      ${line}`));
   };
-  if (options.exit) {
-    await shutdown();
-    say('\nDemo finished.');
-    return;
+  for (const key of keys) {
+    const old = before[key];
+    const now = after[key];
+    if (old === now) continue;
+    if (old === undefined) show('+', key, now);
+    else if (now === undefined) show('-', key, old);
+    else {
+      const oldLines = linesOf(old);
+      const newLines = linesOf(now);
+      if (oldLines.length === 1 && newLines.length === 1) out.push(`  ~ ${key}: ${oldLines[0]} → ${newLines[0]}`);
+      else out.push(`  ~ ${key}:`, ...lineDiff(oldLines, newLines).map((line) => `    ${line}`));
+    }
   }
-  say('\nThe cluster and the operator keep running; press Ctrl-C to stop.');
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      void shutdown().then(resolve);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  return out;
+}
+
+/** The removed (`- line`) and added (`+ line`) lines between `a` and `b` (longest common subsequence). */
+function lineDiff(a: readonly string[], b: readonly string[]): string[] {
+  const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      i++;
+      j++;
+    } else if (i < a.length && (j === b.length || lcs[i + 1][j] >= lcs[i][j + 1])) out.push(`- ${a[i++]}`);
+    else out.push(`+ ${b[j++]}`);
+  }
+  return out;
 }

@@ -3,12 +3,13 @@
  * `flink-operator`: the command-line entry point.
  *
  *   flink-operator run          run the operator against a cluster (see README for every knob)
- *   flink-operator dev-cluster  run the development cluster (emulated API server) in the foreground
+ *   flink-operator dev-cluster  run the development cluster (API server + simulated kubelet and Flink) in the foreground
  *   flink-operator demo         the development cluster, the operator and a walkthrough
  *   flink-operator migrate      move Apache-operator (v1beta1) status into the split layout
  *   flink-operator inspect NAME status, internal state, lag and pending spec change of one deployment
  *
- * Operator code never imports the development cluster; only this CLI (and tests) do.
+ * Operator code never imports the development cluster; only this CLI (and tests) do. The installed
+ * command is ./flink-operator (package.json "bin"), which runs this file through tsx.
  */
 import { Command } from 'commander';
 import { registerRunCommand } from './run-command.js';

@@ -3,7 +3,8 @@
  * @kubernetes/client-node use like a real one (see design/003-dev-cluster.md).
  *
  * `startDevCluster()` starts it in-process (tests, demo); `flink-operator dev-cluster` runs it in
- * the foreground (src/cli/dev-cluster-command.ts). The namespaces `default`, `kube-system`,
+ * the foreground (src/cli/dev-cluster-command.ts), with the simulation of simulated-cluster.ts
+ * unless `--api-only`. The namespaces `default`, `kube-system`,
  * `kube-public` and `kube-node-lease` exist at start, as on a real cluster.
  */
 import { writeFile } from 'node:fs/promises';
