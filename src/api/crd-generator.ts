@@ -60,9 +60,14 @@ export interface CrdOptions {
 /** The version every object is stored as (design/002: no legacy field may be lost before it is migrated). */
 export const STORAGE_VERSION = API_VERSION_V1BETA1;
 
+/**
+ * Shown by kubectl on every v1beta1 request. Most of those are users applying v1beta1 manifests,
+ * which need nothing: v1beta1 stays served and is read through v1 as is. Only resources last
+ * written by the Apache operator carry a legacy status, and `flink-operator migrate` moves that.
+ */
 export const V1BETA1_DEPRECATION_WARNING =
-  `${FLINK_GROUP}/${API_VERSION_V1BETA1} ${FLINK_DEPLOYMENT_KIND} is deprecated; use ${FLINK_GROUP}/${API_VERSION_V1} ` +
-  '(run `flink-operator migrate` once after upgrading from the Apache operator; see README.md)';
+  `${FLINK_GROUP}/${API_VERSION_V1BETA1} ${FLINK_DEPLOYMENT_KIND} is deprecated but still served and converted: your v1beta1 manifests keep working; ` +
+  `prefer ${FLINK_GROUP}/${API_VERSION_V1} (same spec). Only a resource last written by the Apache operator carries a legacy status, which \`flink-operator migrate\` moves`;
 
 export const SCALE_SUBRESOURCE = {
   specReplicasPath: '.spec.taskManager.replicas',
@@ -70,6 +75,10 @@ export const SCALE_SUBRESOURCE = {
   labelSelectorPath: '.status.taskManager.labelSelector',
 } as const;
 
+/**
+ * `kubectl get flinkdeployments`: the Apache operator CRD's columns (Job Status, Lifecycle State)
+ * plus Age; `-o wide` adds the priority-1 ones.
+ */
 export const PRINTER_COLUMNS = [
   { name: 'Job Status', type: 'string', jsonPath: '.status.jobStatus.state', description: 'Last observed state of the Flink job.' },
   {
@@ -79,6 +88,18 @@ export const PRINTER_COLUMNS = [
     description: 'Lifecycle state of the deployment (deployed, stable, rolled back, failed, ...).',
   },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+  // -o wide only (priority 1)
+  { name: 'Mode', type: 'string', jsonPath: '.spec.mode', priority: 1, description: 'Deployment mode: native or standalone (native when unset).' },
+  { name: 'Flink Version', type: 'string', jsonPath: '.spec.flinkVersion', priority: 1, description: 'Flink version of the image (spec.flinkVersion).' },
+  {
+    name: 'Upgrade Mode',
+    type: 'string',
+    jsonPath: '.spec.job.upgradeMode',
+    priority: 1,
+    description: 'How the job is upgraded: stateless, savepoint or last-state.',
+  },
+  { name: 'Job ID', type: 'string', jsonPath: '.status.jobStatus.jobId', priority: 1, description: 'Id of the Flink job running now.' },
+  { name: 'Error', type: 'string', jsonPath: '.status.error', priority: 1, description: 'The last error the operator reported.' },
 ] as const;
 
 /** The openAPIV3Schema of one version. */

@@ -112,6 +112,22 @@ export async function inspectDeployment(clients: InspectClients, namespace: stri
   };
 }
 
+/** Phases in which `upgradeSavepointPath` is what the next deployment restores from. */
+const RESTORE_PENDING_PHASES: ReadonlySet<InternalState['phase']> = new Set(['NEW', 'DEPLOYING', 'STOPPING', 'STOPPED', 'ROLLING_BACK']);
+
+/**
+ * What `upgradeSavepointPath` means now: `pending` (a deployment is pinned or about to be: it
+ * restores from it), `on-resume` (suspended: a resume restores from it), `spent` (a job is
+ * deployed: the path is left over, e.g. from an Apache operator status, where it stays after the
+ * upgrade), `none`.
+ */
+export function restorePathRole(state: InternalState): 'pending' | 'on-resume' | 'spent' | 'none' {
+  if (!state.upgradeSavepointPath) return 'none';
+  if (state.jobIdToSubmit || RESTORE_PENDING_PHASES.has(state.phase)) return 'pending';
+  if (state.phase === 'SUSPENDING' || state.phase === 'SUSPENDED') return 'on-resume';
+  return 'spent';
+}
+
 function time(ms: number | undefined): string {
   return ms === undefined ? '-' : `${new Date(ms).toISOString()} (${ms})`;
 }
@@ -151,7 +167,11 @@ export function formatInspection(i: Inspection): string {
     if (st.firstDeployment !== undefined) lines.push(`  firstDeployment:            ${st.firstDeployment}`);
     if (st.deployedJobId) lines.push(`  deployedJobId:              ${st.deployedJobId}`);
     const pending: string[] = [];
-    if (st.upgradeSavepointPath) pending.push(`restore from ${st.upgradeSavepointPath}`);
+    const restore = restorePathRole(st);
+    if (restore === 'pending') pending.push(`restore from ${st.upgradeSavepointPath}`);
+    else if (restore === 'on-resume') pending.push(`restore from ${st.upgradeSavepointPath} when resumed`);
+    else if (restore === 'spent')
+      lines.push(`  upgradeSavepointPath:       ${st.upgradeSavepointPath} (what the running deployment was restored from or last upgraded with; not pending)`);
     if (st.jobIdToSubmit) pending.push(`submit job id ${st.jobIdToSubmit}`);
     for (const p of [st.pendingSavepoint, st.pendingCheckpoint]) {
       if (!p) continue;

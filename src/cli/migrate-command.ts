@@ -1,5 +1,5 @@
 /**
- * `flink-operator migrate [--kubeconfig F] [-n NS | -A] [--selector L] [--dry-run]`: moves the
+ * `flink-operator migrate [--kubeconfig F] [-n NS | -A] [--selector L] [--dry-run] [--ignore-webhooks] [--revert]`: moves the
  * Apache operator's internal state out of every selected FlinkDeployment's status into its
  * companion ConfigMap (src/state/legacy-migration.ts does the work, the same code the operator runs).
  *
@@ -10,16 +10,31 @@
  * Reads the deployments through the v1beta1 endpoint (the only one whose schema still shows the
  * legacy fields). Refuses to start (nothing written) while the Apache operator's CRD is installed:
  * its schema has no `stateRef`, so the API server would prune it from the rewritten status.
+ * Also refuses to start while admission webhooks of the Apache operator (or any webhook configuration
+ * whose rules match flink.apache.org flinkdeployments) are registered: served by the stopped
+ * flink-kubernetes-operator Deployment with failurePolicy Fail, they refuse every later write;
+ * the output has the exact `kubectl delete ...webhookconfiguration` command (`--ignore-webhooks`
+ * skips the check).
+ * `--revert` goes back: the Apache layout written from the current state ConfigMap, which is then
+ * deleted (src/state/legacy-revert.ts).
  * Sequential: one deployment at a time, so the output order is the list order.
  */
 import { hostname } from 'node:os';
-import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, type V1CustomResourceDefinition } from '@kubernetes/client-node';
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  type V1CustomResourceDefinition,
+  type V1RuleWithOperations,
+} from '@kubernetes/client-node';
 import type { Command } from 'commander';
 import { API_VERSION_V1BETA1, FLINK_DEPLOYMENT_CRD_NAME, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import { toKubeApiError } from '../kube/api-errors.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../kube/configmap-client.js';
 import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment, type MigrationOutcome, type MigrationOutcomeKind } from '../state/legacy-migration.js';
+import { revertDeployment, type RevertOutcome, type RevertOutcomeKind } from '../state/legacy-revert.js';
 
 export interface MigrateOptions {
   /** One namespace; undefined with allNamespaces = every namespace. */
@@ -28,6 +43,15 @@ export interface MigrateOptions {
   /** Label selector (`app=x,tier!=y`). */
   readonly selector?: string;
   readonly dryRun?: boolean;
+  /** Skip the admission webhook check. */
+  readonly ignoreWebhooks?: boolean;
+}
+
+/** A registered admission webhook configuration and its webhooks' rules. */
+export interface WebhookConfiguration {
+  readonly kind: 'ValidatingWebhookConfiguration' | 'MutatingWebhookConfiguration';
+  readonly name: string;
+  readonly webhooks: readonly { readonly name: string; readonly failurePolicy?: string; readonly rules?: readonly V1RuleWithOperations[] }[];
 }
 
 export interface MigrateClients {
@@ -40,6 +64,11 @@ export interface MigrateClients {
    * cannot be read: then `warning` says so).
    */
   checkCrd(): Promise<{ error?: string; warning?: string }>;
+  /**
+   * Every validating and mutating webhook configuration (admissionregistration.k8s.io/v1);
+   * `warning` instead when they cannot be listed (RBAC), an empty list when the API is not served.
+   */
+  listWebhookConfigurations(): Promise<{ configurations: WebhookConfiguration[]; warning?: string }>;
 }
 
 export interface MigrateReport {
@@ -87,7 +116,59 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
       }
       return crdProblem(crd);
     },
+    async listWebhookConfigurations() {
+      const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+      try {
+        const [validating, mutating] = await Promise.all([api.listValidatingWebhookConfiguration(), api.listMutatingWebhookConfiguration()]);
+        return {
+          configurations: [
+            ...validating.items.map((c) => ({ kind: 'ValidatingWebhookConfiguration' as const, name: c.metadata?.name ?? '', webhooks: c.webhooks ?? [] })),
+            ...mutating.items.map((c) => ({ kind: 'MutatingWebhookConfiguration' as const, name: c.metadata?.name ?? '', webhooks: c.webhooks ?? [] })),
+          ],
+        };
+      } catch (error) {
+        const e = toKubeApiError(error);
+        if (e.code === 404) return { configurations: [] }; // admissionregistration.k8s.io not served: no webhooks
+        return {
+          warning:
+            `cannot list admission webhook configurations (${e.message}); not checking for the Apache operator's webhooks: ` +
+            'check `kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations` yourself',
+          configurations: [],
+        };
+      }
+    },
   };
+}
+
+const matches = (values: readonly string[] | undefined, wanted: string) => (values ?? []).some((v) => v === '*' || v === wanted);
+
+/**
+ * The webhook configurations with a rule for flink.apache.org flinkdeployments (any version,
+ * CREATE or UPDATE): the Apache operator's (flink-operator-<namespace>-webhook-configuration in its
+ * Helm chart), served by its stopped Deployment, refuse every later FlinkDeployment write.
+ */
+export function flinkDeploymentWebhooks(configurations: readonly WebhookConfiguration[]): WebhookConfiguration[] {
+  return configurations.filter((c) =>
+    c.webhooks.some((w) =>
+      (w.rules ?? []).some(
+        (r) =>
+          matches(r.apiGroups, FLINK_GROUP) &&
+          (r.resources ?? []).some((res) => res === '*' || res === '*/*' || res === FLINK_DEPLOYMENT_PLURAL || res.startsWith(`${FLINK_DEPLOYMENT_PLURAL}/`)) &&
+          ((r.operations ?? []).length === 0 || matches(r.operations, 'CREATE') || matches(r.operations, 'UPDATE')),
+      ),
+    ),
+  );
+}
+
+/** The kubectl commands deleting `configurations`. */
+export function webhookDeleteCommands(configurations: readonly WebhookConfiguration[]): string[] {
+  const byKind = (kind: WebhookConfiguration['kind']) => configurations.filter((c) => c.kind === kind).map((c) => c.name);
+  const out: string[] = [];
+  const validating = byKind('ValidatingWebhookConfiguration');
+  const mutating = byKind('MutatingWebhookConfiguration');
+  if (validating.length) out.push(`kubectl delete validatingwebhookconfiguration ${validating.join(' ')}`);
+  if (mutating.length) out.push(`kubectl delete mutatingwebhookconfiguration ${mutating.join(' ')}`);
+  return out;
 }
 
 /**
@@ -126,6 +207,7 @@ export async function runMigrate(
   const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
   let items: FlinkDeploymentV1beta1[];
   try {
+    if (!(await webhooksAllowWrites(clients, options, out))) return { outcomes: [], exitCode: 1 };
     // With the Apache operator's CRD the API server would prune stateRef from the rewritten status
     // (its schema does not declare it): refuse before writing anything.
     const crd = await clients.checkCrd();
@@ -177,6 +259,75 @@ export async function runMigrate(
   return { outcomes, exitCode: bad > 0 ? 1 : 0 };
 }
 
+/** false (with the error and the commands on `out`) when webhooks would refuse FlinkDeployment writes. */
+async function webhooksAllowWrites(clients: MigrateClients, options: MigrateOptions, out: (line: string) => void): Promise<boolean> {
+  if (options.ignoreWebhooks) return true;
+  const listed = await clients.listWebhookConfigurations();
+  if (listed.warning) out(`warning: ${listed.warning}`);
+  const found = flinkDeploymentWebhooks(listed.configurations);
+  if (found.length === 0) return true;
+  out(
+    `error: admission webhook configuration(s) for flink.apache.org flinkdeployments are registered: ${found.map((c) => `${c.kind} ${c.name}`).join(', ')}. ` +
+      "The Apache operator's webhooks are served by its stopped flink-kubernetes-operator Deployment and fail closed, so they would refuse every " +
+      'later FlinkDeployment write. Remove them (this operator has no admission webhook), then run migrate again; nothing was written:',
+  );
+  for (const command of webhookDeleteCommands(found)) out(`  ${command}`);
+  out('(--ignore-webhooks skips this check, e.g. for a webhook of your own that is still served)');
+  return false;
+}
+
+export interface RevertReport {
+  readonly outcomes: readonly RevertOutcome[];
+  readonly exitCode: number;
+}
+
+const REVERT_LABEL: Record<RevertOutcomeKind, string> = {
+  reverted: 'reverted',
+  resumed: 'resumed',
+  unchanged: 'unchanged',
+  'would-revert': 'would revert',
+  refused: 'REFUSED',
+  failed: 'FAILED',
+};
+
+/**
+ * `migrate --revert`: the Apache operator's status layout written back from each selected
+ * deployment's current state ConfigMap, which is deleted after the status write (legacy-revert.ts).
+ */
+export async function runRevert(clients: MigrateClients, options: MigrateOptions, out: (line: string) => void): Promise<RevertReport> {
+  const namespace = options.allNamespaces ? undefined : (options.namespace ?? 'default');
+  const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
+  let items: FlinkDeploymentV1beta1[];
+  try {
+    items = await clients.listV1beta1(namespace, options.selector);
+  } catch (error) {
+    out(`error: cannot list FlinkDeployments (flink.apache.org/v1beta1) in ${scope}: ${toKubeApiError(error).message}`);
+    return { outcomes: [], exitCode: 1 };
+  }
+  items.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
+  const outcomes: RevertOutcome[] = [];
+  for (const item of items) {
+    const outcome = await revertDeployment(item, { configMaps: clients.configMaps, deployments: clients.deployments, dryRun: options.dryRun ?? false });
+    outcomes.push(outcome);
+    out(`${REVERT_LABEL[outcome.kind].padEnd(13)} ${outcome.message}`);
+    if (outcome.kind === 'would-revert') for (const line of outcome.diff.split('\n')) out(`    ${line}`);
+  }
+  const count = (kind: RevertOutcomeKind) => outcomes.filter((o) => o.kind === kind).length;
+  const bad = count('refused') + count('failed');
+  const selector = options.selector ? ` matching ${options.selector}` : '';
+  if (items.length === 0) out(`no FlinkDeployments${selector} in ${scope}; nothing to do`);
+  else
+    out(
+      `${options.dryRun ? 'dry run, nothing written: ' : ''}${items.length} FlinkDeployment(s)${selector} in ${scope}: ` +
+        (options.dryRun ? `${count('would-revert')} would be reverted, ` : `${count('reverted')} reverted, ${count('resumed')} resumed, `) +
+        `${count('unchanged')} unchanged, ${count('refused')} refused, ${count('failed')} failed`,
+    );
+  if (bad > 0) out(`${bad} FlinkDeployment(s) not reverted (see the REFUSED/FAILED lines above)`);
+  else if (!options.dryRun && items.length > 0)
+    out("next: re-apply the Apache operator's CRD and Helm release (its webhooks included), then scale flink-kubernetes-operator back up");
+  return { outcomes, exitCode: bad > 0 ? 1 : 0 };
+}
+
 export function loadKubeConfig(path: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   if (path) kc.loadFromFile(path);
@@ -199,19 +350,34 @@ export function registerMigrateCommand(program: Command): void {
     .option('-A, --all-namespaces', 'every namespace')
     .option('-l, --selector <selector>', 'only FlinkDeployments with these labels (kubectl label selector syntax)')
     .option('--dry-run', 'print what would change (a diff per FlinkDeployment) and write nothing')
-    .action(async (opts: { kubeconfig?: string; namespace?: string; allNamespaces?: boolean; selector?: string; dryRun?: boolean }, command: Command) => {
-      if (opts.namespace && opts.allNamespaces) command.error('flink-operator migrate: use either --namespace or --all-namespaces, not both', { exitCode: 2 });
-      const kc = loadKubeConfig(opts.kubeconfig);
-      const report = await runMigrate(
-        migrateClientsFor(kc),
-        {
+    .option('--ignore-webhooks', 'do not refuse to run while admission webhooks for flinkdeployments are registered')
+    .option('--revert', "go back to the Apache operator's layout: write the legacy status from each current state ConfigMap, then delete the ConfigMap")
+    .action(
+      async (
+        opts: {
+          kubeconfig?: string;
+          namespace?: string;
+          allNamespaces?: boolean;
+          selector?: string;
+          dryRun?: boolean;
+          ignoreWebhooks?: boolean;
+          revert?: boolean;
+        },
+        command: Command,
+      ) => {
+        if (opts.namespace && opts.allNamespaces)
+          command.error('flink-operator migrate: use either --namespace or --all-namespaces, not both', { exitCode: 2 });
+        const kc = loadKubeConfig(opts.kubeconfig);
+        const options: MigrateOptions = {
           namespace: opts.namespace ?? contextNamespace(kc),
           allNamespaces: opts.allNamespaces ?? false,
           ...(opts.selector ? { selector: opts.selector } : {}),
           dryRun: opts.dryRun ?? false,
-        },
-        (line) => process.stdout.write(`${line}\n`),
-      );
-      process.exitCode = report.exitCode;
-    });
+          ignoreWebhooks: opts.ignoreWebhooks ?? false,
+        };
+        const out = (line: string) => process.stdout.write(`${line}\n`);
+        const report = opts.revert ? await runRevert(migrateClientsFor(kc), options, out) : await runMigrate(migrateClientsFor(kc), options, out);
+        process.exitCode = report.exitCode;
+      },
+    );
 }

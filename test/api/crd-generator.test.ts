@@ -50,7 +50,7 @@ test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a w
       ['v1beta1', true, true, true],
     ],
   );
-  assert.match(String(versions[1]['deprecationWarning']), /deprecated; use flink\.apache\.org\/v1/);
+  assert.match(String(versions[1]['deprecationWarning']), /is deprecated but still served and converted: .*prefer flink\.apache\.org\/v1/);
 });
 
 function resolve(schema: Node, jsonPath: string): Node | undefined {
@@ -79,6 +79,11 @@ test('status and scale subresources, printer columns resolve in both schemas', (
         ['Job Status', 'string', '.status.jobStatus.state'],
         ['Lifecycle State', 'string', '.status.lifecycleState'],
         ['Age', 'date', '.metadata.creationTimestamp'],
+        ['Mode', 'string', '.spec.mode'],
+        ['Flink Version', 'string', '.spec.flinkVersion'],
+        ['Upgrade Mode', 'string', '.spec.job.upgradeMode'],
+        ['Job ID', 'string', '.status.jobStatus.jobId'],
+        ['Error', 'string', '.status.error'],
       ],
     );
     assert.equal(resolve(schema, '.status.jobStatus.state')?.['type'], 'string');
@@ -258,4 +263,33 @@ test('storage schema (v1beta1) keeps every field of the Apache captures; v1 drop
       assert.equal(viewV1.status?.jobStatus?.['jobId'], fx.status.jobStatus?.jobId);
     }
   }
+});
+
+test('printer columns: the Apache CRD columns plus Age; -o wide (priority 1) adds mode, Flink version, upgrade mode, job id, error', () => {
+  for (const v of versions) {
+    const columns = v['additionalPrinterColumns'] as { name: string; jsonPath: string; priority?: number }[];
+    assert.deepEqual(
+      columns.map((c) => [c.name, c.jsonPath, c.priority ?? 0]),
+      [
+        ['Job Status', '.status.jobStatus.state', 0],
+        ['Lifecycle State', '.status.lifecycleState', 0],
+        ['Age', '.metadata.creationTimestamp', 0],
+        ['Mode', '.spec.mode', 1],
+        ['Flink Version', '.spec.flinkVersion', 1],
+        ['Upgrade Mode', '.spec.job.upgradeMode', 1],
+        ['Job ID', '.status.jobStatus.jobId', 1],
+        ['Error', '.status.error', 1],
+      ],
+      String(v['name']),
+    );
+    for (const c of columns)
+      assert.ok(resolve(schemaOf(String(v['name'])), c.jsonPath.startsWith('.metadata') ? '.metadata' : c.jsonPath), `${c.jsonPath} is in the schema`);
+  }
+});
+
+test('the v1beta1 deprecation warning does not send users of fresh v1beta1 manifests to run a migration', () => {
+  const warning = String(versions[1]['deprecationWarning']);
+  assert.match(warning, /still served and converted/);
+  assert.match(warning, /Only a resource last written by the Apache operator carries a legacy status, which `flink-operator migrate` moves/);
+  assert.doesNotMatch(warning, /run `flink-operator migrate`/);
 });

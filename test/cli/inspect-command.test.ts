@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DeploymentNotFoundError, formatInspection, inspectDeployment, type Inspection } from '../../src/cli/inspect-command.js';
 import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment } from '../../src/state/legacy-migration.js';
 import { startLegacyCluster, type LegacyCluster } from '../migration/legacy-cluster.js';
-import { builtVariants } from '../migration/legacy-variants.js';
+import { builtVariants, captureVariants } from '../migration/legacy-variants.js';
 import { runCli } from './run-cli.js';
 
 let lc: LegacyCluster;
@@ -107,4 +107,26 @@ test('the command line: -o json is the inspection document; a missing deployment
   const missing = await runCli(['inspect', 'nope', '--kubeconfig', kubeconfigFile]);
   assert.equal(missing.code, 1);
   assert.match(missing.stderr, /FlinkDeployment default\/nope not found/);
+});
+
+test('a STABLE job migrated with the upgradeSavepointPath the Apache status keeps shows no pending restore', async () => {
+  const green = captureVariants().find((v) => v.label.includes('green-after-savepoint-upgrade'))!;
+  const stored = await lc.createLegacy({ ...green.object, metadata: { ...green.object.metadata, name: 'green' } }, green.status);
+  const outcome = await migrateLegacyDeployment(stored, {
+    configMaps: lc.configMaps,
+    deployments: lc.deployments,
+    dryRun: false,
+    writer: MIGRATE_COMMAND_WRITER,
+  });
+  assert.equal(outcome.kind, 'migrated');
+  const i = await inspectDeployment(clients(), 'default', 'green');
+  assert.equal(i.status?.lifecycleState, 'STABLE');
+  assert.equal(i.state?.upgradeSavepointPath, 's3://flink/savepoints/savepoint-66f218-64c1320e7a1f');
+  const text = formatInspection(i);
+  assert.doesNotMatch(text, /restore from/);
+  assert.match(text, /pending operation: +none$/m);
+  assert.match(
+    text,
+    /upgradeSavepointPath: +s3:\/\/flink\/savepoints\/savepoint-66f218-64c1320e7a1f \(what the running deployment was restored from or last upgraded with; not pending\)/,
+  );
 });
