@@ -154,7 +154,8 @@ export function flinkDeploymentWebhooks(configurations: readonly WebhookConfigur
         (r) =>
           matches(r.apiGroups, FLINK_GROUP) &&
           (r.resources ?? []).some((res) => res === '*' || res === '*/*' || res === FLINK_DEPLOYMENT_PLURAL || res.startsWith(`${FLINK_DEPLOYMENT_PLURAL}/`)) &&
-          ((r.operations ?? []).length === 0 || matches(r.operations, 'CREATE') || matches(r.operations, 'UPDATE')),
+          // An empty operations list matches nothing (kube-apiserver's rule matcher).
+          (matches(r.operations, 'CREATE') || matches(r.operations, 'UPDATE')),
       ),
     ),
   );

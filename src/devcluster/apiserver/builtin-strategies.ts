@@ -7,6 +7,7 @@
  * Caveats: only the defaults and validations an operator or kubectl would notice are implemented;
  * Pod and Deployment specs are otherwise stored as given.
  */
+import { MUTATING_GR, prepareWebhookConfiguration, VALIDATING_GR } from './admission-webhooks.js';
 import { invalid, invalidValue, requiredValue, tooLong, type FieldError } from './errors.js';
 import { asArray, asObject, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 import type { NameRule } from './object-meta-validation.js';
@@ -192,6 +193,10 @@ export function prepareBuiltin(groupResource: string, obj: KubeObject, old: Kube
       workloadDefaults(obj);
       if (!old) obj.status = {};
       errs.push(...validateWorkload(obj));
+      break;
+    case VALIDATING_GR:
+    case MUTATING_GR:
+      prepareWebhookConfiguration(groupResource, obj);
       break;
     case '/serviceaccounts':
     case '/events':

@@ -12,6 +12,7 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { admitThroughWebhooks, type AdmissionOperation } from './admission-webhooks.js';
 import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
 import {
@@ -491,6 +492,7 @@ export class HttpApiServer {
       protobufBody = decodeProtobufBody(bodyBytes);
     }
     const raw = protobufBody ? '' : bodyBytes.toString('utf8');
+    this.admit(method, p, scope, ct);
     let result: WriteResult;
     switch (method) {
       case 'POST': {
@@ -545,6 +547,38 @@ export class HttpApiServer {
       return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata.resourceVersion ?? ''), headers);
     }
     this.sendJson(res, result.code, result.body, headers);
+  }
+
+  /**
+   * The admission webhooks of the write (admission-webhooks.ts), once the checks that precede them
+   * on the real server are known to pass: the namespace of a create exists, the object of an
+   * update/patch/delete exists (else the registry's 404 comes first).
+   */
+  private admit(method: string, p: ParsedResourcePath, scope: Scope, contentType: string): void {
+    const { store } = this.o.ops;
+    let operation: AdmissionOperation | undefined;
+    if (method === 'POST') {
+      if (!p.name && (!p.type.namespaced || store.get('/namespaces', '', scope.namespace))) operation = 'CREATE';
+    } else if (method === 'PUT' || method === 'PATCH') {
+      if (p.name && store.get(scope.groupResource, scope.namespace, p.name)) operation = 'UPDATE';
+      else if (p.name && method === 'PATCH' && p.subresource === '' && patchTypeOf(contentType) === 'apply') operation = 'CREATE';
+    } else if (method === 'DELETE') {
+      const exists = p.name
+        ? store.get(scope.groupResource, scope.namespace, p.name) !== undefined
+        : [...store.list(scope.groupResource, scope.namespace || undefined)].length > 0;
+      if (exists) operation = 'DELETE';
+    }
+    if (!operation) return;
+    const { type } = p;
+    const equivalentVersions = this.o.registry
+      .allTypes()
+      .filter((t) => t.group === type.group && t.plural === type.plural)
+      .map((t) => t.version);
+    admitThroughWebhooks(
+      store,
+      { operation, group: type.group, version: type.version, resource: type.plural, subresource: p.subresource, namespace: scope.namespace },
+      equivalentVersions,
+    );
   }
 
   private parseBody(raw: string, contentType: string): JsonValue {

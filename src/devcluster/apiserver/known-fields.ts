@@ -58,6 +58,8 @@ const TOP_LEVEL: Record<string, Set<string>> = {
   'rbac.authorization.k8s.io/clusterroles': new Set([...COMMON, 'rules', 'aggregationRule']),
   'rbac.authorization.k8s.io/rolebindings': new Set([...COMMON, 'subjects', 'roleRef']),
   'rbac.authorization.k8s.io/clusterrolebindings': new Set([...COMMON, 'subjects', 'roleRef']),
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': new Set([...COMMON, 'webhooks']),
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': new Set([...COMMON, 'webhooks']),
   'apiextensions.k8s.io/customresourcedefinitions': new Set([...COMMON, 'spec', 'status']),
 };
 

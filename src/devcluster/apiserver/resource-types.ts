@@ -128,6 +128,8 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
+  builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
   builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     statusSubresource: true,
     tracksGeneration: true,

@@ -171,6 +171,14 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
     cells: (o) => [o.metadata.name, at(o, 'spec', 'replicas') ?? 1, at(o, 'status', 'replicas') ?? 0, at(o, 'status', 'readyReplicas') ?? 0, age(o)],
   },
   'coordination.k8s.io/leases': { columns: [NAME, col('Holder'), AGE], cells: (o) => [o.metadata.name, at(o, 'spec', 'holderIdentity') ?? '', age(o)] },
+  'admissionregistration.k8s.io/validatingwebhookconfigurations': {
+    columns: [NAME, col('Webhooks', 'integer'), AGE],
+    cells: (o) => [o.metadata.name, asArray(o.webhooks).length, age(o)],
+  },
+  'admissionregistration.k8s.io/mutatingwebhookconfigurations': {
+    columns: [NAME, col('Webhooks', 'integer'), AGE],
+    cells: (o) => [o.metadata.name, asArray(o.webhooks).length, age(o)],
+  },
   'apiextensions.k8s.io/customresourcedefinitions': {
     columns: [NAME, col('Created At', 'date')],
     cells: (o) => [o.metadata.name, o.metadata.creationTimestamp ?? null],
