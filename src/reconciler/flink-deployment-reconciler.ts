@@ -199,7 +199,12 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
     // Record.
     const finalObserved: Observation = { ...observed, ...result.observed };
-    const blind = finalObserved.restUnreachable !== undefined ? this.flinkUnreachable(current, finalObserved.restUnreachable) : undefined;
+    // A JobManager that just became available may not answer yet: only a silence that lasts is reported.
+    const silentFor = finalObserved.jobManagerAvailableSince !== undefined ? d.now() - finalObserved.jobManagerAvailableSince : Infinity;
+    const blind =
+      finalObserved.restUnreachable !== undefined && silentFor >= FLINK_UNREACHABLE_GRACE_MS
+        ? this.flinkUnreachable(current, finalObserved.restUnreachable)
+        : undefined;
     const error = validationError ?? result.error ?? decision.error ?? blind;
     // One line per pass that acts (a wait without an error is the steady state: not logged).
     if (decision.step.kind !== 'wait' || error !== undefined) {
@@ -328,6 +333,9 @@ export class FlinkDeploymentReconciler implements Reconciler {
     this.deps.events.emit(deployment, type, reason, message);
   }
 }
+
+/** How long an available JobManager may leave its REST API unanswered (starting up) before the status says the operator is blind. */
+export const FLINK_UNREACHABLE_GRACE_MS = 10_000;
 
 /** At most this many facts are gathered in one pass (one of each kind). */
 const GATHERABLE_FACTS = 3;

@@ -58,6 +58,8 @@ export interface Observation {
   pinnedJobId?: string;
   /** Why Flink's REST API could not be asked although the JobManager is available. */
   restUnreachable?: string;
+  /** Since when the JobManager Deployment has been available (its Available condition), epoch ms. */
+  jobManagerAvailableSince?: number;
   /** The state's job as Flink reports it. */
   job?: ObservedJob;
   /** Every job the JobManager lists (only when its REST API answered). */
@@ -108,6 +110,8 @@ export async function observe(
   if (classified.error) observation.jobManagerError = classified.error;
   if (neverAvailable(jobManager, state.reconciliationTimestamp)) observation.jobManagerNeverStarted = true;
   if (classified.status !== 'DEPLOYED_NOT_READY') return observation;
+  const available = jobManager.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True');
+  if (available?.lastTransitionTime) observation.jobManagerAvailableSince = new Date(available.lastTransitionTime).getTime();
   try {
     const jobs = await api.listJobs();
     observation.jobManager = 'READY';
