@@ -1,5 +1,5 @@
 /**
- * An operator that cannot reach Flink's REST API says so (issue 16): run with
+ * An operator that cannot reach Flink's REST API says so (issue 16; after 10 s of silence from an available JobManager, FLINK_UNREACHABLE_GRACE_MS): run with
  * `--flink-rest-access direct` outside the cluster network (the development cluster's
  * `<name>-rest.<ns>.svc` does not resolve here), every job used to look STABLE with
  * `Ready=True` "Job is running". Now: status.error names the cause and what to check, Ready is
