@@ -31,7 +31,8 @@ import { CRD_FILE, readCrd } from '../../migration/legacy-cluster.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const UPGRADE_CRD_DIR = join(ROOT, 'crds/upgrade/');
-const FIXTURE = fileURLToPath(new URL('../../../../shared/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml', import.meta.url));
+// The real capture, as copied into the repository (test/api/fixtures/ = ../shared/fixtures/): a clean clone has no shared/.
+const FIXTURE = join(ROOT, 'test/api/fixtures/status-flinkdep-stable-green-after-savepoint-upgrade.yaml');
 const GROUP = 'flink.apache.org';
 const PLURAL = 'flinkdeployments';
 const APACHE_NS = 'flink-operator';
