@@ -10,7 +10,7 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { InternalState } from '../api/internal-state.js';
-import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
+import { deploymentKey, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { taskManagerReplicas } from '../flink/taskmanager-deployment.js';
 import { deployedGenerationOf, deployedSpecOf, haOn, withRunningState } from './deployment-specs.js';
 import type { DeployIntent, StepResult } from './reconcile-step.js';
@@ -18,17 +18,14 @@ import type { StepContext } from './step-context.js';
 
 const DEPLOYING_NOW = { jobManager: 'DEPLOYING' as const, job: undefined };
 
-function keyOf(ctx: StepContext): { namespace: string; name: string } {
-  return ctx.deployment.metadata as { namespace: string; name: string };
-}
-
 /** Records the intent (the phase, the spec, a pinned job id and the restore path), then applies it. */
 export async function deploy(ctx: StepContext, intent: DeployIntent): Promise<StepResult> {
   const { deps } = ctx;
   const jobId = intent.keepJobId ?? deps.newJobId();
   const timestamp = new Date(deps.now()).toISOString();
   const spec = intent.spec ? withRunningState(intent.spec) : undefined;
-  const replaceUid = intent.replaceRunningCluster ? deps.clusterDeployments.get(keyOf(ctx).namespace, keyOf(ctx).name)?.metadata?.uid : undefined;
+  const { namespace, name } = deploymentKey(ctx.deployment);
+  const replaceUid = intent.replaceRunningCluster ? deps.clusterDeployments.get(namespace, name)?.metadata?.uid : undefined;
   await ctx.save((s) => {
     if (s.jobIdToSubmit) return s;
     const next: InternalState = {
@@ -57,7 +54,7 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
   const spec = deployedSpecOf(state)!;
   const jobId = state.jobIdToSubmit!;
   const restoreFrom = state.upgradeSavepointPath;
-  const { namespace, name } = keyOf(ctx);
+  const { namespace, name } = deploymentKey(ctx.deployment);
   if (state.replaceJobManagerUid) {
     // A restart of an unchanged cluster: the JobManager it replaces goes first (its uid is the precondition).
     const live = deps.clusterDeployments.get(namespace, name);
@@ -127,7 +124,7 @@ export async function suspend(ctx: StepContext, spec: FlinkDeploymentSpec, gener
     reconciliationTimestamp: timestamp,
     failedUpgrade: undefined,
   }));
-  const { namespace, name } = keyOf(ctx);
+  const { namespace, name } = deploymentKey(ctx.deployment);
   if (savepoint && ctx.deps.clusterDeployments.get(namespace, name)) await ctx.deps.cluster.recordLastSavepoint(namespace, name, savepoint, ctx.fence);
   return shutDown(ctx, 'SUSPENDED');
 }
@@ -138,7 +135,7 @@ export async function suspend(ctx: StepContext, spec: FlinkDeploymentSpec, gener
  * longer be observed as finished, and a missing JobManager must not read as one to recover).
  */
 export async function shutDown(ctx: StepContext, then: 'SUSPENDED' | 'FINISHED'): Promise<StepResult> {
-  const { namespace, name } = keyOf(ctx);
+  const { namespace, name } = deploymentKey(ctx.deployment);
   if (then === 'FINISHED' && ctx.state().phase !== 'FINISHED') {
     await ctx.save((s) => ({ ...s, phase: 'FINISHED' }));
     ctx.deps.events.emit(
@@ -170,7 +167,7 @@ export async function rescale(ctx: StepContext, desired: FlinkDeploymentSpec, ge
 
 /** The TaskManager Deployment gets the replicas the deployed spec asks for (level-based half of a rescale). */
 export async function scaleTaskManagers(ctx: StepContext, replicas: number): Promise<StepResult> {
-  const { namespace, name } = keyOf(ctx);
+  const { namespace, name } = deploymentKey(ctx.deployment);
   await ctx.deps.cluster.scaleTaskManagers(namespace, name, replicas, ctx.fence);
   return { requeue: 'progress' };
 }

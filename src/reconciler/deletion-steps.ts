@@ -17,7 +17,7 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { emptyInternalState, type InternalState } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { flinkConfigMapName, internalServiceName, restServiceName, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
+import { deploymentKey, flinkConfigMapName, internalServiceName, restServiceName, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import type { ReconcileResult } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { deploymentOperatorSettings } from './deployment-operator-settings.js';
@@ -41,7 +41,7 @@ export class DeletionSteps {
 
   async cleanup(deployment: FlinkDeploymentV1, fence: SideEffectFence): Promise<ReconcileResult> {
     const d = this.deps;
-    const { namespace, name } = deployment.metadata as { namespace: string; name: string };
+    const { namespace, name } = deploymentKey(deployment);
     this.hooks.announceOnce(deployment, 'cleanup', 'Normal', 'Cleanup', 'Cleaning up the Flink cluster before deleting the FlinkDeployment');
     const spec = deployment.spec as FlinkDeploymentSpec | undefined;
     const settings = deploymentOperatorSettings(spec ?? {});

@@ -17,7 +17,7 @@ import type { InternalState } from '../api/internal-state.js';
 import { readDeployedRecord } from '../flink/deployed-record.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import type { FlinkCheckpointingStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
-import { clusterModeOf, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
+import { clusterModeOf, deploymentKey, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import type { HaMetadataSummary } from './flink-cluster-applier.js';
 import { classifyJobManager } from './job-manager-observer.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
@@ -86,7 +86,7 @@ export async function observe(
   state: InternalState,
   api: FlinkJobApi,
 ): Promise<Observation> {
-  const { namespace, name } = deployment.metadata as { namespace: string; name: string };
+  const { namespace, name } = deploymentKey(deployment);
   const jobManager = deps.clusterDeployments.get(namespace, name);
   const taskManager = deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
   const observation: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: deps.countTrimmedSavepoints(deployment) };
@@ -140,7 +140,7 @@ export async function gather(
   observed: Observation,
 ): Promise<Observation> {
   const { deps, deployment, state, api } = context;
-  const { namespace, name } = deployment.metadata as { namespace: string; name: string };
+  const { namespace, name } = deploymentKey(deployment);
   switch (fact) {
     case 'ha':
       return { ...observed, ha: (await deps.cluster.readHaMetadata(namespace, name)) ?? null };

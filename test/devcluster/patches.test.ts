@@ -1,3 +1,4 @@
+import { asArray, valueAt } from '../../src/devcluster/apiserver/json-clone.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from '../../src/devcluster/apiserver/patches.js';
@@ -40,7 +41,7 @@ describe('patch algorithms', () => {
       },
       metadata: { finalizers: ['a'], ownerReferences: [{ uid: '1', name: 'x' }] },
     };
-    const out: any = applyStrategicMergePatch(svc, {
+    const out = applyStrategicMergePatch(svc, {
       spec: {
         ports: [
           { port: 80, name: 'web' },
@@ -49,19 +50,19 @@ describe('patch algorithms', () => {
       },
       metadata: { finalizers: ['b', 'a'], ownerReferences: [{ uid: '2', name: 'y' }], '$deleteFromPrimitiveList/finalizers': ['a'] },
     });
-    assert.deepEqual(out.spec.ports, [{ port: 80, name: 'web' }]);
-    assert.deepEqual(out.metadata.finalizers, ['b']);
+    assert.deepEqual(valueAt(out, ['spec', 'ports']), [{ port: 80, name: 'web' }]);
+    assert.deepEqual(valueAt(out, ['metadata', 'finalizers']), ['b']);
     assert.deepEqual(
-      out.metadata.ownerReferences.map((r: any) => r.uid),
+      asArray(valueAt(out, ['metadata', 'ownerReferences'])).map((r) => valueAt(r, ['uid'])),
       ['1', '2'],
     );
-    const replaced: any = applyStrategicMergePatch({ spec: { selector: { a: '1', b: '2' } } }, { spec: { selector: { $patch: 'replace', c: '3' } } });
-    assert.deepEqual(replaced.spec.selector, { c: '3' });
-    const retained: any = applyStrategicMergePatch(
+    const replaced = applyStrategicMergePatch({ spec: { selector: { a: '1', b: '2' } } }, { spec: { selector: { $patch: 'replace', c: '3' } } });
+    assert.deepEqual(valueAt(replaced, ['spec', 'selector']), { c: '3' });
+    const retained = applyStrategicMergePatch(
       { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } } } },
       { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } },
     );
-    assert.deepEqual(retained.spec.strategy, { type: 'Recreate' });
+    assert.deepEqual(valueAt(retained, ['spec', 'strategy']), { type: 'Recreate' });
   });
 
   it('apply for custom resources deep-merges objects and replaces lists', () => {
