@@ -42,7 +42,8 @@ export interface FlinkRestResponse {
   readonly body: unknown;
 }
 
-const JOB_ID = /^[0-9a-fA-F]{32}$/;
+/** Job ids and trigger ids: Flink's AbstractID in hex, 32 digits. */
+const HEX_ID = /^[0-9a-fA-F]{32}$/;
 
 function ok(body: unknown, status = 200): FlinkRestResponse {
   return { status, body };
@@ -64,8 +65,35 @@ function bool(body: unknown, key: string): boolean {
 }
 
 function requireJobId(raw: string): string {
-  if (!JOB_ID.test(raw)) {
+  if (!HEX_ID.test(raw)) {
     throw new FlinkRestError(400, `Bad request, could not parse parameters: Cannot resolve path parameter (jobid) from value "${raw}".`);
+  }
+  return raw.toLowerCase();
+}
+
+/**
+ * The fields each request body class has. Flink reads bodies with Jackson's FAIL_ON_UNKNOWN_PROPERTIES
+ * (RestMapperUtils' strict mapper): an unknown field, or a body that is not an object, is a 400
+ * `Request did not match expected format <class>.` (AbstractHandler); an empty body reads as `{}`.
+ */
+const REQUEST_BODY_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  SavepointTriggerRequestBody: ['target-directory', 'cancel-job', 'formatType', 'triggerId'],
+  StopWithSavepointRequestBody: ['targetDirectory', 'drain', 'formatType', 'triggerId'],
+  CheckpointTriggerRequestBody: ['checkpointType', 'triggerId'],
+  SavepointDisposalRequest: ['savepoint-path'],
+};
+
+function requireBody(body: unknown, className: string): void {
+  if (body === undefined) return;
+  const fields = REQUEST_BODY_FIELDS[className];
+  const fits = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).every((k) => fields.includes(k));
+  if (!fits) throw new FlinkRestError(400, `Request did not match expected format ${className}.`);
+}
+
+/** A trigger id path parameter: Flink's TriggerIdPathParameter parses 32 hex digits, else 400 (AbstractHandler). */
+function requireTriggerId(raw: string): string {
+  if (!HEX_ID.test(raw)) {
+    throw new FlinkRestError(400, `Bad request, could not parse parameters: Cannot resolve path parameter (triggerid) from value "${raw}".`);
   }
   return raw.toLowerCase();
 }
@@ -114,6 +142,8 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       taskmanagers: 0,
       'slots-total': 0,
       'slots-available': 0,
+      'slots-free-and-blocked': 0,
+      'taskmanagers-blocked': 0,
       'jobs-running': count('RUNNING'),
       'jobs-finished': count('FINISHED'),
       'jobs-cancelled': count('CANCELED'),
@@ -124,11 +154,13 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
   }
   if (parts[0] === 'savepoint-disposal') {
     if (parts.length === 1 && method === 'POST') {
+      requireBody(req.body, 'SavepointDisposalRequest');
       const path = str(req.body, 'savepoint-path');
       if (path === null) return error(400, 'Request did not match expected format SavepointDisposalRequest.');
-      return ok({ 'request-id': jm.disposeSavepoint(path) }, 202);
+      // 200, not 202: SavepointDisposalTriggerHeaders.getResponseStatusCode() is OK (the other triggers answer 202).
+      return ok({ 'request-id': jm.disposeSavepoint(path) });
     }
-    if (parts.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint-disposal', parts[1], null)));
+    if (parts.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint-disposal', requireTriggerId(parts[1]), null)));
     return notFound();
   }
   if (parts[0] !== 'jobs') return notFound();
@@ -175,6 +207,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       return notFound();
     case 'savepoints':
       if (sub.length === 1 && method === 'POST') {
+        requireBody(req.body, 'SavepointTriggerRequestBody');
         const triggerId = jm.triggerSavepoint(
           jobId,
           {
@@ -187,10 +220,11 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         );
         return ok({ 'request-id': triggerId }, 202);
       }
-      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint', sub[1], jobId)));
+      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('savepoint', requireTriggerId(sub[1]), jobId)));
       return notFound();
     case 'stop':
       if (sub.length === 1 && method === 'POST') {
+        requireBody(req.body, 'StopWithSavepointRequestBody');
         const triggerId = jm.triggerSavepoint(
           jobId,
           {
@@ -207,6 +241,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
     case 'checkpoints':
       if (sub.length === 1 && method === 'GET') return ok(checkpointingStatistics(jobOr404(jm, jobId)));
       if (sub.length === 1 && method === 'POST') {
+        requireBody(req.body, 'CheckpointTriggerRequestBody');
         return ok(
           { 'request-id': jm.triggerCheckpoint(jobId, { checkpointType: str(req.body, 'checkpointType'), triggerId: str(req.body, 'triggerId') }) },
           202,
@@ -239,7 +274,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         if (!details) return error(404, `Could not find checkpointing statistics for checkpoint ${sub[2]}.`);
         return ok(details);
       }
-      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('checkpoint', sub[1], jobId)));
+      if (sub.length === 2 && method === 'GET') return ok(asyncOperationResult(jm.operation('checkpoint', requireTriggerId(sub[1]), jobId)));
       return notFound();
     default:
       return notFound();

@@ -52,10 +52,16 @@ function taskState(state: JobStatus): (typeof EXECUTION_STATES)[number] {
   }
 }
 
-function taskCounts(job: SimulatedFlinkJob): Record<string, number> {
+/**
+ * Tasks per ExecutionState. `/jobs/overview` (JobDetails' own serializer) writes the state names in
+ * lower case; `/jobs/:jobid` (JobDetailsInfo's `Map<ExecutionState, Integer>`, Jackson's enum keys)
+ * writes them as the enum names, upper case.
+ */
+function taskCounts(job: SimulatedFlinkJob, keys: 'lower' | 'upper' = 'lower'): Record<string, number> {
   const counts: Record<string, number> = {};
-  for (const s of EXECUTION_STATES) counts[s] = 0;
-  counts[taskState(job.state)] = job.parallelism;
+  const key = (s: string) => (keys === 'upper' ? s.toUpperCase() : s);
+  for (const s of EXECUTION_STATES) counts[key(s)] = 0;
+  counts[key(taskState(job.state))] = job.parallelism;
   return counts;
 }
 
@@ -106,7 +112,7 @@ export function jobDetails(job: SimulatedFlinkJob, now: number): Record<string, 
         'start-time': running,
         'end-time': job.endTime,
         duration: running < 0 ? -1 : (job.endTime >= 0 ? job.endTime : now) - running,
-        tasks: taskCounts(job),
+        tasks: taskCounts(job, 'upper'),
         metrics: {
           'read-bytes': 0,
           'read-bytes-complete': true,
@@ -122,7 +128,7 @@ export function jobDetails(job: SimulatedFlinkJob, now: number): Record<string, 
         },
       },
     ],
-    'status-counts': taskCounts(job),
+    'status-counts': taskCounts(job, 'upper'),
     plan: {
       jid: job.jobId,
       name: job.name,
@@ -148,14 +154,12 @@ export function serializedThrowable(e: SimulatedException): Record<string, unkno
 
 /** GET /jobs/:jobid/exceptions (JobExceptionsInfoWithHistory). Flink 2.x dropped the deprecated top-level fields. */
 export function jobExceptions(job: SimulatedFlinkJob, maxExceptions: number, flinkMajor: number): Record<string, unknown> {
+  // taskName, location, endpoint and taskManagerId are @JsonInclude(NON_NULL) in Flink's
+  // ExceptionInfo: a global failure (no task) has none of them, so they are left out, not null.
   const entries = job.exceptions.slice(0, maxExceptions).map((e) => ({
     exceptionName: e.className,
     stacktrace: e.stackTrace,
     timestamp: e.timestamp,
-    taskName: null,
-    location: null,
-    endpoint: null,
-    taskManagerId: null,
     failureLabels: {},
     concurrentExceptions: [],
   }));
