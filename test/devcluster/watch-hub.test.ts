@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ObjectStore } from '../../src/devcluster/apiserver/object-store.js';
 import { matchesLabels, parseLabelSelector } from '../../src/devcluster/apiserver/selectors.js';
-import type { Watcher } from '../../src/devcluster/apiserver/watch-hub.js';
+import type { StoreEvent, Watcher } from '../../src/devcluster/apiserver/watch-hub.js';
+import { WatchWindow, watchWindowOptions } from '../../src/devcluster/apiserver/watch-window.js';
 
 function recorder(namespace?: string, encodeCounter = { n: 0 }): Watcher & { lines: string[] } {
   const lines: string[] = [];
@@ -139,5 +140,76 @@ describe('object store and watch hub', () => {
     assert.deepEqual(store.dependentsOf('u1'), [{ groupResource: '/configmaps', namespace: 'a', name: 'd' }]);
     store.put('/configmaps', { metadata: { name: 'd', namespace: 'a' } });
     assert.deepEqual(store.dependentsOf('u1'), []);
+  });
+
+  it('sizes the watch window like the real watch cache: grows while events are fresh, shrinks once they are stale', () => {
+    // source: apiserver pkg/storage/cacher/watch_cache.go resizeCacheLocked (lower bound 100, upper 100*1024, eventFreshDuration 75 s)
+    let now = 0;
+    const window = new WatchWindow(watchWindowOptions(undefined, { now: () => now }));
+    const ev = (rv: number): StoreEvent => ({ type: 'ADDED', rv, groupResource: '/configmaps', namespace: 'a', obj: cm(`c${rv}`) });
+    let rv = 0;
+    for (; rv < 300; rv++) window.push(ev(rv + 1)); // 300 events within one instant: 100 → 200 → 400
+    assert.equal(window.capacity, 400);
+    assert.equal(window.size, 300);
+    assert.equal(window.tooOldForWatch(0), undefined, 'nothing dropped yet: every RV can be resumed');
+    for (; rv < 400; rv++) window.push(ev(rv + 1));
+    now += 80_000; // the window is full and a quarter back is older than 75 s: halve (drop the oldest 200)
+    window.push(ev(++rv));
+    assert.equal(window.capacity, 200);
+    assert.equal(window.size, 200);
+    assert.equal(window.compactedRv, 201);
+    assert.deepEqual(
+      [...window.after(399)].map((e) => e.rv),
+      [400, 401],
+    );
+    // the real rule: an RV below oldest-1 is too old, reported as (oldest-1)
+    assert.equal(window.tooOldForWatch(200), 201);
+    assert.equal(window.tooOldForWatch(201), undefined);
+    // quiet types keep their events however old: no eviction by time alone
+    now += 3_600_000;
+    assert.equal(window.size, 200);
+  });
+
+  it('keeps watchHistorySize as the most events retained, also below the default lower bound', () => {
+    const window = new WatchWindow(watchWindowOptions(20));
+    for (let rv = 1; rv <= 50; rv++) window.push({ type: 'ADDED', rv, groupResource: '/configmaps', namespace: 'a', obj: cm(`c${rv}`) });
+    assert.equal(window.capacity, 20);
+    assert.equal(window.size, 20);
+    assert.equal(window.tooOldForWatch(5), 30);
+  });
+
+  it('rebuilds the state of a resource type at an older revision from the window, until the window no longer reaches it', () => {
+    const store = new ObjectStore(6);
+    store.put('/configmaps', cm('a')); // 1
+    store.put('/configmaps', cm('b')); // 2
+    const at2 = store.currentRevision();
+    store.put('/configmaps', { ...cm('a'), data: { k: 'v' } }); // 3
+    store.remove('/configmaps', 'a', 'b'); // 4
+    store.put('/configmaps', cm('c')); // 5
+    const names = (objs: { metadata: { name: string; resourceVersion?: string } }[] | undefined) =>
+      objs?.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    assert.deepEqual(names(store.stateAt('/configmaps', at2)), ['a@1', 'b@2']);
+    assert.deepEqual(names(store.stateAt('/configmaps', 4)), ['a@3']);
+    assert.deepEqual(names(store.stateAt('/configmaps', 4, 'other')), []);
+    for (let i = 0; i < 5; i++) store.put('/configmaps', cm(`more-${i}`)); // rv 6..10: events 1..4 dropped
+    assert.equal(store.stateAt('/configmaps', at2), undefined);
+    assert.deepEqual(names(store.stateAt('/configmaps', 4)), ['a@3']);
+  });
+
+  it('shows the previous state, at the event RV, when a change takes an object out of the selectors', () => {
+    // source: apiserver pkg/storage/cacher/cache_watcher.go convertToWatchEvent ("return a delete event with the previous object content")
+    const store = new ObjectStore(100);
+    const seen: string[] = [];
+    store.watchHub.subscribe(
+      {
+        ...recorder(),
+        encode: (t, o) => `${t} ${o.metadata.name} ${o.metadata.resourceVersion} w=${String(o.metadata.labels?.w)}`,
+        write: (l) => seen.push(l),
+      },
+      undefined,
+    );
+    store.put('/configmaps', cm('t', 'a', 'y'));
+    store.put('/configmaps', cm('t', 'a', 'n'));
+    assert.deepEqual(seen, ['ADDED t 1 w=y', 'DELETED t 2 w=y']);
   });
 });

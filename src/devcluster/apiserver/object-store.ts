@@ -9,12 +9,15 @@
  *   namespaced list touches only its namespace.
  * - Stored objects are never mutated after commit: writers build a new object. This lets readers
  *   and watchers share them and lets serialization be cached per object ({@link cachedJson}).
+ * - Events carry the previous state (MODIFIED and DELETED), so an older state of a resource type
+ *   can be rebuilt from the watch window ({@link stateAt}) for lists at an older revision.
  * - An owner index (ownerReferences[].uid → dependents) is kept in step with every commit, for the
  *   garbage collector.
  * Assumptions: callers hold no reference they mutate after put().
  */
 import type { KubeObject } from './resource-types.js';
 import { WatchHub } from './watch-hub.js';
+import { watchWindowOptions, type WatchWindowOptions } from './watch-window.js';
 
 export interface ObjectKey {
   groupResource: string;
@@ -55,8 +58,9 @@ export class ObjectStore {
   private readonly uidIndex = new Map<string, string>();
   readonly watchHub: WatchHub;
 
-  constructor(historySize: number, initialRevision = 0) {
-    this.watchHub = new WatchHub(historySize);
+  /** `history`: the watch window of each resource type (watch-window.ts), or just its upper bound capacity. */
+  constructor(history: number | WatchWindowOptions, initialRevision = 0) {
+    this.watchHub = new WatchHub(typeof history === 'number' ? watchWindowOptions(history) : history);
     this.revision = initialRevision;
   }
 
@@ -139,8 +143,30 @@ export class ObjectStore {
     const obj: KubeObject = { ...base, metadata: { ...base.metadata, resourceVersion: String(rv) } };
     this.unindexOwners(keyString({ groupResource, namespace, name }), prev);
     if (prev.metadata.uid) this.uidIndex.delete(prev.metadata.uid);
-    this.watchHub.publish({ type: 'DELETED', rv, groupResource, namespace, obj });
+    this.watchHub.publish({ type: 'DELETED', rv, groupResource, namespace, obj, prev });
     return obj;
+  }
+
+  /**
+   * The objects of a group resource as they were at revision `rv` (namespace undefined: all), or
+   * undefined when the watch window no longer holds every event since `rv`. Unordered.
+   */
+  stateAt(groupResource: string, rv: number, namespace?: string): KubeObject[] | undefined {
+    const events = this.watchHub.eventsAfter(groupResource, rv);
+    if (!events) return undefined;
+    // the state before the first event after rv of each key is the state at rv
+    const before = new Map<string, KubeObject | undefined>();
+    for (const ev of events) {
+      if (namespace !== undefined && ev.namespace !== namespace) continue;
+      const key = `${ev.namespace}\u0000${ev.obj.metadata.name}`;
+      if (!before.has(key)) before.set(key, ev.type === 'ADDED' ? undefined : ev.prev);
+    }
+    const out: KubeObject[] = [];
+    for (const o of this.list(groupResource, namespace)) {
+      if (!before.has(`${o.metadata.namespace ?? ''}\u0000${o.metadata.name}`)) out.push(o);
+    }
+    for (const o of before.values()) if (o) out.push(o);
+    return out;
   }
 
   /** Where the object with this uid lives, if it exists. */

@@ -7,8 +7,12 @@
  *   become ADDED/DELETED as the real watch cache does).
  * - Each event is encoded once per (encoding, event type) and the same string is written to all
  *   watchers sharing that encoding: no per-watcher clone or stringify on the hot path.
- * - A watch from resourceVersion N replays every retained event with RV > N, then streams; when an
- *   event the watch would need was already dropped from the bounded history, subscribe throws 410.
+ * - A watch from resourceVersion N replays every retained event with RV > N, then streams. The
+ *   history of each group resource is a {@link WatchWindow} sized like the real watch cache; a
+ *   watch from an RV the window no longer reaches throws 410 `too old resource version: N (M)`
+ *   (the real `getAllEventsSinceLocked` rule and wording).
+ * - A MODIFIED that takes an object out of a watcher's selectors is delivered as DELETED showing
+ *   the previous state with the event's resourceVersion (the real `convertToWatchEvent`).
  * - Fan-out cost: watchers that declare an equality label requirement (`labels` with `k=v`) are
  *   indexed by it, so an event only visits the watchers whose required value the object (or its
  *   previous state) carries, plus the unindexed ones — not every watcher of the group resource.
@@ -17,11 +21,14 @@
  * Assumptions: single-threaded (Node); publish is called synchronously from the store's commit,
  * so a subscribe that replays history cannot miss or duplicate an event. A watcher's `labels`
  * never change after subscribe and are implied by its `matches`.
- * Caveats: the history is per group resource (`watchHistorySize` events each), not global.
+ * Caveats: one window per group resource (as the real cacher has one per resource), not per
+ * version; `eventsAfter` serves older list states only as far back as that window reaches (the
+ * real server reads those from etcd, kept until its 5-minute compaction).
  */
 import { gone } from './errors.js';
 import type { KubeObject } from './resource-types.js';
 import type { LabelSelector } from './selectors.js';
+import { WatchWindow, type WatchWindowOptions } from './watch-window.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
@@ -31,7 +38,7 @@ export interface StoreEvent {
   groupResource: string;
   namespace: string;
   obj: KubeObject;
-  /** the state before a MODIFIED (for selector transitions) */
+  /** the state before a MODIFIED (for selector transitions) or a DELETED (to rebuild older list states) */
   prev?: KubeObject;
 }
 
@@ -51,42 +58,6 @@ export interface Watcher {
   encode(type: WatchEventType, obj: KubeObject): string;
   write(line: string): void;
   close(): void;
-}
-
-class EventRing {
-  private items: (StoreEvent | undefined)[];
-  private start = 0;
-  size = 0;
-  /** RV of the newest event dropped from the ring (0: nothing dropped yet) */
-  compactedRv = 0;
-  constructor(private readonly capacity: number) {
-    this.items = new Array<StoreEvent | undefined>(capacity);
-  }
-  push(ev: StoreEvent): void {
-    if (this.size === this.capacity) {
-      const dropped = this.items[this.start]!;
-      this.compactedRv = dropped.rv;
-      this.items[this.start] = ev;
-      this.start = (this.start + 1) % this.capacity;
-    } else {
-      this.items[(this.start + this.size) % this.capacity] = ev;
-      this.size++;
-    }
-  }
-  *after(rv: number): Iterable<StoreEvent> {
-    // binary search for the first event with rv > given
-    let lo = 0;
-    let hi = this.size;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.items[(this.start + mid) % this.capacity]!.rv <= rv) lo = mid + 1;
-      else hi = mid;
-    }
-    for (let i = lo; i < this.size; i++) yield this.items[(this.start + i) % this.capacity]!;
-  }
-  oldestRv(): number | undefined {
-    return this.size ? this.items[this.start]!.rv : undefined;
-  }
 }
 
 /**
@@ -163,17 +134,17 @@ function labelValue(obj: KubeObject, key: string): string | undefined {
 
 export class WatchHub {
   private readonly watchers = new Map<string, WatcherGroup>();
-  private readonly history = new Map<string, EventRing>();
+  private readonly history = new Map<string, WatchWindow>();
 
-  constructor(private readonly historySize: number) {}
+  constructor(private readonly windowOptions: WatchWindowOptions) {}
 
   publish(ev: StoreEvent): void {
-    let ring = this.history.get(ev.groupResource);
-    if (!ring) {
-      ring = new EventRing(this.historySize);
-      this.history.set(ev.groupResource, ring);
+    let window = this.history.get(ev.groupResource);
+    if (!window) {
+      window = new WatchWindow(this.windowOptions);
+      this.history.set(ev.groupResource, window);
     }
-    ring.push(ev);
+    window.push(ev);
     const group = this.watchers.get(ev.groupResource);
     if (!group || group.all.size === 0) return;
     // the encodings live only for this fan-out: retained history must not pin the encoded lines
@@ -184,16 +155,19 @@ export class WatchHub {
   private deliver(w: Watcher, ev: StoreEvent, cache: EncodingCache): void {
     if (w.namespace !== undefined && w.namespace !== ev.namespace) return;
     let type: WatchEventType | undefined;
+    let shown = ev.obj;
     if (ev.type === 'MODIFIED') {
       const now = w.matches(ev.obj);
       const before = ev.prev ? w.matches(ev.prev) : now;
       type = now && before ? 'MODIFIED' : now ? 'ADDED' : before ? 'DELETED' : undefined;
+      // leaving the selectors: the previous state, at the event's resourceVersion
+      if (type === 'DELETED' && ev.prev) shown = { ...ev.prev, metadata: { ...ev.prev.metadata, resourceVersion: String(ev.rv) } };
     } else if (w.matches(ev.obj)) type = ev.type;
     if (!type) return;
     const key = `${w.encodingKey}|${type}`;
     let line = cache.get(key);
     if (line === undefined) {
-      line = w.encode(type, ev.obj);
+      line = w.encode(type, shown);
       // per-watcher encodings (tables) are not worth caching
       if (!w.encodingKey.startsWith('!')) cache.set(key, line);
     }
@@ -206,11 +180,10 @@ export class WatchHub {
    */
   subscribe(w: Watcher, fromRv: number | undefined): () => void {
     if (fromRv !== undefined) {
-      const ring = this.history.get(w.groupResource);
-      if (ring && fromRv < ring.compactedRv) {
-        throw gone(`too old resource version: ${fromRv} (${ring.oldestRv() ?? ring.compactedRv + 1})`);
-      }
-      if (ring) for (const ev of ring.after(fromRv)) this.deliver(w, ev, new Map());
+      const window = this.history.get(w.groupResource);
+      const oldest = window?.tooOldForWatch(fromRv);
+      if (oldest !== undefined) throw gone(`too old resource version: ${fromRv} (${oldest})`);
+      if (window) for (const ev of window.after(fromRv)) this.deliver(w, ev, new Map());
     }
     let group = this.watchers.get(w.groupResource);
     if (!group) {
@@ -223,9 +196,24 @@ export class WatchHub {
     };
   }
 
-  /** Oldest RV a watch may still resume from for this group resource. */
+  /** RV of the newest event of this group resource no longer retained (0: none dropped). */
   compactedRevision(groupResource: string): number {
     return this.history.get(groupResource)?.compactedRv ?? 0;
+  }
+
+  /**
+   * The retained events of a group resource after `rv`, in order, or undefined when some of them
+   * were already dropped (an older state can then no longer be rebuilt from the window).
+   */
+  eventsAfter(groupResource: string, rv: number): Iterable<StoreEvent> | undefined {
+    const window = this.history.get(groupResource);
+    if (!window) return [];
+    return window.complete(rv) ? window.after(rv) : undefined;
+  }
+
+  /** Current capacity of a group resource's window (the lower bound before its first event). */
+  windowCapacity(groupResource: string): number {
+    return this.history.get(groupResource)?.capacity ?? this.windowOptions.lowerBoundCapacity;
   }
 
   watcherCount(): number {

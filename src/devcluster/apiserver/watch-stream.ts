@@ -1,16 +1,35 @@
 /**
- * One watch request: a chunked HTTP response of newline-delimited `{"type","object"}` events.
+ * One watch request: a chunked HTTP response of newline-delimited `{"type","object"}` events, as
+ * kube-apiserver 1.32's watch cache serves it (apiserver `pkg/storage/cacher/cacher.go` Watch,
+ * `cache_watcher.go`, `pkg/endpoints/handlers/get.go` ListResource).
  *
- * Guarantees: without a resourceVersion (or with "0") the stream starts with a synthetic ADDED for
- * every current match; with resourceVersion N it carries exactly the events after N (or an ERROR
- * 410 Expired event and the end of the stream when N is older than the retained history, as the
- * watch cache answers). BOOKMARKs are sent only when asked for (allowWatchBookmarks=true). The
- * stream ends when the client goes, when timeoutSeconds passes, on closeAllWatches, or on stop.
+ * Guarantees:
+ * - `sendInitialEvents=true` (the default of a watch from resourceVersion "" or "0", see
+ *   query-parameters.ts) starts with a synthetic ADDED for every current match; with
+ *   `allowWatchBookmarks` those are followed by a BOOKMARK at the current revision annotated
+ *   `k8s.io/initial-events-end: "true"`. With `sendInitialEvents=true` and a resourceVersion newer
+ *   than the current revision the watch waits up to 3 s, then sends an ERROR 504 `Timeout: Too
+ *   large resource version: N, current: M` and ends. `sendInitialEvents=false` streams from now.
+ * - From resourceVersion N (no initial events) the stream carries exactly the events after N; an N
+ *   newer than the current revision is served (it receives the events past N); an N the watch
+ *   window no longer reaches gets an ERROR 410 Expired event and the end of the stream.
+ * - Every watch has a deadline: `timeoutSeconds`, or the server's default min-request-timeout of
+ *   1800 s times a random factor in [1, 2) (handlers/get.go). The stream ends there.
+ * - BOOKMARKs only when asked for (allowWatchBookmarks): each one at the earlier of "interval
+ *   after the previous one (or the start)" (the real `defaultBookmarkFrequency`, 1 min, is
+ *   `bookmarkIntervalMs`) and 2 s before the deadline; none when that is already past
+ *   (`cacheWatcher.nextBookmarkTime`). A bookmark carries the current revision.
+ * - The stream also ends when the client goes, on closeAllWatches, or on stop.
  * Table watches (kubectl get -w) carry one-row Tables, column definitions in the first only.
+ * Caveats: bookmarks are sent at their time exactly (the real dispatcher ticks every ~1 s, so a
+ * real bookmark lands up to ~1.25 s later); a bookmark's object is `{kind, apiVersion,
+ * metadata.resourceVersion}` (the real one is the kind's empty object, e.g. `creationTimestamp: null`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gone, ApiError } from './errors.js';
+import { gone, ApiError, tooLargeResourceVersion } from './errors.js';
 import type { ApiOperations, Scope } from './api-operations.js';
+import type { JsonObject } from './json-clone.js';
+import { waitForRevision } from './list-pagination.js';
 import { apiVersionOf, type KubeObject } from './resource-types.js';
 import { matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
 import { tableOf, type TableRowObject } from './tables.js';
@@ -21,7 +40,10 @@ export interface WatchRequest {
   allNamespaces: boolean;
   labels: LabelSelector;
   fields: FieldSelector;
-  resourceVersion: string | undefined;
+  /** '' when absent */
+  resourceVersion: string;
+  /** after defaulting (query-parameters.ts) */
+  sendInitialEvents: boolean | undefined;
   timeoutSeconds: number | undefined;
   bookmarks: boolean;
   table: boolean;
@@ -34,6 +56,17 @@ export interface WatchRequest {
 export interface WatchStreamOptions {
   bookmarkIntervalMs: number;
   onBytes(n: number): void;
+}
+
+/** kube-apiserver's `--min-request-timeout` default: a watch without timeoutSeconds lasts 1–2 times this. */
+export const MIN_REQUEST_TIMEOUT_SECONDS = 1800;
+/** A bookmark is due this long before the watch's deadline (`cacheWatcher.nextBookmarkTime`). */
+export const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
+
+/** When the next bookmark is due (ms since epoch), or undefined when none will be sent. */
+export function nextBookmarkTime(now: number, intervalMs: number, deadline: number): number | undefined {
+  const heartbeat = Math.min(now + intervalMs, deadline - PRE_TIMEOUT_BOOKMARK_MS);
+  return heartbeat < now ? undefined : heartbeat;
 }
 
 export function startWatch(ops: ApiOperations, req: IncomingMessage, res: ServerResponse, w: WatchRequest, options: WatchStreamOptions): void {
@@ -78,11 +111,11 @@ export function startWatch(ops: ApiOperations, req: IncomingMessage, res: Server
   res.on('close', close);
 
   const errorLine = (e: ApiError) => JSON.stringify({ type: 'ERROR', object: e.toStatus() });
-  if (w.expire) {
-    write(errorLine(gone(`too old resource version: ${w.resourceVersion ?? 0} (${ops.store.currentRevision()})`)));
+  const fail = (e: ApiError) => {
+    write(errorLine(e));
     close();
-    return;
-  }
+  };
+  if (w.expire) return fail(gone(`too old resource version: ${w.resourceVersion || 0} (${ops.store.currentRevision()})`));
 
   let firstTable = true;
   const encodeTable = (t: WatchEventType, obj: KubeObject) => {
@@ -95,35 +128,65 @@ export function startWatch(ops: ApiOperations, req: IncomingMessage, res: Server
     namespace: type.namespaced && !w.allNamespaces ? scope.namespace : undefined,
     labels: w.labels,
     matches: (obj) => (w.labels.length === 0 || matchesLabels(w.labels, obj.metadata.labels)) && (w.fields.length === 0 || matchesFields(w.fields, obj)),
-    encodingKey: w.table ? `!table:${w.tableRowObject ?? 'Metadata'}` : type.crd ? `${type.version}|${type.crd.revision}` : 'builtin',
+    encodingKey: w.table
+      ? `!table:${w.tableRowObject ?? 'Metadata'}`
+      : type.crd
+        ? `${type.version}|${type.crd.revision}`
+        : type.storedAs
+          ? apiVersionOf(type)
+          : 'builtin',
     encode: (t, obj) => (w.table ? encodeTable(t, obj) : `{"type":"${t}","object":${ops.encodeJson(type, obj)}}`),
     write,
     close,
   };
+  const bookmarkLine = (initialEventsEnd: boolean) => {
+    const metadata: JsonObject = { resourceVersion: String(ops.store.currentRevision()) };
+    if (initialEventsEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' };
+    return JSON.stringify({ type: 'BOOKMARK', object: { kind: type.kind, apiVersion: apiVersionOf(type), metadata } });
+  };
 
-  const rv = w.resourceVersion;
-  let fromRv: number | undefined;
-  if (rv === undefined || rv === '' || rv === '0') {
-    for (const o of ops.listStored(scope, w.labels, w.fields, w.allNamespaces)) write(watcher.encode('ADDED', o));
-    fromRv = undefined;
-  } else {
-    fromRv = Number(rv);
-  }
-  try {
-    unsubscribe = ops.store.watchHub.subscribe(watcher, fromRv);
-  } catch (e) {
-    if (e instanceof ApiError) write(errorLine(e));
-    close();
+  const timeoutMs = (w.timeoutSeconds && w.timeoutSeconds > 0 ? w.timeoutSeconds : MIN_REQUEST_TIMEOUT_SECONDS * (1 + Math.random())) * 1000;
+  const deadline = Date.now() + timeoutMs;
+  timers.push(setTimeout(close, timeoutMs));
+
+  const begin = () => {
+    if (closed) return;
+    const rv = w.resourceVersion;
+    let fromRv: number | undefined;
+    if (w.sendInitialEvents === true) {
+      for (const o of ops.listStored(scope, w.labels, w.fields, w.allNamespaces)) write(watcher.encode('ADDED', o));
+      if (w.bookmarks) write(bookmarkLine(true));
+      fromRv = undefined;
+    } else if (w.sendInitialEvents === false && (rv === '' || rv === '0')) {
+      fromRv = undefined;
+    } else {
+      fromRv = Number(rv);
+    }
+    try {
+      unsubscribe = ops.store.watchHub.subscribe(watcher, fromRv);
+    } catch (e) {
+      if (e instanceof ApiError) return fail(e);
+      throw e;
+    }
+    if (w.bookmarks) scheduleBookmark();
+  };
+  const scheduleBookmark = () => {
+    const now = Date.now();
+    const at = nextBookmarkTime(now, options.bookmarkIntervalMs, deadline);
+    if (at === undefined) return;
+    timers.push(
+      setTimeout(() => {
+        if (closed) return;
+        write(bookmarkLine(false));
+        scheduleBookmark();
+      }, at - now),
+    );
+  };
+
+  const wanted = Number(w.resourceVersion);
+  if (w.sendInitialEvents === true && w.resourceVersion !== '' && wanted > ops.store.currentRevision()) {
+    void waitForRevision(ops.store, wanted).then((fresh) => (fresh ? begin() : fail(tooLargeResourceVersion(wanted, ops.store.currentRevision(), 1))));
     return;
   }
-  if (w.timeoutSeconds !== undefined && w.timeoutSeconds > 0) timers.push(setTimeout(close, w.timeoutSeconds * 1000));
-  if (w.bookmarks) {
-    const sendBookmark = () => {
-      if (closed) return;
-      const rvNow = String(ops.store.currentRevision());
-      write(JSON.stringify({ type: 'BOOKMARK', object: { kind: type.kind, apiVersion: apiVersionOf(type), metadata: { resourceVersion: rvNow } } }));
-      timers.push(setTimeout(sendBookmark, options.bookmarkIntervalMs));
-    };
-    timers.push(setTimeout(sendBookmark, options.bookmarkIntervalMs));
-  }
+  begin();
 }

@@ -83,7 +83,8 @@ describe('dev cluster: watches, informers, faults and the request log', () => {
   it('sends bookmarks only when asked, and ends the stream after timeoutSeconds', async () => {
     const rv = (await core.listNamespacedConfigMap({ namespace: 'default' })).metadata!.resourceVersion;
     const plain = await openWatch(cluster.url, `${CMS}?watch=true&resourceVersion=${rv}`);
-    const bm = await openWatch(cluster.url, `${CMS}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=1`);
+    // no bookmark is due within 2 s of the deadline (cacher/cache_watcher.go nextBookmarkTime): 3 s leaves 1 s of 50 ms bookmarks
+    const bm = await openWatch(cluster.url, `${CMS}?watch=true&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3`);
     await bm.waitFor(1);
     assert.equal(bm.events[0].type, 'BOOKMARK');
     assert.equal(bm.events[0].object.kind, 'ConfigMap');
