@@ -1,7 +1,7 @@
 import { asArray, valueAt } from '../../src/devcluster/apiserver/json-clone.js';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from '../../src/devcluster/apiserver/patches.js';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, patchTypeOf } from '../../src/devcluster/apiserver/patches.js';
 
 describe('patch algorithms', () => {
   it('maps content types to patch types', () => {
@@ -63,9 +63,5 @@ describe('patch algorithms', () => {
       { spec: { strategy: { $retainKeys: ['type'], type: 'Recreate' } } },
     );
     assert.deepEqual(valueAt(retained, ['spec', 'strategy']), { type: 'Recreate' });
-  });
-
-  it('apply for custom resources deep-merges objects and replaces lists', () => {
-    assert.deepEqual(applyDeepMerge({ spec: { a: 1, l: [1], o: { x: 1 } } }, { spec: { l: [2], o: { y: 2 } } }), { spec: { a: 1, l: [2], o: { x: 1, y: 2 } } });
   });
 });

@@ -1,6 +1,7 @@
 /**
- * The four PATCH content types: JSON patch (RFC 6902, with `test`), JSON merge patch (RFC 7386),
- * strategic merge patch (built-in kinds only) and server-side apply (approximated by a merge).
+ * Three of the four PATCH content types: JSON patch (RFC 6902, with `test`), JSON merge patch
+ * (RFC 7386) and strategic merge patch (built-in kinds only). The fourth, server-side apply, is
+ * server-side-apply.ts (it reuses the merge keys below, see field-types.ts).
  *
  * Guarantees: every function returns a new object and never mutates its inputs.
  * Strategic merge knows the merge keys the operator uses (containers/initContainers/env/volumes by
@@ -8,8 +9,7 @@
  * ownerReferences by uid, conditions by type, imagePullSecrets by name) and treats `finalizers`
  * as a merged primitive list; it honours `$patch: replace|delete|merge`, `$retainKeys`,
  * `$deleteFromPrimitiveList/...` and ignores `$setElementOrder/...` (ordering only).
- * Caveats: server-side apply has no managedFields and never reports field-manager conflicts; it
- * is a strategic merge (built-ins) or a deep merge replacing lists (custom resources).
+ * Caveats: the merge keys are the ones the operator's objects need, not the full OpenAPI list.
  */
 import jsonpatch, { type Operation } from 'fast-json-patch';
 import { ApiError, badRequest } from './errors.js';
@@ -75,7 +75,8 @@ export function applyMergePatch(target: JsonValue | undefined, patch: JsonValue 
   return out;
 }
 
-function mergeKeyFor(path: string[], field: string): string | undefined {
+/** The strategic-merge key of list `field` at `path` (the field names leading to it, itself last). */
+export function mergeKeyFor(path: readonly string[], field: string): string | undefined {
   switch (field) {
     case 'containers':
     case 'initContainers':
@@ -104,7 +105,7 @@ function mergeKeyFor(path: string[], field: string): string | undefined {
   }
 }
 
-const MERGED_PRIMITIVE_LISTS = new Set(['finalizers']);
+export const MERGED_PRIMITIVE_LISTS: ReadonlySet<string> = new Set(['finalizers']);
 
 /** Strategic merge patch of a built-in object. `deleteNulls` is false for apply. */
 export function applyStrategicMergePatch(target: JsonObject, patch: JsonValue | undefined, deleteNulls = true): JsonObject {
@@ -187,16 +188,5 @@ function stripDirectives(v: JsonValue | undefined): JsonValue | undefined {
   if (!isJsonObject(v)) return v;
   const out: JsonObject = {};
   for (const [k, x] of Object.entries(v)) if (!k.startsWith('$')) out[k] = stripDirectives(x);
-  return out;
-}
-
-/** Server-side apply for a custom resource: objects merge, lists and scalars are replaced. */
-export function applyDeepMerge(target: JsonObject, patch: JsonObject): JsonObject {
-  const out: JsonObject = { ...target };
-  for (const [k, v] of Object.entries(patch)) {
-    const current = out[k];
-    if (isJsonObject(v) && isJsonObject(current)) out[k] = applyDeepMerge(current, v);
-    else out[k] = cloneJson(v);
-  }
   return out;
 }
