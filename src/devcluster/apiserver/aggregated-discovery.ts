@@ -31,7 +31,7 @@ function resourceEntry(t: ResourceType): object {
     responseKind: { group: t.group, version: t.version, kind: t.kind },
     scope: t.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: t.singular,
-    verbs: ALL_VERBS,
+    verbs: t.verbs ?? ALL_VERBS,
   };
   if (t.shortNames.length) r.shortNames = t.shortNames;
   if (t.categories.length) r.categories = t.categories;
@@ -40,6 +40,8 @@ function resourceEntry(t: ResourceType): object {
     subresources.push({ subresource: 'status', responseKind: { group: t.group, version: t.version, kind: t.kind }, verbs: ['get', 'patch', 'update'] });
   if (t.scale)
     subresources.push({ subresource: 'scale', responseKind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: ['get', 'patch', 'update'] });
+  if (t.tokenRequest)
+    subresources.push({ subresource: 'token', responseKind: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' }, verbs: ['create'] });
   if (t.proxy)
     subresources.push({
       subresource: 'proxy',

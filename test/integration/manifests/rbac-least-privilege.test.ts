@@ -1,23 +1,30 @@
 /**
  * The install manifests grant exactly what the operator uses.
  *
- * 1. The operator runs the end-to-end flows (deploy, savepoint upgrade, suspend/resume, a
- *    JobManager that cannot start, delete, migration of a legacy status) on the development cluster
- *    with simulated Flink, with leader election, cluster-wide and then namespaced, each with its own
- *    User-Agent so the request log tells its requests from the test's and the simulation's.
- * 2. `kubectl apply -k` of manifests/, manifests/apiserver-proxy/ and manifests/namespaced/ on a
- *    development cluster; the Roles/ClusterRoles bound to the operator's ServiceAccount are read back.
- * 3. Every request the operator made is allowed; every granted permission was used, except the
- *    few listed with their reason in NEVER_REQUESTED (which must really stay unused, so the list
- *    stays exact) and NOT_ALWAYS_EXERCISED (code paths these flows reach only depending on timing).
+ * 1. `kubectl apply -k manifests/apiserver-proxy/` on the development cluster (with simulated
+ *    Flink), and the operator authenticates as its ServiceAccount with a token from `kubectl create
+ *    token flink-operator -n flink-operator`: the dev cluster's RBAC authorizer enforces the shipped
+ *    ClusterRole/Roles for real, so a missing verb fails the request (403). The operator runs the
+ *    end-to-end flows (deploy, savepoint upgrade, suspend/resume, a JobManager that cannot start,
+ *    delete, migration of a legacy status) with leader election, cluster-wide, then — after the
+ *    ClusterRoleBinding is deleted and `manifests/namespaced/` applied — namespaced, each with its
+ *    own User-Agent so the request log tells its requests from the test's and the simulation's.
+ * 2. None of the operator's requests was refused (no 401/403).
+ * 3. `kubectl apply -k` of manifests/, manifests/apiserver-proxy/ and manifests/namespaced/ on a
+ *    fresh development cluster; the Roles/ClusterRoles bound to the operator's ServiceAccount are
+ *    read back and the request log is evaluated with the same authorizer (rbac-rules.ts): every
+ *    request allowed by each variant; every granted permission was used, except the few listed
+ *    with their reason in NEVER_REQUESTED (which must really stay unused, so the list stays exact)
+ *    and NOT_ALWAYS_EXERCISED (code paths these flows reach only depending on timing).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
 import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
-import { startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
+import { kubeconfigYamlFor, startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
+import { statusOf } from '../devcluster/raw-http.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
 import { makeFlinkDeploymentReconciler } from '../../../src/reconciler/reconciler-wiring.js';
@@ -56,11 +63,39 @@ const NOT_ALWAYS_EXERCISED: Record<string, string> = {
 let h: OperatorHarness;
 let manifestsCluster: DevCluster;
 let kubectl: KubectlRunner;
+let operatorKubectl: KubectlRunner;
 let clusterWideRequests: RequestLogEntry[] = [];
 let namespacedRequests: RequestLogEntry[] = [];
 
 const stable = (generation: number) => (d: FlinkDeploymentV1) =>
   d.status?.lifecycleState === 'STABLE' && d.status?.observedGeneration === generation && d.status?.jobStatus?.state === 'RUNNING';
+
+/** A kubeconfig of the dev cluster that authenticates with `token` (a ServiceAccount's). */
+function kubeConfigWithToken(url: string, token: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfigYamlFor(url, token));
+  return kc;
+}
+
+/**
+ * The namespaced install with --flink-rest-access=apiserver-proxy (the dev cluster's only way to
+ * reach Flink; manifests/namespaced/ assumes direct access): services/proxy in the watched namespace.
+ */
+const NAMESPACED_PROXY_ROLE = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: flink-operator-apiserver-proxy, namespace: ${WATCHED_NAMESPACE}}
+rules:
+- apiGroups: [""]
+  resources: ["services/proxy"]
+  verbs: ["get", "create", "patch"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: flink-operator-apiserver-proxy, namespace: ${WATCHED_NAMESPACE}}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: flink-operator-apiserver-proxy}
+subjects:
+- {kind: ServiceAccount, name: flink-operator, namespace: ${OPERATOR_NAMESPACE}}
+`;
 
 function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown>): Promise<Manager> {
   const config = testOperatorConfig({
@@ -86,7 +121,13 @@ before(async () => {
   for (const name of [OPERATOR_NAMESPACE, WATCHED_NAMESPACE]) await core.createNamespace({ body: { metadata: { name } } });
 
   // --- cluster-wide operator (Flink REST through the API server proxy, as on the dev cluster) ---
-  const operatorKc = kubeConfigWithUserAgent(h.kubeConfig, CLUSTER_WIDE_UA);
+  // the shipped manifests on this very cluster; the operator runs in-process in place of its Deployment
+  operatorKubectl = new KubectlRunner(h.world.cluster.kubeconfigYaml());
+  await operatorKubectl.ok(['apply', '-k', `${MANIFESTS}apiserver-proxy`]);
+  await operatorKubectl.ok(['scale', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '--replicas=0']);
+  const token = (await operatorKubectl.ok(['create', 'token', SERVICE_ACCOUNT.name, '-n', OPERATOR_NAMESPACE])).trim();
+  const serviceAccountKc = kubeConfigWithToken(h.world.cluster.url, token);
+  const operatorKc = kubeConfigWithUserAgent(serviceAccountKc, CLUSTER_WIDE_UA);
   // a legacy resource, migrated by the operator's own code path with the operator's identity
   const legacy = builtVariants()[0];
   await h.custom.createNamespacedCustomObject({
@@ -145,8 +186,12 @@ before(async () => {
   // the service proxy requests of the Flink REST client carry no User-Agent of their own
   clusterWideRequests.push(...h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }));
 
-  // --- namespaced operator (watches flink-jobs only) ---
-  const namespacedKc = kubeConfigWithUserAgent(h.kubeConfig, NAMESPACED_UA);
+  // --- namespaced operator (watches flink-jobs only): only what manifests/namespaced/ grants ---
+  await operatorKubectl.ok(['delete', 'clusterrolebinding', 'flink-operator']);
+  await operatorKubectl.ok(['apply', '-k', `${MANIFESTS}namespaced`]);
+  await operatorKubectl.ok(['apply', '-f', '-'], NAMESPACED_PROXY_ROLE);
+  await operatorKubectl.ok(['scale', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '--replicas=0']);
+  const namespacedKc = kubeConfigWithUserAgent(serviceAccountKc, NAMESPACED_UA);
   const proxyBefore = h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }).length;
   await h.custom.createNamespacedCustomObject({
     group: 'flink.apache.org',
@@ -195,6 +240,7 @@ before(async () => {
 
 after(async () => {
   kubectl?.cleanup();
+  operatorKubectl?.cleanup();
   await manifestsCluster?.stop();
   await h?.stop();
 });
@@ -247,6 +293,24 @@ test('the operator made requests in every area the manifests cover (the flows re
     namespacedRequests.every((e) => e.namespace !== ''),
     `the namespaced operator made cluster-wide requests: ${[...new Set(namespacedRequests.filter((e) => e.namespace === '').map((e) => `${e.verb} ${e.path}`))].join(', ')}`,
   );
+});
+
+test("the dev cluster refused none of the operator's requests, and does refuse what the manifests do not grant", async () => {
+  // RBAC enforced by the dev cluster (plugin/pkg/auth/authorizer/rbac/rbac.go; the 403 text of
+  // staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go forbiddenMessage)
+  const refused = [...clusterWideRequests, ...namespacedRequests].filter((e) => e.code === 401 || e.code === 403).map((e) => `${e.code} ${e.method} ${e.path}`);
+  assert.deepEqual([...new Set(refused)], [], 'requests the shipped RBAC refused');
+  const asOperator = kubeConfigWithToken(
+    h.world.cluster.url,
+    (await operatorKubectl.ok(['create', 'token', SERVICE_ACCOUNT.name, '-n', OPERATOR_NAMESPACE])).trim(),
+  );
+  await assert.rejects(asOperator.makeApiClient(CoreV1Api).listNamespacedSecret({ namespace: WATCHED_NAMESPACE }), (e: unknown) => {
+    assert.equal(
+      statusOf(e).message,
+      `secrets is forbidden: User "system:serviceaccount:${OPERATOR_NAMESPACE}:${SERVICE_ACCOUNT.name}" cannot list resource "secrets" in API group "" in the namespace "${WATCHED_NAMESPACE}"`,
+    );
+    return true;
+  });
 });
 
 test('cluster-wide install with the apiserver-proxy overlay: every request allowed, nothing granted beyond use', async () => {

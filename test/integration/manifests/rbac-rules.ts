@@ -1,11 +1,22 @@
 /**
- * A small RBAC authorizer for tests: which requests the Roles / ClusterRoles bound to a
- * ServiceAccount allow, evaluated as Kubernetes' RBAC authorizer does for resource requests
- * (apiGroups, resources incl. `resource/subresource`, verbs, `*` wildcards; resourceNames unused
- * by our manifests and treated as "no match" if present).
+ * Evaluates a development cluster's request log against RBAC objects read back from a cluster,
+ * with the development cluster's own RBAC authorizer (src/devcluster/apiserver/rbac-authorizer.ts,
+ * the one that enforces requests; one definition): which logged requests the Roles / ClusterRoles
+ * bound to a ServiceAccount allow, and which permissions they grant at all (so a test can check
+ * that every granted permission was used).
  */
-import type { V1ClusterRole, V1ClusterRoleBinding, V1PolicyRule, V1Role, V1RoleBinding } from '@kubernetes/client-node';
 import type { RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
+import { resourceAttributesOf } from '../../../src/devcluster/apiserver/access-control.js';
+import {
+  ALL_AUTHENTICATED,
+  authorize,
+  rulesFor,
+  serviceAccountGroups,
+  serviceAccountUsername,
+  type ResourceAttributes,
+  type UserInfo,
+} from '../../../src/devcluster/apiserver/rbac-authorizer.js';
+import { ListedRbacPolicy, type ListedRbacObject } from '../../../src/devcluster/apiserver/rbac-policy-objects.js';
 
 /** One permission: `verb group/resource[/subresource]` in a namespace ('' = cluster-wide). */
 export interface Permission {
@@ -21,82 +32,66 @@ export function permissionKey(p: Permission): string {
   return `${p.verb} ${p.apiGroup || 'core'}/${p.resource}${p.namespace ? ` in ${p.namespace}` : ' (cluster-wide)'}`;
 }
 
-/** The permission a logged request needs (service proxy HTTP methods mapped to RBAC verbs). */
+/** The permission a logged request needs (the verb as the dev cluster's authorizer derives it). */
 export function permissionOf(entry: RequestLogEntry): Permission {
-  let verb = entry.verb;
-  if (entry.subresource === 'proxy')
-    verb =
-      ({ get: 'get', post: 'create', put: 'update', patch: 'patch', delete: 'delete', head: 'get', options: 'get' } as Record<string, string>)[entry.verb] ??
-      entry.verb;
+  const attrs = resourceAttributesOf(entry.method, entry);
   return {
-    verb,
-    apiGroup: entry.apiGroup,
-    resource: entry.subresource ? `${entry.resource}/${entry.subresource}` : entry.resource,
-    namespace: entry.namespace,
+    verb: attrs.verb,
+    apiGroup: attrs.apiGroup,
+    resource: attrs.subresource ? `${attrs.resource}/${attrs.subresource}` : attrs.resource,
+    namespace: attrs.namespace,
   };
 }
 
-interface Grant {
-  readonly rules: readonly V1PolicyRule[];
-  /** '' = every namespace and cluster-scoped requests. */
-  readonly namespace: string;
+function attributesOf(p: Permission): ResourceAttributes {
+  const [resource, subresource = ''] = p.resource.split('/');
+  return { resourceRequest: true, verb: p.verb, apiGroup: p.apiGroup, resource, subresource, namespace: p.namespace, name: '' };
+}
+
+export interface RbacObjects {
+  roles: readonly ListedRbacObject[];
+  clusterRoles: readonly ListedRbacObject[];
+  roleBindings: readonly ListedRbacObject[];
+  clusterRoleBindings: readonly ListedRbacObject[];
 }
 
 export class RbacAuthorizer {
-  private readonly grants: Grant[] = [];
+  private readonly policy: ListedRbacPolicy;
+  private readonly user: UserInfo;
 
   constructor(
     subject: { name: string; namespace: string },
-    objects: { roles: V1Role[]; clusterRoles: V1ClusterRole[]; roleBindings: V1RoleBinding[]; clusterRoleBindings: V1ClusterRoleBinding[] },
+    private readonly objects: RbacObjects,
   ) {
-    const bound = (subjects: { kind: string; name: string; namespace?: string }[] | undefined) =>
-      (subjects ?? []).some((s) => s.kind === 'ServiceAccount' && s.name === subject.name && s.namespace === subject.namespace);
-    for (const b of objects.clusterRoleBindings) {
-      if (!bound(b.subjects)) continue;
-      const role = objects.clusterRoles.find((r) => r.metadata?.name === b.roleRef.name);
-      if (role) this.grants.push({ rules: role.rules ?? [], namespace: '' });
-    }
-    for (const b of objects.roleBindings) {
-      if (!bound(b.subjects)) continue;
-      const ns = b.metadata?.namespace ?? '';
-      const role =
-        b.roleRef.kind === 'ClusterRole'
-          ? objects.clusterRoles.find((r) => r.metadata?.name === b.roleRef.name)
-          : objects.roles.find((r) => r.metadata?.name === b.roleRef.name && r.metadata?.namespace === ns);
-      if (role) this.grants.push({ rules: role.rules ?? [], namespace: ns });
-    }
+    this.policy = new ListedRbacPolicy(objects);
+    // the identity a token of this ServiceAccount authenticates as (pkg/serviceaccount)
+    this.user = { name: serviceAccountUsername(subject.namespace, subject.name), groups: [...serviceAccountGroups(subject.namespace), ALL_AUTHENTICATED] };
   }
 
   allows(p: Permission): boolean {
-    return this.grants.some((g) => (g.namespace === '' || g.namespace === p.namespace) && g.rules.some((r) => ruleAllows(r, p)));
+    return authorize(this.policy, this.user, attributesOf(p)).allowed;
   }
 
-  /** Every concrete permission granted (wildcards are reported as `*`). */
+  /**
+   * Every concrete permission granted to the ServiceAccount by name (not through the groups every
+   * ServiceAccount is in, e.g. the bootstrap `system:basic-user`); wildcards are reported as `*`.
+   */
   granted(): Permission[] {
+    const byName: UserInfo = { name: this.user.name, groups: [] };
     const out = new Map<string, Permission>();
-    for (const g of this.grants) {
-      for (const r of g.rules) {
-        for (const apiGroup of r.apiGroups ?? []) {
-          for (const resource of r.resources ?? []) {
+    const add = (namespace: string, rules: ReturnType<typeof rulesFor>['rules']) => {
+      for (const r of rules)
+        for (const apiGroup of r.apiGroups ?? [])
+          for (const resource of r.resources ?? [])
             for (const verb of r.verbs) {
-              const p = { verb, apiGroup, resource, namespace: g.namespace };
+              const p = { verb, apiGroup, resource, namespace };
               out.set(permissionKey(p), p);
             }
-          }
-        }
-      }
-    }
+    };
+    add('', rulesFor(this.policy, byName, '').rules);
+    const namespacedOnly = new ListedRbacPolicy({ ...this.objects, clusterRoleBindings: [] });
+    const namespaces = new Set(this.objects.roleBindings.map((b) => b.metadata?.namespace ?? ''));
+    for (const ns of namespaces) if (ns) add(ns, rulesFor(namespacedOnly, byName, ns).rules);
     return [...out.values()];
   }
-}
-
-function ruleAllows(rule: V1PolicyRule, p: Permission): boolean {
-  if (rule.resourceNames && rule.resourceNames.length > 0) return false;
-  const groups = rule.apiGroups ?? [];
-  const resources = rule.resources ?? [];
-  return (
-    (groups.includes('*') || groups.includes(p.apiGroup)) &&
-    (resources.includes('*') || resources.includes(p.resource)) &&
-    (rule.verbs.includes('*') || rule.verbs.includes(p.verb))
-  );
 }
