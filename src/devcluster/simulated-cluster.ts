@@ -18,6 +18,7 @@ import { KubeHaMetadataStore } from './simulation/kube-ha-metadata-store.js';
 import { SimulatedKubelet } from './simulation/kubelet.js';
 import { NATIVE_JOBMANAGER_USER_AGENT } from './simulation/native-resource-manager.js';
 import { PodWarningEvents } from './simulation/pod-warning-events.js';
+import { PodLogBook } from './simulation/pod-log-book.js';
 import { type LineageRecord, LineageRecorder } from './simulation/lineage-recorder.js';
 import { ReplicaSetController } from './simulation/replicaset-controller.js';
 import { SimulatedServiceProxy } from './simulation/service-proxy.js';
@@ -47,6 +48,8 @@ export interface SimulationOptions {
   crashLoopBackoffMs?: number;
   /** CrashLoopBackOff cap. Default 40 × podReadyDelayMs. */
   crashLoopMaxBackoffMs?: number;
+  /** A deleted pod's containers stop (and the kubelet deletes it) that long after the deletion. Default 0. */
+  terminationDelayMs?: number;
   /** Seedable randomness for ids and names (see seededRandom). Default Math.random. */
   random?: () => number;
   /** Called with errors the simulation survives (failed writes it retries, crashed JobManager starts, ...). */
@@ -85,7 +88,7 @@ export interface SimulatedCluster {
  * forwards to `serveServiceProxy` (remote-service-proxy.ts), when the simulation runs in a process
  * of its own (the benchmark's layout).
  */
-export type SimulationHost = Pick<DevCluster, 'kubeConfig' | 'setServiceProxy'>;
+export type SimulationHost = Pick<DevCluster, 'kubeConfig' | 'setServiceProxy'> & Partial<Pick<DevCluster, 'setPodLogSource'>>;
 
 /** Starts the simulation against `cluster` and attaches it as the cluster's service proxy. */
 export async function startSimulation(cluster: SimulationHost, options: SimulationOptions = {}): Promise<Simulation> {
@@ -122,6 +125,7 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
   });
 
   const lineage = new LineageRecorder();
+  const logs = new PodLogBook();
   const storage = new SnapshotStorage();
   const runtime = new FlinkProcessRuntime({
     lineage,
@@ -130,6 +134,7 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
     random,
     onError,
     kube: simulationApis(cluster.kubeConfig(), NATIVE_JOBMANAGER_USER_AGENT),
+    logs,
     timing: {
       jobStartDelayMs: options.jobStartDelayMs ?? 30,
       savepointDurationMs: options.savepointDurationMs ?? 50,
@@ -146,11 +151,13 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
     hooks: runtime,
     onError,
     events: new PodWarningEvents(core, random, onError),
+    logs,
     options: {
       podReadyDelayMs,
       crashLoopBackoffMs: options.crashLoopBackoffMs ?? podReadyDelayMs * 4,
       crashLoopMaxBackoffMs: options.crashLoopMaxBackoffMs ?? podReadyDelayMs * 40,
       mountRetryMs: Math.max(podReadyDelayMs, 50),
+      terminationDelayMs: options.terminationDelayMs ?? 0,
     },
   });
   const proxy = new SimulatedServiceProxy({ services, pods, runtime, lineage, random });
@@ -158,6 +165,8 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
   const informers = [deployments, replicaSets, pods, services];
   await Promise.all(informers.map((i) => i.start()));
   cluster.setServiceProxy(proxy.handle);
+  // a host in another process has no setPodLogSource: its bound pods answer "kubelet unreachable" (design/003b)
+  cluster.setPodLogSource?.(logs);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -170,6 +179,7 @@ export async function startSimulation(cluster: SimulationHost, options: Simulati
     stop() {
       stopping ??= (async () => {
         cluster.setServiceProxy(undefined);
+        cluster.setPodLogSource?.(undefined);
         await Promise.all(informers.map((i) => i.stop()));
         await Promise.all([deploymentController.stop(), replicaSetController.stop(), kubelet.stop()]);
         runtime.stopAll();

@@ -15,7 +15,15 @@
  *   removes it when empty. Deleting a CRD deletes its custom objects, then the CRD.
  * Assumptions: collection runs asynchronously (setImmediate), like the real collector; tests wait
  * for it (`settled()`).
- * Caveats: Orphan does not use the `orphan` finalizer; pods are removed without a grace period.
+ * - Pods bound to a node (`spec.nodeName`) are deleted gracefully, as the pod strategy's
+ *   CheckGracefulDelete and rest.BeforeDelete do: the grace period is the request's
+ *   gracePeriodSeconds, else `spec.terminationGracePeriodSeconds`, else 30 (the API default); 0 for
+ *   an unbound pod or one in phase Succeeded/Failed; a negative one becomes 1. A positive period sets
+ *   deletionTimestamp = now + period and deletionGracePeriodSeconds and answers 200 with the pod
+ *   (MODIFIED event, `kubectl get` shows Terminating); the node's kubelet then deletes it with
+ *   gracePeriodSeconds=0. A later delete may only shorten the period.
+ * Caveats: Orphan does not use the `orphan` finalizer; without a kubelet (api-only mode) a bound
+ * pod stays Terminating, as on a cluster whose node is gone.
  */
 import { badRequest, conflictWithMessage, forbidden, notSupported, invalid, successStatus, type StatusDetails } from './errors.js';
 import { CRD_CLEANUP_FINALIZER, type ApiOperations, type CommitListener, type Scope, type WriteResult } from './api-operations.js';
@@ -30,6 +38,21 @@ const NAMESPACES_GR = '/namespaces';
 /** NamespaceLifecycle admission refuses to delete these. */
 const IMMORTAL_NAMESPACES = new Set(['default', 'kube-system', 'kube-public']);
 const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
+const PODS_GR = '/pods';
+/** The API's default `spec.terminationGracePeriodSeconds`. */
+const DEFAULT_TERMINATION_GRACE_SECONDS = 30;
+
+/** The grace period of a pod deletion, as the pod strategy's CheckGracefulDelete computes it. */
+export function podGracePeriodSeconds(pod: KubeObject, options: DeleteOptions): number {
+  const requested = options.gracePeriodSeconds;
+  const specified = valueAt(pod, ['spec', 'terminationGracePeriodSeconds']);
+  let period = typeof requested === 'number' ? requested : typeof specified === 'number' ? specified : DEFAULT_TERMINATION_GRACE_SECONDS;
+  const nodeName = valueAt(pod, ['spec', 'nodeName']);
+  if (typeof nodeName !== 'string' || nodeName === '') period = 0;
+  const phase = valueAt(pod, ['status', 'phase']);
+  if (phase === 'Succeeded' || phase === 'Failed') period = 0;
+  return period < 0 ? 1 : Math.floor(period);
+}
 
 export type PropagationPolicy = 'Background' | 'Foreground' | 'Orphan';
 
@@ -42,7 +65,7 @@ export interface DeleteOptions {
   orphanDependents?: JsonValue;
   /** { uid?, resourceVersion? } */
   preconditions?: JsonValue;
-  /** accepted and ignored: objects without finalizers are removed at once */
+  /** pods bound to a node: the grace period (see podGracePeriodSeconds); other kinds ignore it */
   gracePeriodSeconds?: JsonValue;
   /** ["All"] */
   dryRun?: JsonValue;
@@ -124,6 +147,10 @@ export class GarbageCollector implements CommitListener {
       return { code: 200, body: ns, warnings: [] };
     }
 
+    if (scope.groupResource === PODS_GR) {
+      const graceful = this.gracefulPodDelete(scope, obj, podGracePeriodSeconds(obj, options), policy);
+      if (graceful) return graceful;
+    }
     const finalizers: string[] = [...(obj.metadata.finalizers ?? [])];
     if (policy === 'Foreground' && !finalizers.includes(FOREGROUND_FINALIZER)) finalizers.push(FOREGROUND_FINALIZER);
     if (finalizers.length > 0) {
@@ -147,6 +174,27 @@ export class GarbageCollector implements CommitListener {
     details.kind = type.plural;
     details.uid = obj.metadata.uid;
     return { code: 200, body: successStatus(details), warnings: [] };
+  }
+
+  /**
+   * rest.BeforeDelete for a pod: a positive grace period marks it (or shortens the period of a pod
+   * already terminating); undefined when the delete proceeds as a non-graceful one (period 0).
+   */
+  private gracefulPodDelete(scope: Scope, pod: KubeObject, period: number, policy: PropagationPolicy): WriteResult | undefined {
+    const current = pod.metadata.deletionGracePeriodSeconds;
+    if (pod.metadata.deletionTimestamp && current !== undefined && period >= current)
+      return { code: 200, body: this.ops.encode(scope.type, pod), warnings: [] };
+    if (period === 0) {
+      if (!pod.metadata.deletionTimestamp || !pod.metadata.finalizers?.length) return undefined;
+    }
+    const next = cloneJson(pod);
+    next.metadata.deletionTimestamp = new Date(Date.now() + period * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    next.metadata.deletionGracePeriodSeconds = period;
+    if (policy === 'Foreground' && !(pod.metadata.finalizers ?? []).includes(FOREGROUND_FINALIZER)) {
+      next.metadata.finalizers = [...(pod.metadata.finalizers ?? []), FOREGROUND_FINALIZER];
+    }
+    const stored = this.ops.commitPut(scope.groupResource, next, pod);
+    return { code: 200, body: this.ops.encode(scope.type, stored), warnings: [] };
   }
 
   deleteCollection(scope: Scope, labels: LabelSelector, fields: FieldSelector, options: DeleteOptions, dryRun: boolean): WriteResult {

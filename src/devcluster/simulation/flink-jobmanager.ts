@@ -32,6 +32,7 @@ import { type SnapshotStorage, childPath, missingSnapshotMessage } from './snaps
 import { type HaClusterRef, type HaMetadataStore } from './ha-metadata.js';
 import { type RandomSource, randomHex } from './simulation-random.js';
 import { type CheckpointKind, type SimulatedException, SimulatedFlinkJob, simulatedException } from './flink-job.js';
+import type { FlinkProcessLog } from './flink-log-lines.js';
 
 /** An error the REST layer turns into Flink's `{"errors":[message]}` body with this HTTP status. */
 export class FlinkRestError extends Error {
@@ -76,6 +77,8 @@ export interface JobManagerContext {
   readonly timing: JobManagerTiming;
   readonly now?: () => number;
   readonly onError?: (error: unknown, what: string) => void;
+  /** The container log the process writes (pod-log-book.ts); none when absent. */
+  readonly log?: FlinkProcessLog;
 }
 
 export type OperationKind = 'savepoint' | 'stop-with-savepoint' | 'checkpoint' | 'savepoint-disposal';
@@ -190,6 +193,7 @@ export class SimulatedJobManager {
     const now = this.now();
     const job = new SimulatedFlinkJob({ jobId, name: this.ctx.launch.jobName, parallelism, maxParallelism: 128, createdAt: now });
     this.jobs.set(jobId, job);
+    this.ctx.log?.jobSubmitted(job.name, jobId);
     this.ctx.lineage.submission(
       this.ctx.deployment,
       { jobId, restoredFrom: restoreFrom, allowNonRestoredState, parallelism, podName: this.ctx.pod.name, origin },
@@ -212,9 +216,11 @@ export class SimulatedJobManager {
         return;
       }
       job.markRestored({ id: snapshot.checkpointId, restoreTimestamp: now, isSavepoint: snapshot.kind === 'savepoint', externalPath: snapshot.location });
+      this.ctx.log?.restoring(job.jobId, { id: snapshot.checkpointId, ...snapshot }, snapshot.kind === 'savepoint');
     }
     job.transition('CREATED', now);
     job.transition('RUNNING', now);
+    this.ctx.log?.jobState(job.name, job.jobId, 'CREATED', 'RUNNING');
     this.startCheckpointing(job);
     this.scheduleFailOver(job);
     const sim = this.ctx.launch.settings.simulator;
@@ -274,10 +280,12 @@ export class SimulatedJobManager {
       const now = this.now();
       const cause = simulatedException('java.lang.RuntimeException', `Simulated task failure (simulator.job.restart-every=${every}ms)`, now);
       if (!job.failOver(cause)) return;
+      this.ctx.log?.jobState(job.name, job.jobId, 'RUNNING', 'RESTARTING', cause);
       this.abortInFlightSnapshots(job, now);
       this.later(this.ctx.launch.settings.simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
         if (job.state !== 'RESTARTING') return;
         job.transition('RUNNING', this.now());
+        this.ctx.log?.jobState(job.name, job.jobId, 'RESTARTING', 'RUNNING');
         this.scheduleFailOver(job);
       });
     });
@@ -331,6 +339,8 @@ export class SimulatedJobManager {
       savepointFormat: null,
       discarded: false,
     });
+    if (reservedId === undefined) this.ctx.log?.checkpointTriggered(id, kind, triggeredAt, job.jobId);
+    this.ctx.log?.checkpointCompleted(id, job.jobId, this.stateSizeFor(job, id), now - triggeredAt);
     if (externalPath !== null) {
       this.ctx.storage.write({ location: externalPath, kind: 'checkpoint', jobId: job.jobId, checkpointId: id, completedAt: now });
       if (this.haCluster) {
@@ -365,12 +375,17 @@ export class SimulatedJobManager {
   }
 
   private failJob(job: SimulatedFlinkJob, exception: SimulatedException): void {
+    const from = job.state;
     if (!job.fail(exception)) return;
+    this.ctx.log?.jobState(job.name, job.jobId, from, 'FAILING', exception);
+    this.ctx.log?.jobState(job.name, job.jobId, 'FAILING', 'FAILED');
     this.jobEnded(job);
   }
 
   private endJob(job: SimulatedFlinkJob, state: 'FINISHED' | 'CANCELED'): void {
+    const from = job.state;
     if (!job.transition(state, this.now())) return;
+    this.ctx.log?.jobState(job.name, job.jobId, from, state);
     this.jobEnded(job);
   }
 
@@ -403,6 +418,7 @@ export class SimulatedJobManager {
     }
     if (job.state === 'CANCELLING') return;
     this.ctx.lineage.cancellation(this.ctx.deployment, job.jobId, this.now());
+    this.ctx.log?.jobState(job.name, job.jobId, job.state, 'CANCELLING');
     job.transition('CANCELLING', this.now());
     this.later(this.ctx.timing.cancelDurationMs, () => this.endJob(job, 'CANCELED'));
   }
@@ -435,6 +451,8 @@ export class SimulatedJobManager {
     const mode = this.ctx.launch.settings.simulator.savepointFailure;
     const id = job.reserveCheckpointId();
     job.recordPending({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt });
+    this.ctx.log?.savepointTriggered(job.jobId, kind === 'savepoint' && request.cancelJob ? 'cancel-with-savepoint' : kind);
+    this.ctx.log?.checkpointTriggered(id, kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggeredAt, job.jobId);
     if (mode === 'hang') return op.triggerId;
     const duration = this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
     this.later(duration, () => {
@@ -466,6 +484,7 @@ export class SimulatedJobManager {
         savepointFormat: request.formatType ?? 'CANONICAL',
         discarded: false,
       });
+      this.ctx.log?.checkpointCompleted(id, job.jobId, this.stateSizeFor(job, id), now - triggeredAt);
       this.ctx.storage.write({ location, kind: 'savepoint', jobId: job.jobId, checkpointId: id, completedAt: now });
       // Flink completes the stop/cancel future after the job has terminated; both happen in this
       // same tick, so no observer can tell the order. The operation is settled first so that

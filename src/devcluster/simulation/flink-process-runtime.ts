@@ -18,6 +18,11 @@
  * Native application JobManagers (`bash -c "kubernetes-jobmanager.sh kubernetes-application"`,
  * see jobmanager-launch.ts) additionally run a NativeResourceManager that creates their
  * TaskManager pods through the API server (`kube` deps; without them no pods are created).
+ *
+ * Container logs (`logs` deps, pod-log-book.ts): a JobManager writes its entry point start, its job's
+ * submission, restore, state changes and snapshots (flink-log-lines.ts), an exception when it
+ * cannot start, and its SIGTERM shutdown when its pod is deleted; a TaskManager its registration at
+ * the ResourceManager.
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
@@ -29,7 +34,9 @@ import type { ContainerRuntimeHooks, PodIdentity, PodStartResult } from './kubel
 import type { LineageRecorder } from './lineage-recorder.js';
 import type { SnapshotStorage } from './snapshot-storage.js';
 import type { HaMetadataStore } from './ha-metadata.js';
-import type { RandomSource } from './simulation-random.js';
+import { randomHex, type RandomSource } from './simulation-random.js';
+import { entrypointClassName, FlinkProcessLog } from './flink-log-lines.js';
+import type { PodLogBook } from './pod-log-book.js';
 
 export const FLINK_MAIN_CONTAINER = 'flink-main-container';
 const FLINK_CONF_DIR = '/opt/flink/conf';
@@ -43,6 +50,8 @@ export interface FlinkProcessRuntimeDeps {
   readonly onError?: (error: unknown, what: string) => void;
   /** API clients a native JobManager creates its TaskManager pods with. */
   readonly kube?: { readonly core: SimulationCoreApi; readonly apps: SimulationAppsApi };
+  /** Where the processes' container logs go; none when absent. */
+  readonly logs?: PodLogBook;
 }
 
 /** The Flink container of a pod: `flink-main-container`, else the first container. */
@@ -78,6 +87,8 @@ export function mountedConfDirectory(
 export class FlinkProcessRuntime implements ContainerRuntimeHooks {
   private readonly byPodUid = new Map<string, SimulatedJobManager>();
   private readonly resourceManagers = new Map<string, NativeResourceManager>();
+  /** Entry point class and log of each JobManager process, by pod uid (for its shutdown lines). */
+  private readonly processLogs = new Map<string, { entrypoint: string; log: FlinkProcessLog }>();
 
   constructor(private readonly deps: FlinkProcessRuntimeDeps) {}
 
@@ -99,7 +110,19 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       ...(container.args ?? []),
     ];
     const role = parseFlinkArgsSafe(args);
+    const uid = pod.metadata!.uid!;
+    const logs = this.deps.logs;
+    const log = new FlinkProcessLog((line) => logs?.append(uid, container.name, line));
+    if (role === 'taskmanager') {
+      const address = `pekko.tcp://flink@${pod.metadata?.labels?.['app'] ?? 'jobmanager'}:6123/user/rpc/resourcemanager_0`;
+      log.taskManagerRegistered(address, randomHex(this.deps.random, 32));
+    }
     if (role !== 'application-jobmanager' && role !== 'session-jobmanager') return { ok: true };
+    const entrypoint = entrypointClassName(
+      role,
+      args.some((a) => a.includes('kubernetes-jobmanager.sh')),
+    );
+    log.entrypointStarting(entrypoint);
     let jm: SimulatedJobManager;
     try {
       const loaded = mountedFlinkConfiguration(pod, container, configMaps);
@@ -116,8 +139,10 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
         random: this.deps.random,
         timing: this.deps.timing,
         onError: this.deps.onError,
+        log,
       });
       this.byPodUid.set(pod.metadata!.uid!, jm);
+      this.processLogs.set(uid, { entrypoint, log });
       await jm.start();
       if (launch.args.native && launch.args.role === 'application-jobmanager' && this.deps.kube) {
         this.startResourceManager(
@@ -130,7 +155,13 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
       }
     } catch (error) {
       this.byPodUid.delete(pod.metadata!.uid!);
-      return { ok: false, message: `Flink JobManager failed to start: ${error instanceof Error ? error.message : String(error)}` };
+      this.processLogs.delete(uid);
+      const text = error instanceof Error ? error.message : String(error);
+      log.entrypointFailed(
+        entrypoint,
+        `org.apache.flink.runtime.entrypoint.ClusterEntrypointException: Failed to initialize the cluster entrypoint ${entrypoint}.\nCaused by: ${text}`,
+      );
+      return { ok: false, message: `Flink JobManager failed to start: ${text}` };
     }
     return { ok: true };
   }
@@ -167,9 +198,12 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
     rm.start().catch((error: unknown) => this.deps.onError?.(error, `native resource manager of ${namespace}/${clusterId}`));
   }
 
-  podStopped(pod: PodIdentity): void {
+  podStopped(pod: PodIdentity, reason?: 'killed' | 'crashed'): void {
     this.resourceManagers.get(pod.uid)?.stop();
     this.resourceManagers.delete(pod.uid);
+    const process = this.processLogs.get(pod.uid);
+    this.processLogs.delete(pod.uid);
+    if (process && reason === 'killed') process.log.terminatedBySignal(process.entrypoint);
     const jm = this.byPodUid.get(pod.uid);
     if (!jm) return;
     this.byPodUid.delete(pod.uid);
@@ -181,6 +215,7 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
     this.resourceManagers.clear();
     for (const jm of this.byPodUid.values()) jm.stop();
     this.byPodUid.clear();
+    this.processLogs.clear();
   }
 }
 

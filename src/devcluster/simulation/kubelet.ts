@@ -16,11 +16,22 @@
  * (with the mounted ConfigMaps' data) and may refuse (the process "crashes" at start → the pod
  * goes into CrashLoopBackOff); `hooks.podStopped` when they stop (crash, pod deleted or replaced).
  *
+ * Scheduling: a pod without `spec.nodeName` is bound to the one node, {@link NODE_NAME}, through
+ * `pods/NAME/binding` (the scheduler's call) before its containers start, so pod deletions are
+ * graceful as on a real cluster (garbage-collector.ts): the pod shows Terminating until this
+ * kubelet has stopped its containers (at once, or after `terminationDelayMs`; a Flink process logs
+ * its SIGTERM shutdown) and deleted it with gracePeriodSeconds=0.
+ *
+ * Container logs: each container start opens a new log instance in the PodLogBook (the previous
+ * one is kept for `kubectl logs --previous`), each stop closes it (ending `kubectl logs -f`).
+ *
  * Guarantees: a pod's containers are started at most once per container start, and stopped before
  * a replacement pod with the same name starts; pods with a deletionTimestamp are stopped and then
  * removed with gracePeriodSeconds=0 (the kubelet's final delete).
- * Caveats: no scheduler (spec.nodeName stays empty); probes are not run; init containers are
- * ignored; pod status is written with merge patches (the kubelet owns pod status).
+ * Caveats: one node for all pods, no scheduling decisions; probes are not run; init containers are
+ * ignored; pod status is written with merge patches (the kubelet owns pod status); the terminated
+ * container state is not written before the final delete; terminationDelayMs does not follow the
+ * pod's grace period.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi } from './simulation-api-client.js';
@@ -29,6 +40,10 @@ import { objectKey, splitKey } from './owner-index.js';
 import type { SimulationInformer } from './simulation-informer.js';
 import { type ContainerStage, type PodFailureMode, buildPodStatus, podFailureMode } from './pod-status.js';
 import type { PodWarningEvents } from './pod-warning-events.js';
+import type { PodLogBook } from './pod-log-book.js';
+
+/** The simulation's one node (spec.nodeName of every pod it runs). */
+export const NODE_NAME = 'devcluster-node';
 
 export interface PodIdentity {
   readonly namespace: string;
@@ -41,8 +56,8 @@ export type PodStartResult = { readonly ok: true } | { readonly ok: false; reado
 export interface ContainerRuntimeHooks {
   /** Containers of `pod` start; `configMaps` holds the data of its mounted ConfigMaps by name. */
   podStarted(pod: V1Pod, configMaps: ReadonlyMap<string, Record<string, string>>): Promise<PodStartResult> | PodStartResult;
-  /** Containers of the pod stopped (crash, deletion, replacement). */
-  podStopped(pod: PodIdentity): void;
+  /** Containers of the pod stopped (crash, deletion, replacement); `killed`: SIGTERM from the kubelet (pod deleted). */
+  podStopped(pod: PodIdentity, reason?: 'killed' | 'crashed'): void;
 }
 
 export interface KubeletOptions {
@@ -51,6 +66,8 @@ export interface KubeletOptions {
   readonly crashLoopBackoffMs: number;
   readonly crashLoopMaxBackoffMs: number;
   readonly mountRetryMs: number;
+  /** Deleted pod → containers stopped (SIGTERM handled). Default 0: at once. */
+  readonly terminationDelayMs?: number;
 }
 
 export interface KubeletDeps {
@@ -62,6 +79,8 @@ export interface KubeletDeps {
   readonly concurrency?: number;
   /** Warning Events (BackOff, Failed, FailedMount); none when absent. */
   readonly events?: PodWarningEvents;
+  /** Container logs (kubectl logs); none when absent. */
+  readonly logs?: PodLogBook;
 }
 
 interface PodRuntime {
@@ -77,6 +96,10 @@ interface PodRuntime {
   timer: NodeJS.Timeout | null;
   /** The stage whose status is still to be written (written by the next sync). */
   dirty: boolean;
+  /** When the kubelet first saw the pod's deletionTimestamp. */
+  terminatingSince: number | null;
+  /** Containers stopped for the pod's deletion (only the final delete is left). */
+  terminated: boolean;
 }
 
 const HOST_IP = '10.0.0.1';
@@ -128,14 +151,19 @@ export class SimulatedKubelet {
     if (pod && this.deps.events) this.deps.events.warn(pod, reason, message(pod), pod.spec?.containers?.[0]?.name);
   }
 
-  private stopRuntime(rt: PodRuntime): void {
+  private stopRuntime(rt: PodRuntime, reason?: 'killed' | 'crashed'): void {
     if (rt.timer) clearTimeout(rt.timer);
     rt.timer = null;
     if (rt.processRunning) {
       rt.processRunning = false;
       const { namespace, name } = splitKey(rt.key);
-      this.deps.hooks.podStopped({ namespace, name, uid: rt.uid });
+      this.deps.hooks.podStopped({ namespace, name, uid: rt.uid }, reason);
     }
+    this.deps.logs?.containersStopped(rt.uid);
+  }
+
+  private startLogs(rt: PodRuntime, pod: V1Pod): void {
+    for (const c of pod.spec?.containers ?? []) this.deps.logs?.containerStarted(rt.uid, c.name);
   }
 
   private schedule(rt: PodRuntime, ms: number, fn: () => Promise<void> | void): void {
@@ -161,15 +189,23 @@ export class SimulatedKubelet {
       this.stopRuntime(rt);
       this.runtimes.delete(key);
       this.deps.events?.forget(rt.uid);
+      this.deps.logs?.forget(rt.uid);
       rt = undefined;
     }
     if (!pod) return;
     if (pod.metadata?.deletionTimestamp) {
-      if (rt) {
-        this.stopRuntime(rt);
-        this.runtimes.delete(key);
+      if (rt && !rt.terminated) {
+        rt.terminatingSince ??= Date.now();
+        const wait = rt.processRunning ? rt.terminatingSince + (this.deps.options.terminationDelayMs ?? 0) - Date.now() : 0;
+        if (wait > 0) {
+          this.schedule(rt, wait, () => this.queue.add(key));
+          return;
+        }
+        this.stopRuntime(rt, 'killed');
+        rt.terminated = true;
       }
-      if (!pod.metadata.finalizers?.length) {
+      // the final delete (grace 0); a pod already at grace 0 waits for its finalizers only
+      if (pod.metadata.deletionGracePeriodSeconds !== 0 || !pod.metadata.finalizers?.length) {
         try {
           await this.deps.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
         } catch (error) {
@@ -179,6 +215,7 @@ export class SimulatedKubelet {
       return;
     }
     if (!rt) {
+      if (!pod.spec?.nodeName) await this.bind(namespace, name);
       const mode = podFailureMode(pod);
       rt = {
         key,
@@ -191,6 +228,8 @@ export class SimulatedKubelet {
         processRunning: false,
         timer: null,
         dirty: true,
+        terminatingSince: null,
+        terminated: false,
       };
       this.runtimes.set(key, rt);
       const runtime = rt;
@@ -231,6 +270,16 @@ export class SimulatedKubelet {
     }
   }
 
+  /** The scheduler's part: binds the pod to this node (409: bound already, by someone else or a previous sync). */
+  private async bind(namespace: string, name: string): Promise<void> {
+    const body = { apiVersion: 'v1', kind: 'Binding', metadata: { name, namespace }, target: { apiVersion: 'v1', kind: 'Node', name: NODE_NAME } };
+    try {
+      await this.deps.core.createNamespacedPodBinding({ namespace, name, body });
+    } catch (error) {
+      if (code(error) !== 409) throw error;
+    }
+  }
+
   private async mountedConfigMaps(pod: V1Pod): Promise<Map<string, Record<string, string>> | { missing: string; volume: string }> {
     const out = new Map<string, Record<string, string>>();
     for (const volume of pod.spec?.volumes ?? []) {
@@ -259,6 +308,7 @@ export class SimulatedKubelet {
       return;
     }
     const startedAt = new Date();
+    this.startLogs(rt, pod);
     if (rt.mode === 'crashloop') {
       this.setStage(rt, { kind: 'running', ready: false, startedAt });
       this.schedule(rt, this.deps.options.podReadyDelayMs, () => this.crash(rt, startedAt));
@@ -266,7 +316,7 @@ export class SimulatedKubelet {
     }
     const result = await this.deps.hooks.podStarted(pod, mounts);
     if (this.runtimes.get(rt.key) !== rt) {
-      if (result.ok) this.deps.hooks.podStopped({ namespace, name, uid: rt.uid });
+      if (result.ok) this.deps.hooks.podStopped({ namespace, name, uid: rt.uid }, 'killed');
       return;
     }
     if (!result.ok) {
@@ -279,7 +329,7 @@ export class SimulatedKubelet {
   }
 
   private crash(rt: PodRuntime, lastStartedAt: Date): void {
-    this.stopRuntime(rt);
+    this.stopRuntime(rt, 'crashed');
     const backoff = Math.min(this.deps.options.crashLoopBackoffMs * 2 ** rt.restartCount, this.deps.options.crashLoopMaxBackoffMs);
     rt.restartCount++;
     this.warn(

@@ -158,6 +158,11 @@ export class SimulationCoreApi {
     return this.client.request('DELETE', `/api/v1/namespaces/${enc(r.namespace)}/pods/${enc(r.name)}`, { query: { gracePeriodSeconds: r.gracePeriodSeconds } });
   }
 
+  /** POST pods/NAME/binding (what a scheduler does): assigns the pod to a node. */
+  createNamespacedPodBinding(r: { namespace: string; name: string; body: object }): Promise<object> {
+    return this.client.request('POST', `/api/v1/namespaces/${enc(r.namespace)}/pods/${enc(r.name)}/binding`, { body: r.body });
+  }
+
   /** JSON merge patch of the status subresource. */
   patchNamespacedPodStatus(r: { namespace: string; name: string; body: object }): Promise<V1Pod> {
     return this.client.request('PATCH', `/api/v1/namespaces/${enc(r.namespace)}/pods/${enc(r.name)}/status`, { body: r.body, contentType: MERGE_PATCH });

@@ -63,7 +63,7 @@ export class KubectlRunner {
   }
 
   /** Starts a long-running kubectl (e.g. `get -w`); collect its output and stop it yourself. */
-  start(args: string[]): { output: () => string; stop: () => Promise<void> } {
+  start(args: string[]): { output: () => string; stop: () => Promise<void>; exited: Promise<void> } {
     const child = this.spawnKubectl(args);
     let out = '';
     child.stdout.on('data', (d) => (out += d));
@@ -72,6 +72,8 @@ export class KubectlRunner {
     const exited = new Promise<void>((r) => child.on('close', () => r()));
     return {
       output: () => out,
+      /** resolves when kubectl exits on its own (or is stopped) */
+      exited,
       stop: async () => {
         child.kill('SIGTERM');
         await exited;
