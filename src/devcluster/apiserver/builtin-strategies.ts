@@ -2,7 +2,7 @@
  * What the real registry strategies do for the built-in kinds on create and update
  * (PrepareForCreate/PrepareForUpdate, defaulting, Validate): status resets, server defaults
  * (Service cluster IPs, Deployment rollout defaults, Namespace phase), Secret stringData, and the
- * ConfigMap/Secret 1 MiB limit.
+ * ConfigMap/Secret 1 MiB limit. The batch, networking and policy kinds are in served-group-strategies.ts.
  *
  * Caveats: only the defaults and validations an operator or kubectl would notice are implemented;
  * Pod and Deployment specs are otherwise stored as given.
@@ -13,6 +13,7 @@ import { asArray, asObject, isJsonObject, textOf, valueAt, type JsonObject, type
 import type { NameRule } from './object-meta-validation.js';
 import type { KubeObject } from './resource-types.js';
 import { labelSelectorFromObject, matchesLabels } from './selectors.js';
+import { prepareServedGroupKind } from './served-group-strategies.js';
 
 export const MAX_CONFIG_BYTES = 1048576;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -33,13 +34,21 @@ export function nameRuleFor(groupResource: string): NameRule {
   }
 }
 
+/**
+ * The first address of the service range (10.96.0.0/16), which kube-apiserver gives to the
+ * `default/kubernetes` Service (pkg/controlplane/controller/kubernetesservice); the counter below
+ * never hands it out.
+ */
+export const KUBERNETES_SERVICE_IP = '10.96.0.1';
+
 let nextServiceIp = 1;
 function allocateClusterIp(): string {
   const n = nextServiceIp++;
   return `10.96.${Math.floor(n / 250) % 250}.${(n % 250) + 1}`;
 }
 
-function podSpecDefaults(spec: JsonValue | undefined): void {
+/** Pod spec defaults (SetDefaults_PodSpec/Container), also for the pod templates of workloads. */
+export function podSpecDefaults(spec: JsonValue | undefined): void {
   if (!isJsonObject(spec)) return;
   spec.restartPolicy ??= 'Always';
   spec.dnsPolicy ??= 'ClusterFirst';
@@ -58,7 +67,7 @@ function podSpecDefaults(spec: JsonValue | undefined): void {
 }
 
 /** `obj[key]`, first set to `{}` when absent (as `obj[key] ??= {}`); undefined when it is not an object. */
-function objectField(obj: JsonObject, key: string): JsonObject | undefined {
+export function objectField(obj: JsonObject, key: string): JsonObject | undefined {
   return asObject((obj[key] ??= {}));
 }
 
@@ -200,7 +209,9 @@ export function prepareBuiltin(groupResource: string, obj: KubeObject, old: Kube
       break;
     case '/serviceaccounts':
     case '/events':
+      break;
     default:
+      errs.push(...prepareServedGroupKind(groupResource, obj, old));
       break;
   }
   if (errs.length) {

@@ -61,6 +61,11 @@ const TOP_LEVEL: Record<string, Set<string>> = {
   'admissionregistration.k8s.io/validatingwebhookconfigurations': new Set([...COMMON, 'webhooks']),
   'admissionregistration.k8s.io/mutatingwebhookconfigurations': new Set([...COMMON, 'webhooks']),
   'apiextensions.k8s.io/customresourcedefinitions': new Set([...COMMON, 'spec', 'status']),
+  'networking.k8s.io/ingresses': new Set([...COMMON, 'spec', 'status']),
+  'networking.k8s.io/ingressclasses': new Set([...COMMON, 'spec']),
+  'batch/jobs': new Set([...COMMON, 'spec', 'status']),
+  'batch/cronjobs': new Set([...COMMON, 'spec', 'status']),
+  'policy/poddisruptionbudgets': new Set([...COMMON, 'spec', 'status']),
 };
 
 /** Drops unknown ObjectMeta fields; returns their paths (`metadata.x`). */

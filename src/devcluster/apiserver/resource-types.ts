@@ -6,6 +6,8 @@
  * version of a CRD reads and writes the same objects, as on the real server.
  */
 import type { CrdVersionView } from './crd-registry.js';
+import { coreEventToEventsV1, eventsV1ToCoreEvent, validateEventsV1Create } from './events-conversion.js';
+import type { FieldError } from './errors.js';
 import type { JsonObject } from './json-clone.js';
 
 /** An ownerReference as the server reads it (by uid); its other fields are kept as sent. */
@@ -65,6 +67,26 @@ export interface ResourceType {
   tracksGeneration: boolean;
   /** set for custom resources */
   crd?: CrdVersionView;
+  /** the verbs discovery lists (default ALL_VERBS); `['create']` for the access-review kinds, which store nothing */
+  verbs?: readonly string[];
+  /** serviceaccounts: the `token` subresource (TokenRequest, served by access-control.ts) */
+  tokenRequest?: boolean;
+  /** set for a built-in version served from another version's storage (events.k8s.io/v1 Events) */
+  storedAs?: StoredAsConversion;
+}
+
+/**
+ * A built-in version whose objects are stored as another group version's (one stored resource
+ * seen through two versions, as kube-apiserver stores one `events` resource for core/v1 and
+ * events.k8s.io/v1): writes are converted to the storage form, reads back.
+ */
+export interface StoredAsConversion {
+  /** the storage group resource (`/events`) */
+  groupResource: string;
+  toStorage(obj: JsonObject): JsonObject;
+  fromStorage(stored: KubeObject): KubeObject;
+  /** the extra validation of a create through this version (in this version's object form) */
+  validateCreate(obj: JsonObject): FieldError[];
 }
 
 export const ALL_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -110,7 +132,7 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('', 'v1', 'services', 'Service', true, ['svc'], { statusSubresource: true, proxy: true, categories: ['all'] }),
   builtin('', 'v1', 'pods', 'Pod', true, ['po'], { statusSubresource: true, categories: ['all'] }),
   builtin('', 'v1', 'events', 'Event', true, ['ev']),
-  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa']),
+  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, ['sa'], { tokenRequest: true }),
   builtin('apps', 'v1', 'deployments', 'Deployment', true, ['deploy'], {
     statusSubresource: true,
     tracksGeneration: true,
@@ -130,6 +152,20 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
   builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  builtin('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, ['ing'], { statusSubresource: true, tracksGeneration: true }),
+  builtin('networking.k8s.io', 'v1', 'ingressclasses', 'IngressClass', false, [], { tracksGeneration: true }),
+  builtin('batch', 'v1', 'jobs', 'Job', true, [], { statusSubresource: true, tracksGeneration: true, categories: ['all'] }),
+  builtin('batch', 'v1', 'cronjobs', 'CronJob', true, ['cj'], { statusSubresource: true, tracksGeneration: true, categories: ['all'] }),
+  builtin('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true, ['pdb'], { statusSubresource: true, tracksGeneration: true }),
+  builtin('events.k8s.io', 'v1', 'events', 'Event', true, ['ev'], {
+    storedAs: { groupResource: '/events', toStorage: eventsV1ToCoreEvent, fromStorage: coreEventToEventsV1, validateCreate: validateEventsV1Create },
+  }),
+  // create-only, nothing stored (access-reviews.ts)
+  builtin('authorization.k8s.io', 'v1', 'selfsubjectaccessreviews', 'SelfSubjectAccessReview', false, [], { verbs: ['create'] }),
+  builtin('authorization.k8s.io', 'v1', 'selfsubjectrulesreviews', 'SelfSubjectRulesReview', false, [], { verbs: ['create'] }),
+  builtin('authorization.k8s.io', 'v1', 'subjectaccessreviews', 'SubjectAccessReview', false, [], { verbs: ['create'] }),
+  builtin('authorization.k8s.io', 'v1', 'localsubjectaccessreviews', 'LocalSubjectAccessReview', true, [], { verbs: ['create'] }),
+  builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false, [], { verbs: ['create'] }),
   builtin('apiextensions.k8s.io', 'v1', 'customresourcedefinitions', 'CustomResourceDefinition', false, ['crd', 'crds'], {
     statusSubresource: true,
     tracksGeneration: true,
@@ -145,7 +181,7 @@ export function apiResourceList(groupVersion: string, types: ResourceType[]): ob
       singularName: t.singular,
       namespaced: t.namespaced,
       kind: t.kind,
-      verbs: ALL_VERBS,
+      verbs: t.verbs ?? ALL_VERBS,
     };
     if (t.shortNames.length) r.shortNames = t.shortNames;
     if (t.categories.length) r.categories = t.categories;
@@ -163,6 +199,17 @@ export function apiResourceList(groupVersion: string, types: ResourceType[]): ob
         version: 'v1',
         kind: 'Scale',
         verbs: ['get', 'patch', 'update'],
+      });
+    }
+    if (t.tokenRequest) {
+      resources.push({
+        name: `${t.plural}/token`,
+        singularName: '',
+        namespaced: t.namespaced,
+        group: 'authentication.k8s.io',
+        version: 'v1',
+        kind: 'TokenRequest',
+        verbs: ['create'],
       });
     }
     if (t.proxy) {

@@ -4,7 +4,11 @@
  *
  * Built-in kinds get the columns of the real printers (pkg/printers/internalversion/printers.go)
  * that kubectl users know: ConfigMap DATA, Deployment READY/UP-TO-DATE/AVAILABLE, Pod
- * READY/STATUS/RESTARTS, Service TYPE/CLUSTER-IP/EXTERNAL-IP/PORT(S), ...; custom resources get
+ * READY/STATUS/RESTARTS, Service TYPE/CLUSTER-IP/EXTERNAL-IP/PORT(S), Ingress CLASS/HOSTS/ADDRESS/PORTS,
+ * Job STATUS/COMPLETIONS/DURATION, CronJob SCHEDULE/TIMEZONE/SUSPEND/ACTIVE/LAST SCHEDULE, PDB MIN
+ * AVAILABLE/MAX UNAVAILABLE/ALLOWED DISRUPTIONS, IngressClass CONTROLLER/PARAMETERS, ...; a version
+ * stored as another (events.k8s.io/v1 Events) prints through the storage version's printer, as the
+ * real server prints the internal object; custom resources get
  * Name plus their additionalPrinterColumns evaluated by JSONPath (apiextensions tableconvertor),
  * `date` cells turned into ages.
  * Caveats: the JSONPath subset is `.a.b`, `.a[0]`, `.a[*].b`, `['key']` and simple
@@ -114,6 +118,88 @@ function selectorString(sel: JsonValue | undefined): string {
   return entries.length ? entries.map(([k, v]) => `${k}=${textOf(v)}`).join(',') : '<none>';
 }
 
+/** formatHosts of printers.go: up to 3 hosts, `*` when none, `+ N more...` beyond. */
+function ingressHosts(o: KubeObject): string {
+  const rules = asArray(at(o, 'spec', 'rules'));
+  const hosts: string[] = [];
+  let more = false;
+  for (const rule of rules) {
+    if (hosts.length === 3) more = true;
+    const host = at(rule, 'host');
+    if (!more && typeof host === 'string' && host) hosts.push(host);
+  }
+  if (hosts.length === 0) return '*';
+  return more ? `${hosts.join(',')} + ${rules.length - 3} more...` : hosts.join(',');
+}
+
+/** ingressLoadBalancerStatusStringer: sorted unique IPs (else hostnames), clipped to 16 characters. */
+function loadBalancerAddresses(o: KubeObject): string {
+  const found = new Set<string>();
+  for (const i of asArray(at(o, 'status', 'loadBalancer', 'ingress'))) {
+    const ip = at(i, 'ip');
+    const hostname = at(i, 'hostname');
+    if (typeof ip === 'string' && ip) found.add(ip);
+    else if (typeof hostname === 'string' && hostname) found.add(hostname);
+  }
+  const joined = [...found].sort().join(',');
+  return joined.length > 16 ? `${joined.slice(0, 13)}...` : joined;
+}
+
+function hasTrueCondition(o: KubeObject, type: string): boolean {
+  return asArray(at(o, 'status', 'conditions')).some((c) => at(c, 'type') === type && at(c, 'status') === 'True');
+}
+
+/** printJob's STATUS cell (1.32 order of precedence). */
+function jobStatus(o: KubeObject): string {
+  if (hasTrueCondition(o, 'Complete')) return 'Complete';
+  if (hasTrueCondition(o, 'Failed')) return 'Failed';
+  if (o.metadata.deletionTimestamp) return 'Terminating';
+  for (const t of ['Suspended', 'FailureTarget', 'SuccessCriteriaMet']) if (hasTrueCondition(o, t)) return t;
+  return 'Running';
+}
+
+function jobCompletions(o: KubeObject): string {
+  const succeeded = textOf(at(o, 'status', 'succeeded') ?? 0);
+  const completions = at(o, 'spec', 'completions');
+  if (typeof completions === 'number') return `${succeeded}/${completions}`;
+  const parallelism = at(o, 'spec', 'parallelism');
+  return typeof parallelism === 'number' && parallelism > 1 ? `${succeeded}/1 of ${parallelism}` : `${succeeded}/1`;
+}
+
+function jobDuration(o: KubeObject): string {
+  const start = at(o, 'status', 'startTime');
+  if (typeof start !== 'string') return '';
+  const completion = at(o, 'status', 'completionTime');
+  return typeof completion === 'string' ? humanAge(start, Date.parse(completion)) : humanAge(start);
+}
+
+/** layoutContainerCells: container names and images, comma-joined. */
+function containerCells(podSpec: JsonValue | undefined): [string, string] {
+  const containers = asArray(at(podSpec, 'containers'));
+  return [containers.map((c) => textOf(at(c, 'name') ?? '')).join(','), containers.map((c) => textOf(at(c, 'image') ?? '')).join(',')];
+}
+
+/** metav1.FormatLabelSelector: matchLabels and matchExpressions as a selector string. */
+function formatLabelSelector(sel: JsonValue | undefined): string {
+  if (!isJsonObject(sel)) return '<none>';
+  const parts = Object.entries(asObject(sel.matchLabels) ?? {}).map(([k, v]) => `${k}=${textOf(v)}`);
+  for (const e of asArray(sel.matchExpressions)) {
+    const key = textOf(at(e, 'key') ?? '');
+    const values = asArray(at(e, 'values')).map(textOf).join(',');
+    const op = at(e, 'operator');
+    if (op === 'In') parts.push(`${key} in (${values})`);
+    else if (op === 'NotIn') parts.push(`${key} notin (${values})`);
+    else if (op === 'Exists') parts.push(key);
+    else if (op === 'DoesNotExist') parts.push(`!${key}`);
+  }
+  const out = parts.join(',');
+  return out === '' ? '<none>' : out;
+}
+
+function intOrStringCell(v: JsonValue | undefined): string {
+  return v === undefined || v === null ? 'N/A' : textOf(v);
+}
+
 const BUILTIN_PRINTERS: Record<string, Printer> = {
   '/configmaps': {
     columns: [NAME, col('Data', 'string'), AGE],
@@ -178,6 +264,87 @@ const BUILTIN_PRINTERS: Record<string, Printer> = {
   'admissionregistration.k8s.io/mutatingwebhookconfigurations': {
     columns: [NAME, col('Webhooks', 'integer'), AGE],
     cells: (o) => [o.metadata.name, asArray(o.webhooks).length, age(o)],
+  },
+  'networking.k8s.io/ingresses': {
+    columns: [NAME, col('Class'), col('Hosts'), col('Address'), col('Ports'), AGE],
+    cells: (o) => [
+      o.metadata.name,
+      at(o, 'spec', 'ingressClassName') ?? '<none>',
+      ingressHosts(o),
+      loadBalancerAddresses(o),
+      asArray(at(o, 'spec', 'tls')).length ? '80, 443' : '80',
+      age(o),
+    ],
+  },
+  'networking.k8s.io/ingressclasses': {
+    columns: [NAME, col('Controller'), col('Parameters'), AGE],
+    cells: (o) => {
+      const p = at(o, 'spec', 'parameters');
+      const group = at(p, 'apiGroup');
+      const parameters = isJsonObject(p) ? `${textOf(p.kind ?? '')}${typeof group === 'string' ? `.${group}` : ''}/${textOf(p.name ?? '')}` : '<none>';
+      return [o.metadata.name, at(o, 'spec', 'controller') ?? '', parameters, age(o)];
+    },
+  },
+  'batch/jobs': {
+    columns: [
+      NAME,
+      col('Status'),
+      col('Completions'),
+      col('Duration'),
+      AGE,
+      col('Containers', 'string', '', 1),
+      col('Images', 'string', '', 1),
+      col('Selector', 'string', '', 1),
+    ],
+    cells: (o) => [
+      o.metadata.name,
+      jobStatus(o),
+      jobCompletions(o),
+      jobDuration(o),
+      age(o),
+      ...containerCells(at(o, 'spec', 'template', 'spec')),
+      formatLabelSelector(at(o, 'spec', 'selector')),
+    ],
+  },
+  'batch/cronjobs': {
+    columns: [
+      NAME,
+      col('Schedule'),
+      col('Timezone'),
+      col('Suspend', 'boolean'),
+      col('Active', 'integer'),
+      col('Last Schedule'),
+      AGE,
+      col('Containers', 'string', '', 1),
+      col('Images', 'string', '', 1),
+      col('Selector', 'string', '', 1),
+    ],
+    cells: (o) => {
+      const last = at(o, 'status', 'lastScheduleTime');
+      const suspend = at(o, 'spec', 'suspend');
+      return [
+        o.metadata.name,
+        at(o, 'spec', 'schedule') ?? '',
+        at(o, 'spec', 'timeZone') ?? '<none>',
+        // printBoolPtr
+        typeof suspend === 'boolean' ? (suspend ? 'True' : 'False') : '<unset>',
+        asArray(at(o, 'status', 'active')).length,
+        typeof last === 'string' ? humanAge(last) : '<none>',
+        age(o),
+        ...containerCells(at(o, 'spec', 'jobTemplate', 'spec', 'template', 'spec')),
+        formatLabelSelector(at(o, 'spec', 'jobTemplate', 'spec', 'selector')),
+      ];
+    },
+  },
+  'policy/poddisruptionbudgets': {
+    columns: [NAME, col('Min Available'), col('Max Unavailable'), col('Allowed Disruptions', 'integer'), AGE],
+    cells: (o) => [
+      o.metadata.name,
+      intOrStringCell(at(o, 'spec', 'minAvailable')),
+      intOrStringCell(at(o, 'spec', 'maxUnavailable')),
+      at(o, 'status', 'disruptionsAllowed') ?? 0,
+      age(o),
+    ],
   },
   'apiextensions.k8s.io/customresourcedefinitions': {
     columns: [NAME, col('Created At', 'date')],
@@ -256,7 +423,11 @@ function printerFor(type: ResourceType, groupResource: string): Printer {
       cells: (o) => [o.metadata.name, ...declared.map((c) => crCell(o, c))],
     };
   }
-  return BUILTIN_PRINTERS[groupResource] ?? DEFAULT_PRINTER;
+  const printer = BUILTIN_PRINTERS[groupResource] ?? DEFAULT_PRINTER;
+  const conversion = type.storedAs;
+  if (!conversion) return printer;
+  // the real server prints the internal object, so every version of a resource prints the same
+  return { columns: printer.columns, cells: (o) => printer.cells({ ...conversion.toStorage(o), metadata: o.metadata }) };
 }
 
 function partialMeta(o: KubeObject): JsonObject {
