@@ -150,11 +150,17 @@ export function invalid(group: string, kind: string, name: string, errors: Field
   const qualifiedKind = group ? `${kind}.${group}` : kind;
   const rendered = errors.map(renderFieldError);
   const joined = rendered.length === 1 ? rendered[0] : `[${rendered.join(', ')}]`;
-  const details: StatusDetails = { name };
+  // Go's StatusDetails.Name is omitempty: the options kinds (`ListOptions.meta.k8s.io ""`) carry no name
+  const details: StatusDetails = name ? { name } : {};
   if (group) details.group = group;
   details.kind = kind;
   details.causes = errors.map((e) => ({ reason: e.type === 'FieldValueTypeInvalid' ? 'FieldValueTypeInvalid' : e.type, message: e.text, field: e.field }));
   return new ApiError(422, 'Invalid', `${qualifiedKind} "${name}" is invalid: ${joined}`, details);
+}
+
+/** 409 Conflict of server-side apply (NewApplyConflict): no name or kind, only the causes. */
+export function applyConflict(causes: StatusCause[], message: string): ApiError {
+  return new ApiError(409, 'Conflict', message, { causes });
 }
 
 export function badRequest(message: string): ApiError {
@@ -169,13 +175,71 @@ export function unsupportedMediaType(message: string): ApiError {
   return new ApiError(415, 'UnsupportedMediaType', message, {});
 }
 
+/** 410 Expired (`NewResourceExpired`: no details). */
 export function gone(message: string): ApiError {
-  return new ApiError(410, 'Expired', message, {});
+  return new ApiError(410, 'Expired', message);
+}
+
+/** 504 `Timeout: Too large resource version: N, current: M` (apiserver `storage.NewTooLargeResourceVersionError`). */
+export function tooLargeResourceVersion(minimum: number, current: number, retryAfterSeconds: number): ApiError {
+  return new ApiError(
+    504,
+    'Timeout',
+    `Timeout: Too large resource version: ${minimum}, current: ${current}`,
+    { causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }], retryAfterSeconds },
+    retryAfterSeconds > 0 ? { 'Retry-After': String(retryAfterSeconds) } : {},
+  );
 }
 
 export function forbidden(group: string, plural: string, name: string, detail: string): ApiError {
   const prefix = name ? `${qualifiedResource(group, plural)} "${name}" is forbidden` : `${qualifiedResource(group, plural)} is forbidden`;
   return new ApiError(403, 'Forbidden', `${prefix}: ${detail}`, groupDetails(group, plural, name));
+}
+
+/**
+ * apierrors.NewForbidden as the authorization filter and the RBAC registries use it: `pods is
+ * forbidden: <detail>`, `pods "p" is forbidden: <detail>`, or `forbidden: <detail>` (no resource);
+ * details carry only the non-empty name/group/kind (Go's omitempty).
+ */
+export function forbiddenByAuthorizer(group: string, resource: string, name: string, detail: string): ApiError {
+  const details: StatusDetails = {};
+  if (name) details.name = name;
+  if (group) details.group = group;
+  if (resource) details.kind = resource;
+  if (!group && !resource) return new ApiError(403, 'Forbidden', `forbidden: ${detail}`, details);
+  const qualified = qualifiedResource(group, resource);
+  return new ApiError(403, 'Forbidden', name ? `${qualified} "${name}" is forbidden: ${detail}` : `${qualified} is forbidden: ${detail}`, details);
+}
+
+/** 401 as the authentication filter answers a request whose credentials do not authenticate. */
+export function unauthorized(): ApiError {
+  return new ApiError(401, 'Unauthorized', 'Unauthorized');
+}
+
+/**
+ * 413 of the REST handlers' limitedReadBody (`NewRequestEntityTooLargeError`, no details). The
+ * connection closes after it, as Go's server closes one whose request body was left unread.
+ */
+export function requestEntityTooLarge(limit: number): ApiError {
+  return new ApiError(413, 'RequestEntityTooLarge', `Request entity too large: limit is ${limit}`, undefined, { Connection: 'close' });
+}
+
+/** A Status whose reason is StatusReasonUnknown (""), which Go's omitempty leaves out of the body. */
+class ReasonlessApiError extends ApiError {
+  override toStatus(): JsonObject {
+    const status = super.toStatus();
+    delete status.reason;
+    return status;
+  }
+}
+
+/**
+ * An error of the storage layer no registry translates, answered by responsewriters.ErrorToAPIStatus'
+ * default branch: 500, no reason, no details, the error text as message (e.g. etcd's
+ * `etcdserver: request is too large`).
+ */
+export function untranslatedStorageError(message: string): ApiError {
+  return new ReasonlessApiError(500, '', message);
 }
 
 export function internalError(message: string): ApiError {

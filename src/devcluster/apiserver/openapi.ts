@@ -1,8 +1,12 @@
 /**
  * Minimal OpenAPI documents, just enough for `kubectl apply` with validation on
  * (see ../shared/reference/kube-api.md §4.3, verified against kubectl 1.20 and 1.32):
- * - /openapi/v2: the 29-byte gnostic protobuf Document {swagger:"2.0", info{Kubernetes,v1.32.0}};
- *   kubectl skips client-side validation of kinds absent from it.
+ * - /openapi/v2: the 30-byte gnostic protobuf Document {swagger:"2.0", info{Kubernetes,v1.32.0}};
+ *   kubectl skips client-side validation of kinds absent from it. The media type is negotiated as
+ *   kube-openapi's handler (pkg/handler/handler.go) negotiates it: the first Accept clause (by q,
+ *   then specificity) that names `application/json`, the protobuf type (`…spec.v2@v1.0+protobuf`,
+ *   which client-go sends, or `…spec.v2.v1.0+protobuf`) or a wildcard picks the document (JSON
+ *   first for wildcards; no Accept is `*\/*`); none → 406. The JSON form is the same document.
  * - /openapi/v3: a root listing every served group version, and per group version one PATCH
  *   operation per resource carrying x-kubernetes-group-version-kind and the fieldValidation
  *   parameter, so kubectl sends fieldValidation=Strict and lets the server reject unknown fields.
@@ -26,6 +30,44 @@ import { asObject, cloneJson, type JsonObject } from './json-clone.js';
 
 export const OPENAPI_V2_CONTENT_TYPE = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
 export const OPENAPI_V2_BODY = Buffer.from('0a03322e3012150a0a4b756265726e65746573120776312e33322e304200', 'hex');
+/** The JSON rendering of the same document. */
+export const OPENAPI_V2_JSON = JSON.stringify({ swagger: '2.0', info: { title: 'Kubernetes', version: 'v1.32.0' }, paths: {} });
+
+/** What kube-openapi's v2 handler serves, in its order: [type, subtype, Content-Type answered]. */
+const OPENAPI_V2_MEDIA_TYPES: [string, string, string][] = [
+  ['application', 'json', 'application/json'],
+  ['application', 'com.github.proto-openapi.spec.v2@v1.0+protobuf', OPENAPI_V2_CONTENT_TYPE],
+  ['application', 'com.github.proto-openapi.spec.v2.v1.0+protobuf', OPENAPI_V2_CONTENT_TYPE],
+];
+
+/** goautoneg.ParseAccept: clauses sorted by q (descending), then concrete before wildcard type and subtype. */
+function acceptClauses(accept: string): { type: string; subtype: string }[] {
+  const clauses = accept.split(',').flatMap((part) => {
+    const [range, ...params] = part.split(';').map((x) => x.trim());
+    const [type, subtype] = range.split('/');
+    if (!type || subtype === undefined) return [];
+    const q = params.map((p) => /^q=([0-9.]+)$/.exec(p)).find((m) => m !== null);
+    return [{ type, subtype, q: q ? Number(q[1]) : 1 }];
+  });
+  const rank = (c: { type: string; subtype: string; q: number }) => [c.q, c.type === '*' ? 0 : 1, c.subtype === '*' ? 0 : 1];
+  return clauses.sort((a, b) => {
+    const [ra, rb] = [rank(a), rank(b)];
+    for (let i = 0; i < ra.length; i++) if (ra[i] !== rb[i]) return rb[i] - ra[i];
+    return 0;
+  });
+}
+
+/** The /openapi/v2 answer for an Accept header. */
+export function openApiV2Response(accept: string | undefined): { code: number; headers: Record<string, string>; body: Buffer | string } {
+  for (const clause of acceptClauses(accept || '*/*')) {
+    for (const [type, subtype, contentType] of OPENAPI_V2_MEDIA_TYPES) {
+      if ((clause.type !== type && clause.type !== '*') || (clause.subtype !== subtype && clause.subtype !== '*')) continue;
+      const body = contentType === 'application/json' ? OPENAPI_V2_JSON : OPENAPI_V2_BODY;
+      return { code: 200, headers: { 'Content-Type': contentType, Vary: 'Accept' }, body };
+    }
+  }
+  return { code: 406, headers: { Vary: 'Accept' }, body: '' };
+}
 
 function gvPath(group: string, version: string): string {
   return group ? `apis/${group}/${version}` : `api/${version}`;
