@@ -1,5 +1,5 @@
 /**
- * `flink-operator dev-cluster --kubeconfig FILE [--port N] [--api-only] [timings]`: runs the
+ * `flink-operator dev-cluster --kubeconfig FILE [--port N] [--api-only] [--tls] [timings]`: runs the
  * development cluster in the foreground, writes a kubeconfig to FILE once it serves, logs one line
  * with its URL, and stops cleanly on SIGINT/SIGTERM.
  *
@@ -10,6 +10,8 @@
  * default to the demo's human-scale DEMO_SIMULATION_TIMING (pods ready after 2 s, jobs RUNNING 3 s
  * after their JobManager starts, savepoints taking 2 s). `--api-only` serves the emulated API
  * server alone: objects are stored and watched, but nothing runs them (no pods, no Flink).
+ * `--tls` serves HTTPS with a self-signed certificate (the kubeconfig skips verification): kubectl
+ * sends a bearer token only over TLS, so `kubectl --token $(kubectl create token SA)` needs it.
  */
 import type { Command } from 'commander';
 import { startDevCluster } from '../devcluster/dev-cluster.js';
@@ -21,6 +23,7 @@ export interface DevClusterCommandOptions {
   port: string;
   adminEndpoint: boolean;
   apiOnly: boolean;
+  tls: boolean;
   podReadyDelay?: string;
   jobStartDelay?: string;
   savepointDuration?: string;
@@ -38,6 +41,7 @@ export function registerDevClusterCommand(program: Command): void {
     .option('--port <n>', 'port to listen on (0 = any free port)', '0')
     .option('--admin-endpoint', 'serve the fault-injection admin endpoint under /__devcluster/', false)
     .option('--api-only', 'serve the API server alone: no simulated kubelet, controllers or Flink (nothing runs the pods)', false)
+    .option('--tls', 'serve HTTPS with a self-signed certificate (kubectl sends ServiceAccount tokens only over TLS)', false)
     .option(
       '--pod-ready-delay <duration>',
       `simulation: a pod is Running and Ready this long after it is created (default ${ms(DEMO_SIMULATION_TIMING.podReadyDelayMs)})`,
@@ -50,7 +54,7 @@ export function registerDevClusterCommand(program: Command): void {
     .action(async (opts: DevClusterCommandOptions) => {
       const port = Number(opts.port);
       if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid --port ${opts.port}`);
-      const clusterOptions = { port, kubeconfigPath: opts.kubeconfig, adminEndpoint: opts.adminEndpoint };
+      const clusterOptions = { port, kubeconfigPath: opts.kubeconfig, adminEndpoint: opts.adminEndpoint, tls: opts.tls };
       let url: string;
       let stop: () => Promise<void>;
       let what: string;

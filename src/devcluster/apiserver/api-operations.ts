@@ -16,17 +16,21 @@
  * - once deletionTimestamp is set no finalizer may be added, and a write that empties the
  *   finalizers removes the object (watchers see DELETED);
  * - dryRun=All runs every check and returns the result without storing it.
- * Caveats: managedFields are not maintained; server-side apply is a merge (see patches.ts).
+ * - every write records field ownership in metadata.managedFields, and apply-patch+yaml is
+ *   server-side apply with conflicts, force and removal (server-side-apply.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, methodNotAllowed, notFound, unsupportedMediaType } from './errors.js';
+import { ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, invalidValue, methodNotAllowed, notFound, unsupportedMediaType } from './errors.js';
 import { crdGroupResource, crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
 import { nameRuleFor, prepareBuiltin } from './builtin-strategies.js';
+import { assertFitsEtcdRequest, uidPreconditionFailed } from './etcd-storage.js';
+import { reencodeTimeFields } from './time-fields.js';
 import { pruneBuiltinTopLevel, pruneObjectMeta } from './known-fields.js';
 import { isKubeObject, validateFinalizersWhileDeleting, validateObjectMeta } from './object-meta-validation.js';
 import { ObjectStore, cachedJson } from './object-store.js';
-import { applyDeepMerge, applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patches.js';
+import { applyJsonPatch, applyMergePatch, applyStrategicMergePatch, type PatchType } from './patches.js';
+import { fieldManagerOf, managedWriteFor, recordManagedFields, serverSideApply, type ManagedFieldsPlan } from './server-side-apply.js';
 import { ResourceRegistry } from './resource-registry.js';
 import { apiVersionOf, groupResourceKey, type KubeObject, type ResourceType } from './resource-types.js';
 import { exactNameOf, labelSelectorToString, matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
@@ -50,6 +54,8 @@ export interface WriteOptions {
   fieldValidation?: FieldValidation;
   fieldManager?: string;
   force?: boolean;
+  /** the request's User-Agent: names the field manager of a write without `fieldManager` */
+  userAgent?: string;
 }
 
 export interface WriteResult {
@@ -71,7 +77,8 @@ export interface CommitListener {
 }
 
 export function scopeFor(type: ResourceType, namespace: string): Scope {
-  return { type, groupResource: groupResourceKey(type.group, type.plural), namespace: type.namespaced ? namespace : '' };
+  const groupResource = type.storedAs?.groupResource ?? groupResourceKey(type.group, type.plural);
+  return { type, groupResource, namespace: type.namespaced ? namespace : '' };
 }
 
 function nowRfc3339(): string {
@@ -147,12 +154,19 @@ export class ApiOperations {
 
   /** The stored object as the client sees it through `type` (CR: schema-coerced; a new object). */
   encode(type: ResourceType, stored: KubeObject): KubeObject {
+    if (type.storedAs) return type.storedAs.fromStorage(stored);
     if (!type.crd) return stored;
     return this.registry.crds.encodeForRead(type, stored);
   }
 
   /** JSON text of `encode()`, cached per stored object, version and CRD revision. */
   encodeJson(type: ResourceType, stored: KubeObject, asListItem = false): string {
+    if (type.storedAs) {
+      const encoded = type.storedAs.fromStorage(stored);
+      if (!asListItem) return cachedJson(stored, `obj|${apiVersionOf(type)}`, () => JSON.stringify(encoded));
+      const { kind: _k, apiVersion: _a, ...rest } = encoded;
+      return cachedJson(stored, `item|${apiVersionOf(type)}`, () => JSON.stringify(rest));
+    }
     if (!type.crd) {
       if (!asListItem) return cachedJson(stored, 'obj', () => JSON.stringify(stored));
       return cachedJson(stored, 'item', () => {
@@ -216,11 +230,13 @@ export class ApiOperations {
 
   // ---------------------------------------------------------------- create
 
-  create(scope: Scope, body: JsonValue | undefined, opts: WriteOptions): ObjectWriteResult {
+  create(scope: Scope, body: JsonValue | undefined, opts: WriteOptions, managed: ManagedFieldsPlan = {}): ObjectWriteResult {
     const { type } = scope;
     if (!isJsonObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
+    if (type.storedAs) return this.throughStorageVersion(scope, body, true, (s, b) => this.create(s, b, opts));
     const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
+    reencodeTimeFields(scope.groupResource, type, obj, 'body');
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
     const meta: JsonObject = isJsonObject(obj.metadata) ? obj.metadata : {};
@@ -247,6 +263,7 @@ export class ApiOperations {
     }
     // toStorage changes the object in place and never prunes metadata: `meta` is still toStore's
     const m = meta;
+    const sentManagedFields = m.managedFields;
     for (const k of ['uid', 'resourceVersion', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'selfLink', 'managedFields']) delete m[k];
     const created = nowRfc3339();
     m.uid = randomUUID();
@@ -261,6 +278,8 @@ export class ApiOperations {
     const metaErrors = validateObjectMeta(m, nameRuleFor(scope.groupResource), type.namespaced);
     if (metaErrors.length || !isKubeObject(toStore)) throw invalid(type.group, type.kind, nameForErrors(m), metaErrors);
     if (!type.crd && scope.groupResource !== CRD_GR) prepareBuiltin(scope.groupResource, toStore, undefined);
+    recordManagedFields(type, undefined, toStore, sentManagedFields, fieldManagerOf(opts), managed, nowRfc3339());
+    if (!opts.dryRun) assertFitsEtcdRequest(type, toStore);
     if (this.store.get(scope.groupResource, scope.namespace, toStore.metadata.name)) throw alreadyExists(type.group, type.plural, toStore.metadata.name);
     if (opts.dryRun) {
       toStore.metadata.resourceVersion = undefined;
@@ -268,6 +287,30 @@ export class ApiOperations {
     }
     const stored = this.commitPut(scope.groupResource, toStore, undefined);
     return { code: 201, body: this.encode(type, stored), warnings };
+  }
+
+  /**
+   * A write through a version stored as another (events.k8s.io/v1 Events): the body is checked and
+   * converted to the storage version, written through it, and the result converted back.
+   */
+  private throughStorageVersion(
+    scope: Scope,
+    body: JsonObject,
+    isCreate: boolean,
+    write: (storageScope: Scope, storageBody: JsonObject) => ObjectWriteResult,
+  ): ObjectWriteResult {
+    const { type } = scope;
+    const conversion = type.storedAs!;
+    this.checkTypeMeta(type, body);
+    const storageType = this.registry.anyTypeOf(conversion.groupResource)!;
+    if (isCreate) {
+      const withNamespace = cloneJson(body);
+      withNamespace.metadata = { ...asObject(withNamespace.metadata), namespace: scope.namespace };
+      const errors = conversion.validateCreate(withNamespace);
+      if (errors.length) throw invalid(type.group, type.kind, nameForErrors(asObject(body.metadata) ?? {}), errors);
+    }
+    const result = write(scopeFor(storageType, scope.namespace), conversion.toStorage(body));
+    return { ...result, body: conversion.fromStorage(result.body) };
   }
 
   private checkTypeMeta(type: ResourceType, obj: JsonObject): void {
@@ -299,20 +342,42 @@ export class ApiOperations {
     if (mode === 'Warn') for (const f of unknown) warnings.push(`unknown field "${f}"`);
   }
 
+  /**
+   * A `metadata.uid` other than the stored one: on PUT it is a storage precondition (409, see
+   * etcd-storage.ts); in the result of a main-resource patch it fails ObjectMeta update
+   * validation (rest.BeforeUpdate → ValidateObjectMetaAccessorUpdate: the uid is immutable).
+   */
+  private checkSentUid(scope: Scope, old: KubeObject, meta: JsonObject, fromPatch: boolean, subresource: '' | 'status'): void {
+    if (meta.uid === undefined || meta.uid === null || meta.uid === '' || textOf(meta.uid) === old.metadata.uid) return;
+    const { type } = scope;
+    if (!fromPatch) throw uidPreconditionFailed(type, scope.namespace, old.metadata.name, textOf(meta.uid), old.metadata.uid ?? '');
+    if (subresource === '') throw invalid(type.group, type.kind, old.metadata.name, [invalidValue('metadata.uid', meta.uid, 'field is immutable')]);
+  }
+
   // ---------------------------------------------------------------- update
 
   /**
    * PUT (and the tail of PATCH). `subresource` '' | 'status'. `body` is the full object as the
    * client sees it; `fromPatch` skips the "resourceVersion required" rule of custom resources.
    */
-  update(scope: Scope, name: string, body: JsonValue | undefined, opts: WriteOptions, subresource: '' | 'status', fromPatch = false): ObjectWriteResult {
+  update(
+    scope: Scope,
+    name: string,
+    body: JsonValue | undefined,
+    opts: WriteOptions,
+    subresource: '' | 'status',
+    fromPatch = false,
+    managed: ManagedFieldsPlan = {},
+  ): ObjectWriteResult {
     const { type } = scope;
     if (!isJsonObject(body)) throw badRequest("Object 'Kind' is missing in 'null'");
+    if (type.storedAs) return this.throughStorageVersion(scope, body, false, (s, b) => this.update(s, name, b, opts, subresource, fromPatch));
     const old = this.getStored(scope, name);
     // The old object as the requested version's REST storage decodes it (see CrdRegistry.oldObjectFor).
     const oldView = type.crd ? this.registry.crds.oldObjectFor(type, old) : old;
     const obj = cloneJson(body);
     this.checkTypeMeta(type, obj);
+    reencodeTimeFields(scope.groupResource, type, obj, fromPatch ? 'patch' : 'body');
     obj.apiVersion = apiVersionOf(type);
     obj.kind = type.kind;
     const meta: JsonObject = isJsonObject(obj.metadata) ? obj.metadata : {};
@@ -326,6 +391,8 @@ export class ApiOperations {
         throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       meta.namespace = scope.namespace;
     }
+    this.checkSentUid(scope, old, meta, fromPatch, subresource);
+    const sentManagedFields = meta.managedFields;
     const rv = meta.resourceVersion;
     if (rv === undefined || rv === '' || rv === null) {
       if (type.crd && !fromPatch) {
@@ -373,6 +440,7 @@ export class ApiOperations {
     }
     const changesGeneration = (a: KubeObject, b: KubeObject) =>
       !isDeepStrictEqual(contentOutsideMetadata(a, type.statusSubresource), contentOutsideMetadata(b, type.statusSubresource));
+    recordManagedFields(type, oldView, next, sentManagedFields, fieldManagerOf(opts), { subresource, ...managed }, nowRfc3339());
     let crBump = false;
     if (type.crd) {
       const errors = this.registry.crds.validateForVersion(type, next);
@@ -389,10 +457,12 @@ export class ApiOperations {
     next.metadata.resourceVersion = old.metadata.resourceVersion;
     if (sameIgnoringRv(next, old)) return { code: 200, body: this.encode(type, old), warnings };
     if (opts.dryRun) return { code: 200, body: this.encode(type, next), warnings };
-    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0) {
+    // generic registry ShouldDeleteDuringUpdate: not while a graceful deletion (a pod's) is pending
+    if (next.metadata.deletionTimestamp && (next.metadata.finalizers ?? []).length === 0 && !old.metadata.deletionGracePeriodSeconds) {
       const removed = this.commitRemove(scope.groupResource, scope.namespace, name, next);
       return { code: 200, body: this.encode(type, removed ?? next), warnings };
     }
+    assertFitsEtcdRequest(type, next);
     const stored = this.commitPut(scope.groupResource, next, old);
     return { code: 200, body: this.encode(type, stored), warnings };
   }
@@ -411,7 +481,7 @@ export class ApiOperations {
     }
     const current = cloneJson(this.encode(scope.type, stored));
     setPath(current, scope.type.scale!.specReplicasPath, replicas);
-    const result = this.update(scope, name, current, opts, '', true);
+    const result = this.update(scope, name, current, opts, '', true, { subresource: 'scale' });
     const after = this.store.get(scope.groupResource, scope.namespace, name) ?? stored;
     return { code: result.code, body: this.scaleOf(scope, opts.dryRun ? result.body : after), warnings: result.warnings };
   }
@@ -446,15 +516,8 @@ export class ApiOperations {
       throw badRequest(`error decoding patch: ${(e as Error).message}`);
     }
     const stored = this.store.get(scope.groupResource, scope.namespace, name);
-    if (!stored) {
-      if (patchType === 'apply' && subresource === '') {
-        if (!isJsonObject(patchBody)) throw badRequest('apply patch must be an object');
-        const body = cloneJson(patchBody);
-        body.metadata = { ...asObject(body.metadata), name };
-        return this.create(scope, body, opts);
-      }
-      throw notFound(type.group, type.plural, name);
-    }
+    if (patchType === 'apply' && subresource !== 'scale') return this.applyConfiguration(scope, name, patchBody, opts, subresource, stored);
+    if (!stored) throw notFound(type.group, type.plural, name);
     if (subresource === 'scale') {
       const current = this.scaleOf(scope, stored);
       const patched = this.applyPatchOf(patchType, current, patchBody, false);
@@ -481,12 +544,31 @@ export class ApiOperations {
         out = applyStrategicMergePatch(current, patchBody);
         break;
       case 'apply':
+        // only /scale gets here: its Scale object is small enough for a merge to be the apply
         if (!isJsonObject(patchBody)) throw badRequest('apply patch must be an object');
-        out = builtin ? applyStrategicMergePatch(current, patchBody, false) : applyDeepMerge(current, patchBody);
+        out = builtin ? applyStrategicMergePatch(current, patchBody, false) : applyMergePatch(current, patchBody);
         break;
     }
     if (!isJsonObject(out)) throw badRequest('the patched object is not an object');
     return out;
+  }
+
+  /** apply-patch+yaml on the object or its /status: server-side apply (creates the object when absent). */
+  private applyConfiguration(scope: Scope, name: string, config: JsonValue, opts: WriteOptions, subresource: '' | 'status', stored?: KubeObject): WriteResult {
+    const { type } = scope;
+    if (!isJsonObject(config)) throw badRequest('apply patch must be an object');
+    if (!stored && subresource !== '') throw notFound(type.group, type.plural, name);
+    const live: JsonObject = stored ? this.encode(type, stored) : {};
+    const applied = serverSideApply(live, config, opts.fieldManager ?? '', opts.force ?? false, managedWriteFor(type, subresource, nowRfc3339()));
+    const body = applied.object;
+    if (!stored) {
+      body.metadata = { ...asObject(body.metadata), name };
+      return this.create(scope, body, opts, { applied: applied.managedFields });
+    }
+    const prv = valueAt(body, ['metadata', 'resourceVersion']);
+    if (prv !== undefined && prv !== null && textOf(prv) !== stored.metadata.resourceVersion) throw conflict(type.group, type.plural, name);
+    body.metadata = { ...asObject(body.metadata), resourceVersion: stored.metadata.resourceVersion };
+    return this.update(scope, name, body, opts, subresource, true, { applied: applied.managedFields });
   }
 
   // ---------------------------------------------------------------- commits

@@ -7,11 +7,15 @@
  * (including failed and fault-injected ones) lands in the request log with its audit verb;
  * protobuf request bodies are decoded for the kinds `kubectl create` sends them for
  * (protobuf-bodies.ts) and refused with 415 otherwise, with a message pointing at the JSON workaround.
- * Caveats: no authentication/authorization; list `limit`/`continue` are ignored (every list is one
- * page, which the API allows); list `resourceVersion` is always served as "latest".
+ * Lists and watches: collection-reads.ts (query options in query-parameters.ts).
+ * Authentication and RBAC authorization: access-control.ts (hooks at the entry, once the resource
+ * path is parsed, and before writes of RBAC objects); HTTPS when `tls` is given.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
 import type { Logger } from 'pino';
+import type { AccessControl } from './access-control.js';
+import { answerAdminRequest } from './admin-endpoint.js';
 import { admitThroughWebhooks, type AdmissionOperation } from './admission-webhooks.js';
 import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
@@ -19,7 +23,6 @@ import {
   ApiError,
   badRequest,
   conflict,
-  gone,
   internalError,
   methodNotAllowed,
   pathNotFound,
@@ -27,19 +30,23 @@ import {
   tooManyRequests,
   unsupportedMediaType,
 } from './errors.js';
-import { FaultInjector, type FaultFailure, type FaultMatch, type WatchExpiry } from './faults.js';
+import { FaultInjector, type FaultFailure, type WatchExpiry } from './faults.js';
 import { GarbageCollector, isDryRun, type DeleteOptions } from './garbage-collector.js';
-import { asObject, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from './json-clone.js';
+import { isJsonObject, parseJsonText, type JsonObject, type JsonValue } from './json-clone.js';
 import { isKubeObject } from './object-meta-validation.js';
-import { OPENAPI_V2_BODY, OPENAPI_V2_CONTENT_TYPE, OpenApiDocuments } from './openapi.js';
+import { OpenApiDocuments, openApiV2Response } from './openapi.js';
 import { patchTypeOf } from './patches.js';
+import type { PodLogSource } from './pod-logs.js';
+import { POD_SUBRESOURCES, servePodSubresource } from './pod-subresources.js';
 import { decodeProtobufBody, PROTOBUF_UNSUPPORTED_MESSAGE } from './protobuf-bodies.js';
 import type { ResourceRegistry } from './resource-registry.js';
-import { apiVersionOf, type ResourceType } from './resource-types.js';
+import type { ResourceType } from './resource-types.js';
+import { MAX_REQUEST_BODY_BYTES, readRequestBody } from './request-body.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { parseFieldSelector, parseLabelSelector } from './selectors.js';
 import { tableOf, tableRowObjectOf, wantsTable } from './tables.js';
-import { startWatch } from './watch-stream.js';
+import { serveCollectionRead } from './collection-reads.js';
+import { queryBool, queryOptionalBool, validateDryRun, writeOptionsKindOf } from './query-parameters.js';
 
 export interface ServiceProxyTarget {
   namespace: string;
@@ -59,6 +66,10 @@ export interface HttpApiServerOptions {
   bookmarkIntervalMs: number;
   logger?: Logger;
   serviceProxy?: ServiceProxyHandler;
+  /** serve HTTPS with this key and certificate (PEM) instead of HTTP (kubectl sends bearer tokens only over TLS) */
+  tls?: { key: string; cert: string };
+  /** authentication + authorization (access-control.ts); without it every request is allowed */
+  access?: AccessControl;
 }
 
 const VERSION_INFO = {
@@ -73,8 +84,6 @@ const VERSION_INFO = {
   platform: 'linux/amd64',
 };
 
-const MAX_BODY_BYTES = 3 * 1024 * 1024;
-
 interface ParsedResourcePath {
   type: ResourceType;
   namespace: string;
@@ -85,22 +94,9 @@ interface ParsedResourcePath {
   rest: string;
 }
 
+/** The body; over the limit, the 413 a client gets to read (request-body.ts). */
 function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new ApiError(413, 'RequestEntityTooLarge', 'Request entity too large: limit is 3145728', {}));
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+  return readRequestBody(req, MAX_REQUEST_BODY_BYTES);
 }
 
 function auditVerb(method: string, hasName: boolean, watch: boolean): string {
@@ -121,62 +117,28 @@ function auditVerb(method: string, hasName: boolean, watch: boolean): string {
   }
 }
 
-function isTrue(v: string | null): boolean {
-  return v === 'true' || v === '1';
-}
-
-// ---- the admin endpoint's request body ({op, match, failure, count, ms, as}) ----
-
-const MATCH_FIELDS = ['verb', 'path', 'resource', 'subresource', 'namespace', 'name'] as const;
-
-/** A FaultMatch from JSON: string fields, `pathRegex` (a RegExp source) instead of `path`. */
-function faultMatchOf(value: JsonValue | undefined): FaultMatch {
-  const body = asObject(value) ?? {};
-  const match: FaultMatch = {};
-  for (const k of MATCH_FIELDS) {
-    const v = body[k];
-    if (v === undefined) continue;
-    if (typeof v !== 'string') throw badRequest(`match.${k} must be a string`);
-    match[k] = v;
-  }
-  if (body.pathRegex !== undefined) {
-    if (typeof body.pathRegex !== 'string') throw badRequest('match.pathRegex must be a string');
-    match.path = new RegExp(body.pathRegex);
-  }
-  return match;
-}
-
-/** A FaultFailure from JSON: "reset" or {code, retryAfterSeconds?, message?}. */
-function faultFailureOf(value: JsonValue | undefined): FaultFailure {
-  if (value === 'reset') return value;
-  if (!isJsonObject(value) || typeof value.code !== 'number') throw badRequest('failure must be "reset" or {"code": N, ...}');
-  const failure: FaultFailure = { code: value.code };
-  if (typeof value.retryAfterSeconds === 'number') failure.retryAfterSeconds = value.retryAfterSeconds;
-  if (typeof value.message === 'string') failure.message = value.message;
-  return failure;
-}
-
-function countOf(value: JsonValue | undefined, fallback: number): number {
-  if (value === undefined || value === null) return fallback;
-  if (typeof value !== 'number') throw badRequest('count must be a number');
-  return value;
-}
-
 export class HttpApiServer {
-  readonly server: http.Server;
+  readonly server: http.Server | https.Server;
   private readonly openapi: OpenApiDocuments;
   private serviceProxy: ServiceProxyHandler | undefined;
+  private podLogSource: PodLogSource | undefined;
   private serverAddress = '127.0.0.1:0';
 
   constructor(private readonly o: HttpApiServerOptions) {
     this.openapi = new OpenApiDocuments(o.registry);
     this.serviceProxy = o.serviceProxy;
-    this.server = http.createServer((req, res) => this.handle(req, res));
+    const handler = (req: IncomingMessage, res: ServerResponse) => this.handle(req, res);
+    this.server = o.tls ? https.createServer({ key: o.tls.key, cert: o.tls.cert }, handler) : http.createServer(handler);
     this.server.keepAliveTimeout = 30_000;
   }
 
   setServiceProxy(h: ServiceProxyHandler | undefined): void {
     this.serviceProxy = h;
+  }
+
+  /** The node's container logs (the simulated kubelet); without one, bound pods' logs answer "kubelet unreachable". */
+  setPodLogSource(source: PodLogSource | undefined): void {
+    this.podLogSource = source;
   }
 
   setServerAddress(addr: string): void {
@@ -270,13 +232,14 @@ export class HttpApiServer {
       if (!this.o.adminEndpoint) throw pathNotFound();
       return this.admin(req, res, url, segs.slice(1));
     }
+    this.o.access?.admitRequest(req, url.pathname, segs);
     if (segs[0] === 'version') return this.sendJson(res, 200, VERSION_INFO);
     if (['healthz', 'livez', 'readyz'].includes(segs[0] ?? '')) {
       res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8' });
       res.end('ok');
       return;
     }
-    if (segs[0] === 'openapi') return this.openapiRoute(res, segs);
+    if (segs[0] === 'openapi') return this.openapiRoute(req, res, segs);
 
     let group: string;
     let version: string | undefined;
@@ -313,7 +276,7 @@ export class HttpApiServer {
     }
     const parsed = this.parseResourcePath(group, version, rest);
     if (!parsed) throw pathNotFound();
-    const watch = isTrue(url.searchParams.get('watch'));
+    const watch = queryBool(url.searchParams, 'watch');
     entry.apiGroup = group;
     entry.version = version;
     entry.resource = parsed.type.plural;
@@ -321,6 +284,7 @@ export class HttpApiServer {
     entry.namespace = parsed.namespace;
     entry.name = parsed.name;
     entry.verb = parsed.subresource === 'proxy' ? method.toLowerCase() : auditVerb(method, parsed.name !== '', watch);
+    this.o.access?.authorizeResource(req, entry, url.searchParams);
 
     const fault = this.o.faults.take({
       verb: entry.verb,
@@ -333,7 +297,12 @@ export class HttpApiServer {
     });
     if (fault.delayMs > 0) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault.failure) return this.fail(req, res, fault.failure, parsed);
+    if (this.o.access?.answers(parsed.type, parsed.subresource)) {
+      const parseText = (text: string) => this.parseBody(text, String(req.headers['content-type'] ?? ''));
+      return this.sendJson(res, 201, await this.o.access.answer(req, parsed, () => readBody(req), parseText));
+    }
     if (parsed.subresource === 'proxy') return this.proxy(req, res, parsed);
+    if (parsed.type.plural === 'pods' && POD_SUBRESOURCES.has(parsed.subresource)) return this.podSubresource(req, res, url, parsed);
     return this.resourceRequest(req, res, url, parsed, entry, fault.expireWatch, () => {
       // a streaming watch is logged when it starts; its bytes are added as events flow
       entry.code = 200;
@@ -374,7 +343,12 @@ export class HttpApiServer {
     const name = r[1] ?? '';
     const subresource = r[2] ?? '';
     if (subresource) {
-      const ok = (subresource === 'status' && type.statusSubresource) || (subresource === 'scale' && type.scale) || (subresource === 'proxy' && type.proxy);
+      const ok =
+        (subresource === 'status' && type.statusSubresource) ||
+        (subresource === 'scale' && type.scale) ||
+        (subresource === 'proxy' && type.proxy) ||
+        (subresource === 'token' && type.tokenRequest) ||
+        (type.group === '' && type.plural === 'pods' && POD_SUBRESOURCES.has(subresource));
       if (!ok) return undefined;
       if (subresource !== 'proxy' && r.length > 3) return undefined;
     }
@@ -398,11 +372,13 @@ export class HttpApiServer {
     const type = p.type;
     const scope: Scope = scopeFor(type, p.namespace);
     const allNamespaces = type.namespaced && !p.namespaced;
+    const optionsKind = writeOptionsKindOf(method);
     const opts: WriteOptions = {
-      dryRun: q.getAll('dryRun').includes('All'),
+      dryRun: optionsKind !== undefined && validateDryRun(optionsKind, q.getAll('dryRun')),
       fieldValidation: (q.get('fieldValidation') as FieldValidation | null) ?? undefined,
       fieldManager: q.get('fieldManager') ?? undefined,
-      force: q.has('force') ? isTrue(q.get('force')) : undefined,
+      force: queryOptionalBool(q, 'force'),
+      userAgent: req.headers['user-agent'] ?? '',
     };
     if (opts.fieldValidation && !['Strict', 'Warn', 'Ignore'].includes(opts.fieldValidation)) {
       throw badRequest(`fieldValidation parameter unsupported: ${opts.fieldValidation}, valid values: Ignore, Warn, Strict`);
@@ -414,7 +390,7 @@ export class HttpApiServer {
     if (deprecation) res.setHeader('Warning', `299 - ${JSON.stringify(deprecation)}`);
 
     if (method === 'GET' || method === 'HEAD') {
-      if (p.name && !isTrue(q.get('watch'))) {
+      if (p.name && !queryBool(q, 'watch')) {
         const stored = this.o.ops.getStored(scope, p.name);
         if (sub === 'scale') return this.sendJson(res, 200, this.o.ops.scaleOf(scope, stored));
         if (table)
@@ -432,55 +408,19 @@ export class HttpApiServer {
           );
         return this.sendJson(res, 200, this.o.ops.encodeJson(type, stored));
       }
-      const labels = parseLabelSelector(q.get('labelSelector'));
-      const fields = parseFieldSelector(q.get('fieldSelector'), scope.groupResource);
-      // GET .../NAME?watch=true watches that one object
-      if (p.name) fields.push({ field: 'metadata.name', negate: false, value: p.name });
-      const rv = q.get('resourceVersion') ?? undefined;
-      if (rv !== undefined && rv !== '' && !/^\d+$/.test(rv)) throw badRequest(`invalid resource version: ${rv}`);
-      if (isTrue(q.get('watch'))) {
-        const timeout = q.get('timeoutSeconds');
-        if (expireWatch === 'http') throw gone(`too old resource version: ${rv ?? 0} (${this.o.ops.store.currentRevision()})`);
-        watchStarted();
-        startWatch(
-          this.o.ops,
-          req,
-          res,
-          {
-            scope,
-            allNamespaces,
-            labels,
-            fields,
-            resourceVersion: rv,
-            timeoutSeconds: timeout ? Number(timeout) : undefined,
-            bookmarks: isTrue(q.get('allowWatchBookmarks')),
-            table,
-            tableRowObject: tableRowObjectOf(q.get('includeObject')),
-            expire: expireWatch === 'event',
-          },
-          { bookmarkIntervalMs: this.o.bookmarkIntervalMs, onBytes: () => undefined },
-        );
-        return;
-      }
-      const items = this.o.ops.listStored(scope, labels, fields, allNamespaces);
-      const listRv = String(this.o.ops.store.currentRevision());
-      if (table)
-        return this.sendJson(
-          res,
-          200,
-          tableOf(
-            type,
-            scope.groupResource,
-            items.map((o) => this.o.ops.encode(type, o)),
-            listRv,
-            true,
-            tableRowObjectOf(q.get('includeObject')),
-          ),
-        );
-      const body = `{"kind":"${type.listKind}","apiVersion":"${apiVersionOf(type)}","metadata":{"resourceVersion":"${listRv}"},"items":[${items
-        .map((o) => this.o.ops.encodeJson(type, o, true))
-        .join(',')}]}`;
-      return this.sendJson(res, 200, body);
+      return serveCollectionRead(
+        req,
+        res,
+        url,
+        { scope, allNamespaces, name: p.name, table },
+        {
+          ops: this.o.ops,
+          bookmarkIntervalMs: this.o.bookmarkIntervalMs,
+          expireWatch,
+          watchStarted,
+          sendJson: (code, body) => this.sendJson(res, code, body),
+        },
+      );
     }
 
     const ct = String(req.headers['content-type'] ?? '');
@@ -493,6 +433,7 @@ export class HttpApiServer {
     }
     const raw = protobufBody ? '' : bodyBytes.toString('utf8');
     this.admit(method, p, scope, ct);
+    this.o.access?.confirmRbacWrite(req, scope, p.name, protobufBody ? { json: protobufBody } : { raw, contentType: ct, patchType: patchTypeOf(ct) });
     let result: WriteResult;
     switch (method) {
       case 'POST': {
@@ -522,7 +463,10 @@ export class HttpApiServer {
         const body = raw.trim() ? this.parseBody(raw, ct) : {};
         const options: DeleteOptions = isJsonObject(body) ? body : {};
         if (q.get('propagationPolicy')) options.propagationPolicy = q.get('propagationPolicy')!;
-        if (q.get('orphanDependents')) options.orphanDependents = isTrue(q.get('orphanDependents'));
+        const orphanDependents = queryOptionalBool(q, 'orphanDependents');
+        if (orphanDependents !== undefined) options.orphanDependents = orphanDependents;
+        if (q.get('gracePeriodSeconds')) options.gracePeriodSeconds = Number(q.get('gracePeriodSeconds'));
+        if (Array.isArray(options.dryRun)) validateDryRun('DeleteOptions', options.dryRun.map(String));
         if (isDryRun(options)) opts.dryRun = true;
         if (p.name) result = this.o.gc.deleteObject(scope, p.name, options, !!opts.dryRun);
         else {
@@ -590,6 +534,14 @@ export class HttpApiServer {
     }
   }
 
+  /** pods/NAME/{log,binding,eviction,exec,attach,portforward} (pod-subresources.ts). */
+  private async podSubresource(req: IncomingMessage, res: ServerResponse, url: URL, p: ParsedResourcePath): Promise<void> {
+    const body = async () => this.parseBody((await readBody(req)).toString('utf8'), String(req.headers['content-type'] ?? ''));
+    const ctx = { ops: this.o.ops, gc: this.o.gc, logSource: this.podLogSource, readBody: body };
+    const result = await servePodSubresource(ctx, req, res, url, scopeFor(p.type, p.namespace), p.name, p.subresource);
+    if (result) this.sendJson(res, result.code, result.body);
+  }
+
   // ---------------------------------------------------------------- service proxy
 
   private proxy(req: IncomingMessage, res: ServerResponse, p: ParsedResourcePath): void {
@@ -604,10 +556,11 @@ export class HttpApiServer {
 
   // ---------------------------------------------------------------- openapi
 
-  private openapiRoute(res: ServerResponse, segs: string[]): void {
+  private openapiRoute(req: IncomingMessage, res: ServerResponse, segs: string[]): void {
     if (segs[1] === 'v2' && segs.length === 2) {
-      res.writeHead(200, { 'Content-Type': OPENAPI_V2_CONTENT_TYPE });
-      res.end(OPENAPI_V2_BODY);
+      const v2 = openApiV2Response(req.headers.accept);
+      res.writeHead(v2.code, v2.headers);
+      res.end(v2.body);
       return;
     }
     if (segs[1] === 'v3') {
@@ -618,41 +571,11 @@ export class HttpApiServer {
     throw pathNotFound();
   }
 
-  // ---------------------------------------------------------------- admin
+  // ---------------------------------------------------------------- admin (admin-endpoint.ts)
 
   private async admin(req: IncomingMessage, res: ServerResponse, url: URL, segs: string[]): Promise<void> {
-    if (segs[0] === 'requests' && req.method === 'GET') {
-      const f: Record<string, string> = {};
-      for (const [k, v] of url.searchParams) f[k] = v;
-      return this.sendJson(res, 200, { count: this.o.requestLog.count(f) });
-    }
-    if (segs[0] === 'requests' && req.method === 'DELETE') {
-      this.o.requestLog.reset();
-      return this.sendJson(res, 200, {});
-    }
-    if (segs[0] === 'faults' && req.method === 'POST') {
-      const body = asObject(this.parseBody((await readBody(req)).toString('utf8'), 'application/json')) ?? {};
-      switch (body.op) {
-        case 'failNext':
-          this.o.faults.failNext(faultMatchOf(body.match), faultFailureOf(body.failure), countOf(body.count, 1));
-          break;
-        case 'delay':
-          this.o.faults.delay(faultMatchOf(body.match), Number(body.ms), countOf(body.count, Infinity));
-          break;
-        case 'closeAllWatches':
-          this.o.faults.closeAllWatches();
-          break;
-        case 'expireNextWatch':
-          this.o.faults.expireNextWatch(countOf(body.count, 1), body.as === 'http' ? 'http' : 'event');
-          break;
-        case 'clear':
-          this.o.faults.clear();
-          break;
-        default:
-          throw badRequest(`unknown op ${JSON.stringify(body.op)}`);
-      }
-      return this.sendJson(res, 200, { pending: this.o.faults.pending() });
-    }
-    throw pathNotFound();
+    const readJsonBody = async () => this.parseBody((await readBody(req)).toString('utf8'), 'application/json');
+    const body = await answerAdminRequest(req.method ?? 'GET', url, segs, { faults: this.o.faults, requestLog: this.o.requestLog, readJsonBody });
+    this.sendJson(res, 200, body);
   }
 }

@@ -185,4 +185,43 @@ describe('flink-operator dev-cluster', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+  it('--tls serves HTTPS, so kubectl can act as a ServiceAccount with a token from kubectl create token', async () => {
+    // kubectl drops a kubeconfig's or --token's bearer token on plain http:// (kubernetes/kubectl#744),
+    // which is why a user needs --tls to try RBAC as a ServiceAccount.
+    const dir = mkdtempSync(join(tmpdir(), 'devcluster-cli-tls-'));
+    const kubeconfig = join(dir, 'kubeconfig');
+    const cluster = startProcess(['--import', 'tsx', FIXTURE, 'dev-cluster', '--kubeconfig', kubeconfig, '--tls']);
+    let kubectl: KubectlRunner | undefined;
+    try {
+      await eventually(() => existsSync(kubeconfig) && /serving at https:\/\/127\.0\.0\.1:\d+/.test(cluster.output()), 60_000, 'dev cluster start');
+      kubectl = new KubectlRunner(readFileSync(kubeconfig, 'utf8'));
+      await kubectl.ok(['create', 'serviceaccount', 'reader']);
+      const token = (await kubectl.ok(['create', 'token', 'reader'])).trim();
+      const refused = await kubectl.run(['get', 'configmaps', '--token', token]);
+      assert.notEqual(refused.code, 0);
+      // the RBAC authorizer's words (plugin/pkg/auth/authorizer/rbac/rbac.go via responsewriters.ForbiddenStatusError)
+      assert.match(
+        refused.stderr,
+        /configmaps is forbidden: User "system:serviceaccount:default:reader" cannot list resource "configmaps" in API group "" in the namespace "default"/,
+      );
+      await kubectl.ok(['create', 'rolebinding', 'reader-view', '--clusterrole=view', '--serviceaccount=default:reader']);
+      let listed = '';
+      await eventually(
+        async () => {
+          const r = await kubectl!.run(['get', 'configmaps', '--token', token, '-o', 'name']);
+          listed = r.stdout;
+          return r.code === 0;
+        },
+        10_000,
+        'the view ClusterRole to take effect',
+      );
+      assert.match(listed, /configmap\/kube-root-ca\.crt/);
+      await cluster.stop();
+      assert.equal(await cluster.exited, 0);
+    } finally {
+      kubectl?.cleanup();
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
