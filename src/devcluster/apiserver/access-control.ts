@@ -35,19 +35,12 @@ import type { PatchType } from './patches.js';
 import { authorize, RBAC_GROUP, requireAuthorized, type RequestAttributes, type ResourceAttributes, type UserInfo } from './rbac-authorizer.js';
 import { confirmRbacWrite } from './rbac-escalation.js';
 import { StoreRbacPolicy } from './rbac-policy-objects.js';
+import type { RequestLogEntry } from './request-log.js';
 import type { ResourceType } from './resource-types.js';
 import { ServiceAccountTokens } from './service-account-tokens.js';
 
-/** The request as the HTTP layer parsed it (the request log entry has these fields). */
-export interface ResourceRequestInfo {
-  verb: string;
-  apiGroup: string;
-  version: string;
-  resource: string;
-  subresource: string;
-  namespace: string;
-  name: string;
-}
+/** The request as the HTTP layer parsed it: the request log entry's fields. */
+export type ResourceRequestInfo = Pick<RequestLogEntry, 'verb' | 'apiGroup' | 'version' | 'resource' | 'subresource' | 'namespace' | 'name'>;
 
 const PROXY_VERBS: Record<string, string> = { GET: 'get', HEAD: 'get', POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete' };
 const RBAC_WRITABLE = new Set(['roles', 'clusterroles', 'rolebindings', 'clusterrolebindings']);

@@ -16,12 +16,9 @@
  * Caveats: ObjectMeta (nothing reads it), `extra`, `boundObjectRef` and the selector attributes are
  * skipped.
  */
-import { unsupportedMediaType } from './errors.js';
 import type { JsonObject } from './json-clone.js';
-import { PROTOBUF_UNSUPPORTED_MESSAGE } from './protobuf-bodies.js';
-import { decodeMessage, fields, message, type Field, type FieldSpec, type MessageSchema } from './protobuf-wire.js';
-
-const MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+import { decodeProtobufEnvelope } from './protobuf-bodies.js';
+import { message, type FieldSpec, type MessageSchema } from './protobuf-wire.js';
 
 const s = (name: string): FieldSpec => ({ name, type: 'string' });
 const ignored = (name: string): FieldSpec => ({ name, type: 'ignore' });
@@ -74,27 +71,7 @@ const SCHEMAS: Record<string, MessageSchema> = {
   'authorization.k8s.io/v1/SelfSubjectRulesReview': review('SelfSubjectRulesReview', message('SelfSubjectRulesReviewSpec', [[1, s('namespace')]])),
 };
 
-const text = (f: Field): string => (f.value instanceof Buffer ? f.value.toString('utf8') : '');
-
 /** Decodes the protobuf body of an access-control request, or throws 415. */
 export function decodeAccessProtobufBody(body: Buffer): JsonObject {
-  try {
-    if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw new Error('missing k8s magic');
-    let apiVersion = '';
-    let kind = '';
-    let raw: Buffer | undefined;
-    for (const f of fields(body.subarray(4))) {
-      if (f.no === 1 && f.value instanceof Buffer) {
-        for (const t of fields(f.value)) {
-          if (t.no === 1) apiVersion = text(t);
-          else if (t.no === 2) kind = text(t);
-        }
-      } else if (f.no === 2 && f.value instanceof Buffer) raw = f.value;
-    }
-    const schema = SCHEMAS[`${apiVersion}/${kind}`];
-    if (!schema || !raw) throw new Error(`unsupported kind ${apiVersion}/${kind}`);
-    return { apiVersion, kind, metadata: {}, ...decodeMessage(raw, schema) };
-  } catch {
-    throw unsupportedMediaType(PROTOBUF_UNSUPPORTED_MESSAGE);
-  }
+  return { metadata: {}, ...decodeProtobufEnvelope(body, (apiVersion, kind) => SCHEMAS[`${apiVersion}/${kind}`]) };
 }

@@ -16,7 +16,7 @@
 import { unsupportedMediaType } from './errors.js';
 import type { JsonObject } from './json-clone.js';
 import { PROTOBUF_KINDS } from './protobuf-messages.js';
-import { decodeMessage, fields, type Field } from './protobuf-wire.js';
+import { decodeMessage, fields, type Field, type MessageSchema } from './protobuf-wire.js';
 
 export { fields, type Field };
 
@@ -27,8 +27,11 @@ export const PROTOBUF_UNSUPPORTED_MESSAGE =
 
 const text = (f: Field): string => (f.value instanceof Buffer ? f.value.toString('utf8') : '');
 
-/** Decodes a `k8s\0` protobuf body of a supported kind, or throws 415. */
-export function decodeProtobufBody(body: Buffer): JsonObject {
+/**
+ * Decodes a `k8s\0` protobuf envelope whose kind `schemaOf` knows (`apiVersion` and `kind` from its
+ * runtime.Unknown type meta), or throws 415.
+ */
+export function decodeProtobufEnvelope(body: Buffer, schemaOf: (apiVersion: string, kind: string) => MessageSchema | undefined): JsonObject {
   try {
     if (body.length < 4 || !body.subarray(0, 4).equals(MAGIC)) throw new Error('missing k8s magic');
     let apiVersion = '';
@@ -42,10 +45,15 @@ export function decodeProtobufBody(body: Buffer): JsonObject {
         }
       } else if (f.no === 2 && f.value instanceof Buffer) raw = f.value;
     }
-    const schema = PROTOBUF_KINDS[apiVersion]?.[kind];
+    const schema = schemaOf(apiVersion, kind);
     if (!schema || !raw) throw new Error(`unsupported kind ${apiVersion}/${kind}`);
     return { apiVersion, kind, ...decodeMessage(raw, schema) };
   } catch {
     throw unsupportedMediaType(PROTOBUF_UNSUPPORTED_MESSAGE);
   }
+}
+
+/** Decodes a `k8s\0` protobuf body of a kind `kubectl create` sends (protobuf-messages.ts), or throws 415. */
+export function decodeProtobufBody(body: Buffer): JsonObject {
+  return decodeProtobufEnvelope(body, (apiVersion, kind) => PROTOBUF_KINDS[apiVersion]?.[kind]);
 }
