@@ -8,7 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
  * so that our own writes are visible at once, before the informer catches up.
  *
  * Caveat: an informer-backed reader may lag the API server; see the overlay for the guarantees
- * about our own writes.
+ * about our own writes. Cached objects carry no `metadata.managedFields` ({@link withoutManagedFields}).
  */
 export interface ObjectReader<T extends KubernetesObject> {
   /** The object, or undefined if the reader does not (yet, or any more) know it. */
@@ -32,4 +32,16 @@ export interface ObservableObjectReader<T extends KubernetesObject> extends Obje
   subscribe(listener: ObjectEventListener<T>): () => void;
   /** True once the first list has been received. */
   hasSynced(): boolean;
+}
+
+/**
+ * The object without `metadata.managedFields`, changed in place: what readers cache. The server
+ * records field ownership on every write (several entries per object, often larger than the spec);
+ * nothing in the operator reads it, and a write that omits the field keeps the server's entries.
+ * Dropping it keeps the informer's memory per object to what the operator uses, as
+ * controller-runtime's `cache.TransformStripManagedFields` does.
+ */
+export function withoutManagedFields<T extends KubernetesObject>(object: T): T {
+  if (object.metadata?.managedFields !== undefined) delete object.metadata.managedFields;
+  return object;
 }

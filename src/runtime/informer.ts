@@ -1,6 +1,6 @@
 import { ListWatch, Watch, type KubeConfig, type KubernetesListObject, type KubernetesObject } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { ObjectEvent, ObjectEventListener, ObservableObjectReader } from '../kube/object-reader.js';
+import { withoutManagedFields, type ObjectEvent, type ObjectEventListener, type ObservableObjectReader } from '../kube/object-reader.js';
 import type { WatchedResource } from './watched-resources.js';
 
 /**
@@ -22,6 +22,7 @@ import type { WatchedResource } from './watched-resources.js';
  * follows a 410; objects gone during a gap are reported as `deleted` by the relist).
  * Events are delivered in order per scope. `relisted` is emitted after each (re)list, once that
  * list's added/updated/deleted events have been delivered.
+ * Objects are cached without `metadata.managedFields` (`withoutManagedFields`, src/kube/object-reader.ts).
  * Caveats: the cache lags the server (use the read-your-writes overlay for our own writes); the
  * `old` field of `updated` events is not provided (client-node does not expose it).
  */
@@ -161,6 +162,7 @@ class InformerScope<T extends KubernetesObject> {
       options.onRequestStart?.('list');
       try {
         const list = await resource.list(namespace, options.labelSelector);
+        for (const item of list.items) withoutManagedFields(item);
         options.onRequest?.('list', '200');
         this.justListed = true;
         return list;
@@ -245,6 +247,7 @@ class InformerScope<T extends KubernetesObject> {
       { ...params, allowWatchBookmarks: true, timeoutSeconds },
       (phase, object, watchObject) => {
         if (phase !== 'ERROR') objectEvents++;
+        if (phase !== 'ERROR' && typeof object === 'object' && object !== null) withoutManagedFields(object as KubernetesObject);
         callback(phase, object, watchObject);
       },
       (error) => {

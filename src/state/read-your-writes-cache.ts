@@ -2,7 +2,8 @@
  * Read-your-writes overlay over an informer: after we write an object, no read through this
  * overlay returns an older version of it than the one the server gave back to us.
  *
- * `recordWrite(obj)` stores the server's response of our write. `get` returns that copy until the
+ * `recordWrite(obj)` stores the server's response of our write (without `metadata.managedFields`, as
+ * the informer caches objects). `get` returns that copy until the
  * informer's own copy is at least as new (then the entry is dropped and the informer answers).
  * `observe(event)` — subscribe it to the informer — evicts entries the informer has caught up with.
  *
@@ -26,7 +27,7 @@
  * older version.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import type { ObjectEvent, ObjectReader } from '../kube/object-reader.js';
+import { withoutManagedFields, type ObjectEvent, type ObjectReader } from '../kube/object-reader.js';
 import { compareResourceVersions, isAtLeast } from '../kube/resource-version.js';
 
 function keyOf(namespace: string | undefined, name: string | undefined): string {
@@ -62,7 +63,7 @@ export class ReadYourWritesCache<T extends KubernetesObject> implements ObjectRe
       this.entries.delete(key);
       return;
     }
-    this.entries.set(key, structuredClone(object));
+    this.entries.set(key, withoutManagedFields(structuredClone(object)));
   }
 
   /** Drops our copy (after our own delete, or when the caller knows it is wrong). */

@@ -135,3 +135,33 @@ test('a server that closes every watch at once does not make the informer spin',
     await cluster.stop();
   }
 });
+
+test('the informer caches objects without managedFields, from the list and from watch events', async () => {
+  // The server records field ownership on every write (apimachinery managedfields; the dev cluster
+  // does too, design/003); an operator cache keeps none of it, as controller-runtime's
+  // cache.TransformStripManagedFields does, so its memory per object is what it reads.
+  const cluster = await startDevCluster();
+  const kc = cluster.kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const informer = new Informer<V1ConfigMap>({ kubeConfig: kc, resource: configMaps(new ApiClientFactory(kc)), minDelayMs: 20, maxDelayMs: 200 });
+  try {
+    const listed = await core.createNamespacedConfigMap({
+      namespace: 'default',
+      body: { metadata: { name: 'listed' }, data: { a: '1' } },
+      fieldManager: 'test',
+    });
+    assert.ok((listed.metadata?.managedFields ?? []).length > 0, 'the server records ownership');
+    informer.start();
+    assert.equal(await informer.waitForSync(5000), true);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'watched' }, data: { a: '1' } }, fieldManager: 'test' });
+    await waitFor(() => informer.get('default', 'watched') !== undefined, 5000, 'the watched object');
+    for (const name of ['listed', 'watched']) {
+      const cached = informer.get('default', name)!;
+      assert.equal(cached.metadata?.managedFields, undefined, `${name}: no managedFields in the cache`);
+      assert.equal(cached.data?.a, '1');
+    }
+  } finally {
+    await informer.stop();
+    await cluster.stop();
+  }
+});
