@@ -7,10 +7,11 @@
  *    ClusterRole/Roles for real, so a missing verb fails the request (403). The operator runs the
  *    end-to-end flows (deploy, savepoint upgrade, suspend/resume, a JobManager that cannot start,
  *    delete, migration of a legacy status) with leader election, cluster-wide, then — after the
- *    ClusterRoleBinding is deleted and `manifests/namespaced/` applied — namespaced, each with its
+ *    ClusterRoleBinding is deleted and `manifests/namespaced-apiserver-proxy/` applied — namespaced, each with its
  *    own User-Agent so the request log tells its requests from the test's and the simulation's.
  * 2. None of the operator's requests was refused (no 401/403).
- * 3. `kubectl apply -k` of manifests/, manifests/apiserver-proxy/ and manifests/namespaced/ on a
+ * 3. `kubectl apply -k` of manifests/, manifests/apiserver-proxy/, manifests/namespaced/ and
+ *    manifests/namespaced-apiserver-proxy/ on a
  *    fresh development cluster; the Roles/ClusterRoles bound to the operator's ServiceAccount are
  *    read back and the request log is evaluated with the same authorizer (rbac-rules.ts): every
  *    request allowed by each variant; every granted permission was used, except the few listed
@@ -76,26 +77,6 @@ function kubeConfigWithToken(url: string, token: string): KubeConfig {
   kc.loadFromString(kubeconfigYamlFor(url, token));
   return kc;
 }
-
-/**
- * The namespaced install with --flink-rest-access=apiserver-proxy (the dev cluster's only way to
- * reach Flink; manifests/namespaced/ assumes direct access): services/proxy in the watched namespace.
- */
-const NAMESPACED_PROXY_ROLE = `apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata: {name: flink-operator-apiserver-proxy, namespace: ${WATCHED_NAMESPACE}}
-rules:
-- apiGroups: [""]
-  resources: ["services/proxy"]
-  verbs: ["get", "create", "patch"]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata: {name: flink-operator-apiserver-proxy, namespace: ${WATCHED_NAMESPACE}}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: flink-operator-apiserver-proxy}
-subjects:
-- {kind: ServiceAccount, name: flink-operator, namespace: ${OPERATOR_NAMESPACE}}
-`;
 
 function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown>): Promise<Manager> {
   const config = testOperatorConfig({
@@ -186,10 +167,9 @@ before(async () => {
   // the service proxy requests of the Flink REST client carry no User-Agent of their own
   clusterWideRequests.push(...h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }));
 
-  // --- namespaced operator (watches flink-jobs only): only what manifests/namespaced/ grants ---
+  // --- namespaced operator (watches flink-jobs only): only what manifests/namespaced-apiserver-proxy/ grants ---
   await operatorKubectl.ok(['delete', 'clusterrolebinding', 'flink-operator']);
-  await operatorKubectl.ok(['apply', '-k', `${MANIFESTS}namespaced`]);
-  await operatorKubectl.ok(['apply', '-f', '-'], NAMESPACED_PROXY_ROLE);
+  await operatorKubectl.ok(['apply', '-k', `${MANIFESTS}namespaced-apiserver-proxy`]);
   await operatorKubectl.ok(['scale', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '--replicas=0']);
   const namespacedKc = kubeConfigWithUserAgent(serviceAccountKc, NAMESPACED_UA);
   const proxyBefore = h.world.cluster.requestLog.entries({ resource: 'services', subresource: 'proxy' }).length;
@@ -372,4 +352,20 @@ test('namespaced install: Roles in the watched namespace (and the Lease namespac
     await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
   ) as string[];
   assert.ok(args.includes(`--namespace=${WATCHED_NAMESPACE}`), args.join(' '));
+});
+
+test('namespaced install with the apiserver-proxy overlay: the namespaced grants plus services/proxy, every request allowed, nothing beyond use', async () => {
+  // the very manifests the namespaced operator ran under (its requests went through the service proxy)
+  await kubectl.ok(['apply', '-k', `${MANIFESTS}namespaced-apiserver-proxy`]);
+  const objects = await rbacObjects(manifestsCluster.kubeConfig());
+  const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, { ...objects, clusterRoleBindings: [] });
+  checkExact(authorizer, namespacedRequests, 'manifests/namespaced-apiserver-proxy');
+  assert.ok(
+    namespacedRequests.some((e) => e.subresource === 'proxy'),
+    'the namespaced operator reached Flink through the service proxy',
+  );
+  const args = JSON.parse(
+    await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
+  ) as string[];
+  assert.ok(args.includes(`--namespace=${WATCHED_NAMESPACE}`) && args.includes('--flink-rest-access=apiserver-proxy'), args.join(' '));
 });
