@@ -46,10 +46,16 @@
  * 11. Query parameter `mode` of cancelJob compares case-insensitively: Flink's
  *    TerminationModeQueryParameter converts with `TerminationMode.valueOf(value.toUpperCase())`
  *    and itself sends `value.name().toLowerCase()` (`mode=cancel`).
+ * 12. A file upload (`uploadJar`: request content `application/x-java-archive`, binary) travels
+ *    as `multipart/form-data` with the jar as a file part: Flink's FileUploadHandler takes uploads
+ *    only from multipart bodies (the endpoint's description says so; the generator recorded the
+ *    part's type). `checkRequest` requires such an exchange's `contentType` to be multipart, and
+ *    the recorded exchange carries no JSON body.
  * Response objects stay open, as the spec states them (no `additionalProperties: false`):
  * undeclared fields are reported by `shapeDifferences`, not as validation errors.
  *
- * Caveats: only `application/json` content is compiled; multipart (jar upload) is not. Query
+ * Caveats: only `application/json` content is compiled; of a multipart upload only the content
+ * type is checked, not its parts (JarUploadHandler's own checks are the simulation's tests). Query
  * values are converted by the parameter's schema type (integer, boolean, string) before
  * validation, as Flink's MessageQueryParameter converters do; list-valued parameters are split at
  * ',' only where the spec says "Comma-separated list" (metrics `get` is a plain string there).
@@ -73,8 +79,10 @@ export interface FlinkRestExchange {
   /** Path without query, e.g. `/jobs/<id>/savepoints`. */
   readonly path: string;
   readonly query: URLSearchParams;
-  /** Parsed JSON body of the request; undefined when it had none. */
+  /** Parsed JSON body of the request; undefined when it had none (or it was a multipart upload). */
   readonly body?: unknown;
+  /** The request's Content-Type header, when it had one. */
+  readonly contentType?: string;
   readonly status: number;
   /** Parsed JSON answer; undefined when empty. */
   readonly response?: unknown;
@@ -96,6 +104,8 @@ export interface SpecOperation {
   readonly parameters: readonly SpecParameter[];
   /** Definition name of the JSON request body, if the operation has one. */
   readonly requestSchema?: string;
+  /** The content type of a file the operation takes (adaptation 12), e.g. `application/x-java-archive`. */
+  readonly uploadContentType?: string;
   /** Declared success statuses → definition name of the answer (undefined: no content, `{}`). */
   readonly responses: ReadonlyMap<number, string | undefined>;
 }
@@ -288,6 +298,7 @@ export class FlinkOpenApiSpec {
         }));
         const content = (op.requestBody as { content?: Record<string, { schema?: SchemaNode }> } | undefined)?.content;
         const requestRef = refName(content?.['application/json']?.schema?.$ref);
+        const upload = Object.entries(content ?? {}).find(([type, media]) => type !== 'application/json' && media.schema?.format === 'binary')?.[0];
         const responses = new Map<number, string | undefined>();
         for (const [status, response] of Object.entries((op.responses as Record<string, SchemaNode>) ?? {})) {
           const body = (response.content as Record<string, { schema?: SchemaNode }> | undefined)?.['application/json']?.schema;
@@ -303,6 +314,7 @@ export class FlinkOpenApiSpec {
           operationId,
           parameters,
           ...(requestRef ? { requestSchema: requestRef } : {}),
+          ...(upload ? { uploadContentType: upload } : {}),
           responses,
         });
       }
@@ -363,7 +375,7 @@ export class FlinkOpenApiSpec {
   }
 
   /** Problems of the request half of `exchange` against the spec; [] when it conforms. */
-  checkRequest(exchange: Pick<FlinkRestExchange, 'method' | 'path' | 'query' | 'body'>): string[] {
+  checkRequest(exchange: Pick<FlinkRestExchange, 'method' | 'path' | 'query' | 'body' | 'contentType'>): string[] {
     const label = `${exchange.method} ${exchange.path}`;
     const found = this.find(exchange.method, exchange.path);
     if (!found) return [`${label}: the spec (${this.version}) has no such operation`];
@@ -388,6 +400,11 @@ export class FlinkOpenApiSpec {
       }
     }
     for (const p of declared.values()) if (p.required && !exchange.query.has(p.name)) problems.push(`${label}: required query parameter ${p.name} missing`);
+    if (operation.uploadContentType && !/^multipart\/form-data\s*;/i.test(exchange.contentType ?? '')) {
+      problems.push(
+        `${label}: ${operation.operationId} takes a ${operation.uploadContentType} file as multipart/form-data (FileUploadHandler), not ${exchange.contentType ?? 'no body'}`,
+      );
+    }
     if (exchange.body !== undefined) {
       if (operation.requestSchema)
         problems.push(...explain(`${label}: body (${operation.requestSchema})`, this.requestValidator(operation.requestSchema), exchange.body));

@@ -10,7 +10,10 @@
  * - the operator's FlinkRestClient called directly (apiserver-proxy mode) for the calls the
  *   reconciler does not make on its own (checkpoint trigger + status, every option of the
  *   savepoint and stop bodies) and for Flink's error answers (unknown job, unknown and malformed
- *   trigger ids, cancel of a terminal job).
+ *   trigger ids, cancel of a terminal job);
+ * - the jar endpoints of a session cluster (rendered by the operator for a FlinkDeployment without
+ *   `job`), called directly: a multipart upload, the jar list, runs with every JarRunRequestBody
+ *   field (and a duplicate job id, 400), deletes (and of an unknown jar, 400).
  * Every recorded request must fit the spec operation (path parameters, query, body), every answer
  * its declared status and schema, every error Flink's ErrorResponseBody; every field the spec
  * declares and a simulated answer leaves out (or adds) must be one this file documents, with why.
@@ -78,6 +81,18 @@ const DOCUMENTED_MISSING: Readonly<Record<string, string>> = {
   'Metric.value': 'GET /jobs/:id/metrics without `get` lists the available ids only, as Flink',
 };
 
+/**
+ * The jar endpoints of a session cluster (WebSubmissionExtension), with the spec operation each must
+ * be. The operator's REST client does not call them yet (session jobs, issue 18); this file calls
+ * them directly through the service proxy.
+ */
+const JAR_ENDPOINTS: ReadonlyArray<{ method: string; template: string; operationId: string }> = [
+  { method: 'POST', template: '/jars/upload', operationId: 'uploadJar' },
+  { method: 'GET', template: '/jars', operationId: 'getJarList' },
+  { method: 'POST', template: '/jars/{jarid}/run', operationId: 'submitJobFromJar' },
+  { method: 'DELETE', template: '/jars/{jarid}', operationId: 'deleteJar' },
+];
+
 /** Fields simulated answers add to the 1.19 spec, and why (real Flink sends them too). */
 const DOCUMENTED_EXTRA: Readonly<Record<string, string>> = {
   'SerializedThrowable.class': "Flink's SerializedThrowableSerializer writes class, stack-trace and serialized-throwable; the generator only saw the field",
@@ -99,8 +114,11 @@ function recordingProxy(inner: ServiceProxyHandler, sink: FlinkRestExchange[]): 
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const replay = Object.assign(Readable.from(text === '' ? [] : [Buffer.from(text)]), {
+      const bytes = Buffer.concat(chunks);
+      // A multipart body (jar upload) is not JSON: the spec describes it as a binary jar, nothing to record.
+      const multipart = /^multipart\//i.test(req.headers['content-type'] ?? '');
+      const text = multipart ? '' : bytes.toString('utf8');
+      const replay = Object.assign(Readable.from(bytes.length === 0 ? [] : [bytes]), {
         method: req.method,
         url: req.url,
         headers: req.headers,
@@ -121,6 +139,7 @@ function recordingProxy(inner: ServiceProxyHandler, sink: FlinkRestExchange[]): 
           path: url.pathname,
           query: url.searchParams,
           ...(text.trim() !== '' ? { body: JSON.parse(text) as unknown } : {}),
+          ...(req.headers['content-type'] ? { contentType: req.headers['content-type'] } : {}),
           status: res.statusCode,
           ...(answer.trim() !== '' ? { response: JSON.parse(answer) as unknown } : {}),
         });
@@ -246,6 +265,16 @@ test('the spec has every endpoint the operator REST client calls, and their requ
   assert.match(
     spec.checkRequest({ method: 'POST', path: `/jobs/${job}/stop`, query: new URLSearchParams(), body: { drain: true, 'target-directory': '/x' } }).join('\n'),
     /additional properties \(target-directory\)/,
+  );
+  // A jar upload is multipart/form-data (FileUploadHandler), whatever the spec's binary content type says.
+  assert.equal(spec.find('POST', '/jars/upload')?.operation.uploadContentType, 'application/x-java-archive');
+  assert.deepEqual(
+    spec.checkRequest({ method: 'POST', path: '/jars/upload', query: new URLSearchParams(), contentType: 'multipart/form-data; boundary=x' }),
+    [],
+  );
+  assert.match(
+    spec.checkRequest({ method: 'POST', path: '/jars/upload', query: new URLSearchParams(), contentType: 'application/json' })[0],
+    /as multipart\/form-data/,
   );
   // TerminationModeQueryParameter upper-cases before TerminationMode.valueOf: `mode=cancel` is CANCEL.
   assert.deepEqual(spec.checkRequest({ method: 'PATCH', path: `/jobs/${job}`, query: new URLSearchParams('mode=cancel') }), []);
@@ -386,6 +415,91 @@ test('direct REST client calls and Flink error answers through the service proxy
   const statuses = new Set(checked.filter((e) => e.status >= 400).map((e) => e.status));
   assert.deepEqual([...statuses].sort(), [404, 409]);
   await apps.deleteNamespacedDeployment({ namespace: 'default', name });
+});
+
+test('the jar endpoints of a session cluster (upload, list, run with every JarRunRequestBody field, delete) conform to the spec', async () => {
+  const from = exchanges.length;
+  const name = 'jars';
+  // A FlinkDeployment without `job`, rendered by the operator's own renderer: a session cluster (`jobmanager` args).
+  const deployment = flinkDeployment(name).withUid('00000000-0000-0000-0000-0000000005e5').withoutJob().build();
+  const resources = buildFlinkClusterResources(deployment, {
+    spec: deployment.spec,
+    generation: 1,
+    specHash: 'session',
+    jobId: '5e5000000000000000000000000000ff',
+  });
+  for (const object of [resources.configMap, resources.restService, resources.internalService, resources.jobManagerDeployment]) {
+    delete object.metadata?.ownerReferences;
+  }
+  assert.equal(resources.jobManagerDeployment.spec?.template.spec?.containers[0].args?.[0], 'jobmanager');
+  const core = kubeConfig.makeApiClient(CoreV1Api);
+  const apps = kubeConfig.makeApiClient(AppsV1Api);
+  await core.createNamespacedConfigMap({ namespace: 'default', body: resources.configMap });
+  await core.createNamespacedService({ namespace: 'default', body: resources.restService });
+  await core.createNamespacedService({ namespace: 'default', body: resources.internalService });
+  await apps.createNamespacedDeployment({ namespace: 'default', body: resources.jobManagerDeployment });
+  const transport = serviceProxyTransport(kubeConfig, 'default', name);
+  const send = async (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => {
+    const answer = await transport.send({ method, path, ...(body !== undefined ? { body: JSON.stringify(body) } : {}), timeoutMs: 5_000 });
+    return { status: answer.status, body: answer.body === '' ? undefined : (JSON.parse(answer.body) as Record<string, unknown>) };
+  };
+  await eventually('session JobManager up', async () => (await send('GET', '/jobs/overview')).status === 200);
+
+  // Upload as curl -F "jarfile=@StateMachineExample.jar" (multipart/form-data; JarUploadHandler).
+  const form = new FormData();
+  form.append('jarfile', new Blob([Buffer.from('PK\u0003\u0004jar')], { type: 'application/x-java-archive' }), 'StateMachineExample.jar');
+  const url = `${cluster.url}/api/v1/namespaces/default/services/${name}-rest:rest/proxy/jars/upload`;
+  const uploaded = await fetch(url, { method: 'POST', body: form });
+  const upload = (await uploaded.json()) as { filename: string; status: string };
+  assert.equal(uploaded.status, 200);
+  assert.equal(upload.status, 'success');
+  const jarId = upload.filename.split('/').pop()!;
+  assert.equal((await send('GET', '/jars')).status, 200);
+
+  const jobId = '5e500000000000000000000000000001';
+  const run = await send('POST', `/jars/${jarId}/run`, {
+    entryClass: 'org.apache.flink.streaming.examples.statemachine.StateMachineExample',
+    programArgsList: ['--error-rate', '0.0'],
+    parallelism: 1,
+    jobId,
+    allowNonRestoredState: false,
+    restoreMode: 'NO_CLAIM',
+    flinkConfiguration: { 'execution.checkpointing.interval': '100ms' },
+  });
+  assert.deepEqual(run, { status: 200, body: { jobid: jobId } });
+  await eventually('session job RUNNING', async () => ((await send('GET', `/jobs/${jobId}`)).body as { state?: string } | undefined)?.state === 'RUNNING');
+  const stop = await send('POST', `/jobs/${jobId}/stop`, { targetDirectory: 'file:///flink-data/savepoints', drain: false });
+  const location = await eventually('stop-with-savepoint completed', async () => {
+    const status = (await send('GET', `/jobs/${jobId}/savepoints/${String(stop.body?.['request-id'])}`)).body as {
+      status: { id: string };
+      operation?: { location?: string };
+    };
+    return status.status.id === 'COMPLETED' ? status.operation?.location : undefined;
+  });
+  const resumed = '5e500000000000000000000000000002';
+  assert.equal(
+    (await send('POST', `/jars/${jarId}/run`, { jobId: resumed, savepointPath: location, allowNonRestoredState: true, programArgs: '--a b' })).status,
+    200,
+  );
+  // A job id the cluster has: 400 (JarRunHandler "Could not execute application.", Dispatcher DuplicateJobSubmissionException).
+  assert.equal((await send('POST', `/jars/${jarId}/run`, { jobId })).status, 400);
+  assert.deepEqual(await send('DELETE', `/jars/${jarId}`), { status: 200, body: {} });
+  // An unknown jar: 400 (JarDeleteHandler "File … does not exist in …").
+  assert.equal((await send('DELETE', `/jars/${jarId}`)).status, 400);
+  await apps.deleteNamespacedDeployment({ namespace: 'default', name });
+
+  const checked = assertConforms(from);
+  const used = operationIds(checked);
+  assert.deepEqual(
+    JAR_ENDPOINTS.filter((e) => !used.has(e.operationId)).map((e) => e.operationId),
+    [],
+  );
+  for (const endpoint of JAR_ENDPOINTS) {
+    const operation = spec.operations.find((o) => o.method === endpoint.method && o.template === endpoint.template);
+    assert.equal(operation?.operationId, endpoint.operationId);
+    spec.compile(operation);
+  }
+  assert.deepEqual([...new Set(checked.filter((e) => e.status >= 400).map((e) => e.status))], [400]);
 });
 
 test('every request the operator sends in its flows, and every answer it gets, conforms to the spec', async () => {

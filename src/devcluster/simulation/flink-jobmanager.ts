@@ -20,86 +20,50 @@
  *   first ran: each stays IN_PROGRESS until `execution.checkpointing.timeout` expires it (FAILED,
  *   "Checkpoint expired before completing."), one periodic checkpoint at a time (Flink's default
  *   max-concurrent-checkpoints 1); the job keeps RUNNING, savepoints still complete.
- * Assumptions: one application job per JobManager (standalone application mode); time is wall-clock.
- * Caveats: besides `simulator.job.restart-every`, no restart strategy (a failure is global and
+ * - a session JobManager (`jobmanager` / `kubernetes-session`) starts with no job and runs the jobs
+ *   submitted through `POST /jars/:jarid/run` (`runJar`), each with its own settings (the cluster
+ *   configuration overlaid with the run's `flinkConfiguration`), checkpoint timer, savepoints and
+ *   lineage entries; a job id it already has is refused (DuplicateJobSubmissionException).
+ * Assumptions: an application JobManager runs exactly one job; time is the injected clock (`now`)
+ * and Node's timers.
+ * Caveats: a session cluster keeps no HA metadata (its jobs are not recovered by a new process);
+ * besides `simulator.job.restart-every`, no restart strategy (a failure is global and
  * terminal); TaskManagers are not required for the job to run; reactive mode does not rescale;
  * the JobManager stays up after its job ended whatever `execution.shutdown-on-application-finish`
  * says (the operator renders `false`; Flink's default `true` would shut the cluster down).
  */
-import { type JobManagerLaunch } from './jobmanager-launch.js';
-import { type DeploymentRef, type LineageRecorder } from './lineage-recorder.js';
-import { type SnapshotStorage, childPath, missingSnapshotMessage } from './snapshot-storage.js';
-import { type HaClusterRef, type HaMetadataStore } from './ha-metadata.js';
-import { type RandomSource, randomHex } from './simulation-random.js';
+import { type JobManagerLaunch, jobNameOf } from './jobmanager-launch.js';
+import type { DeploymentRef } from './lineage-recorder.js';
+import { childPath, missingSnapshotMessage } from './snapshot-storage.js';
+import type { HaClusterRef } from './ha-metadata.js';
+import { randomHex } from './simulation-random.js';
 import { type CheckpointKind, type SimulatedException, SimulatedFlinkJob, simulatedException } from './flink-job.js';
-import type { FlinkProcessLog } from './flink-log-lines.js';
+import { type FlinkClusterSettings, readClusterSettings } from './flink-configuration.js';
+import { UploadedJars } from './flink-jar-uploads.js';
+import { AsyncOperations } from './flink-async-operations.js';
+import {
+  type AsyncOperation,
+  FlinkRestError,
+  type JarRunRequest,
+  type JobManagerContext,
+  type JobManagerPod,
+  type OperationKind,
+  type SavepointRequest,
+  duplicateJobSubmission,
+  jarRunFailure,
+  restHandlerErrorText,
+} from './flink-jobmanager-context.js';
 
-/** An error the REST layer turns into Flink's `{"errors":[message]}` body with this HTTP status. */
-export class FlinkRestError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FlinkRestError';
-  }
-}
-
-export interface JobManagerTiming {
-  /** INITIALIZING → RUNNING. */
-  readonly jobStartDelayMs: number;
-  /** Trigger → COMPLETED for savepoints, stop-with-savepoint and triggered checkpoints. */
-  readonly savepointDurationMs: number;
-  /** CANCELLING → CANCELED. */
-  readonly cancelDurationMs: number;
-  /** Savepoint disposal trigger → COMPLETED. */
-  readonly disposalDurationMs: number;
-  /** Used when the configuration enables checkpointing without an interval of its own; null = off. */
-  readonly defaultCheckpointIntervalMs: number | null;
-}
-
-export interface JobManagerPod {
-  readonly namespace: string;
-  readonly name: string;
-  readonly uid: string;
-}
-
-export interface JobManagerContext {
-  readonly pod: JobManagerPod;
-  /** The FlinkDeployment this JobManager belongs to (lineage key). */
-  readonly deployment: DeploymentRef;
-  readonly launch: JobManagerLaunch;
-  readonly storage: SnapshotStorage;
-  readonly lineage: LineageRecorder;
-  /** Null when HA is off (or no HA store is available). */
-  readonly ha: HaMetadataStore | null;
-  readonly random: RandomSource;
-  readonly timing: JobManagerTiming;
-  readonly now?: () => number;
-  readonly onError?: (error: unknown, what: string) => void;
-  /** The container log the process writes (pod-log-book.ts); none when absent. */
-  readonly log?: FlinkProcessLog;
-}
-
-export type OperationKind = 'savepoint' | 'stop-with-savepoint' | 'checkpoint' | 'savepoint-disposal';
-
-export interface AsyncOperation {
-  readonly triggerId: string;
-  readonly kind: OperationKind;
-  readonly jobId: string | null;
-  status: 'IN_PROGRESS' | 'COMPLETED';
-  location: string | null;
-  checkpointId: number | null;
-  failure: SimulatedException | null;
-}
-
-export interface SavepointRequest {
-  readonly targetDirectory?: string | null;
-  readonly cancelJob?: boolean;
-  readonly drain?: boolean;
-  readonly formatType?: string | null;
-  readonly triggerId?: string | null;
-}
+export {
+  type AsyncOperation,
+  FlinkRestError,
+  type JarRunRequest,
+  type JobManagerContext,
+  type JobManagerPod,
+  type JobManagerTiming,
+  type OperationKind,
+  type SavepointRequest,
+} from './flink-jobmanager-context.js';
 
 /** Flink's CheckpointFailureReason.JOB_FAILOVER_REGION, with which a fail-over aborts pending checkpoints. */
 const FAILOVER_ABORT_MESSAGE = 'FailoverRegion is restarting.';
@@ -113,8 +77,13 @@ export class SimulatedJobManager {
   readonly startedAt: number;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly jobs = new Map<string, SimulatedFlinkJob>();
-  private readonly operations = new Map<string, AsyncOperation>();
-  private checkpointTimer: NodeJS.Timeout | null = null;
+  private readonly operations: AsyncOperations;
+  /** Periodic checkpoint timer of each job that checkpoints. */
+  private readonly checkpointTimers = new Map<string, NodeJS.Timeout>();
+  /** Settings of jobs run through the REST API (jar run with `flinkConfiguration`); others use the launch's. */
+  private readonly runSettings = new Map<string, FlinkClusterSettings>();
+  /** Jars uploaded to this process (`POST /jars/upload`); gone with the process, as Flink's `web.upload.dir`. */
+  readonly jars: UploadedJars;
   private stopped = false;
   private readonly now: () => number;
   private readonly haCluster: HaClusterRef | null;
@@ -123,7 +92,11 @@ export class SimulatedJobManager {
     this.now = ctx.now ?? Date.now;
     this.startedAt = this.now();
     const ha = ctx.launch.settings.highAvailability;
-    this.haCluster = ha.enabled && ctx.ha ? { namespace: ctx.pod.namespace, clusterId: ha.clusterId ?? ctx.deployment.name } : null;
+    this.jars = new UploadedJars(ctx.random, this.now);
+    this.operations = new AsyncOperations({ lineage: ctx.lineage, deployment: ctx.deployment, random: ctx.random, now: this.now });
+    // Session clusters keep no HA metadata in the simulation (see design/003b "Session clusters").
+    const session = ctx.launch.args.role === 'session-jobmanager';
+    this.haCluster = ha.enabled && ctx.ha && !session ? { namespace: ctx.pod.namespace, clusterId: ha.clusterId ?? ctx.deployment.name } : null;
   }
 
   get launch(): JobManagerLaunch {
@@ -180,30 +153,80 @@ export class SimulatedJobManager {
     this.stopped = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
-    this.checkpointTimer = null;
-    for (const op of this.operations.values()) {
-      if (op.status === 'IN_PROGRESS' && (op.kind === 'savepoint' || op.kind === 'stop-with-savepoint')) {
-        this.ctx.lineage.savepointFinished(this.ctx.deployment, op.triggerId, { status: 'FAILED', location: null }, this.now());
-      }
-    }
+    for (const timer of this.checkpointTimers.values()) clearInterval(timer);
+    this.checkpointTimers.clear();
+    this.operations.failInFlightSavepoints();
   }
 
-  private submit(jobId: string, restoreFrom: string | null, allowNonRestoredState: boolean, parallelism: number, origin: 'submitted' | 'ha-recovered'): void {
+  private submit(
+    jobId: string,
+    restoreFrom: string | null,
+    allowNonRestoredState: boolean,
+    parallelism: number,
+    origin: 'submitted' | 'ha-recovered',
+    run?: { readonly settings: FlinkClusterSettings; readonly jarId: string; readonly entryClass: string | null },
+  ): void {
     const now = this.now();
-    const job = new SimulatedFlinkJob({ jobId, name: this.ctx.launch.jobName, parallelism, maxParallelism: 128, createdAt: now });
+    const name = run ? jobNameOf(run.entryClass) : this.ctx.launch.jobName;
+    const job = new SimulatedFlinkJob({ jobId, name, parallelism, maxParallelism: 128, createdAt: now });
     this.jobs.set(jobId, job);
+    if (run) this.runSettings.set(jobId, run.settings);
     this.ctx.log?.jobSubmitted(job.name, jobId);
     this.ctx.lineage.submission(
       this.ctx.deployment,
-      { jobId, restoredFrom: restoreFrom, allowNonRestoredState, parallelism, podName: this.ctx.pod.name, origin },
+      {
+        jobId,
+        restoredFrom: restoreFrom,
+        allowNonRestoredState,
+        parallelism,
+        podName: this.ctx.pod.name,
+        origin,
+        ...(run ? { jarId: run.jarId, entryClass: run.entryClass } : {}),
+      },
       now,
     );
     if (this.haCluster) {
       this.haWrite('jobSubmitted', () => this.ctx.ha!.jobSubmitted(this.haCluster!, { jobId, restoredFrom: restoreFrom, allowNonRestoredState, parallelism }));
     }
-    const delay = this.ctx.launch.settings.simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs;
+    const delay = this.settingsOf(job).simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs;
     this.later(delay, () => this.initialize(job, restoreFrom));
+  }
+
+  /** The settings `job` runs with: the launch's, overlaid with its jar run's `flinkConfiguration`. */
+  settingsOf(job: SimulatedFlinkJob): FlinkClusterSettings {
+    return this.runSettings.get(job.jobId) ?? this.ctx.launch.settings;
+  }
+
+  /**
+   * POST /jars/:jarid/run on a session cluster (Flink's JarRunHandler → DetachedApplicationRunner →
+   * Dispatcher.submitJob): submits a job from an uploaded jar and returns its id once it is
+   * INITIALIZING. A job id this cluster already has (running or terminated) is refused as the
+   * Dispatcher refuses it (DuplicateJobSubmissionException, "Job has already been submitted."),
+   * which JarRunHandler answers with 400 "Could not execute application.".
+   */
+  runJar(request: JarRunRequest): string {
+    if (!this.jars.has(request.jarId)) {
+      throw new FlinkRestError(400, restHandlerErrorText(`Jar file ${this.jars.pathOf(request.jarId)} does not exist`));
+    }
+    const config = new Map(this.ctx.launch.config);
+    for (const [key, value] of request.flinkConfiguration) config.set(key, value);
+    if (request.jobId !== null) config.set('$internal.pipeline.job-id', request.jobId);
+    let settings: FlinkClusterSettings;
+    try {
+      settings = readClusterSettings(config);
+    } catch (error) {
+      throw jarRunFailure([{ className: 'java.lang.IllegalArgumentException', message: error instanceof Error ? error.message : String(error) }]);
+    }
+    const jobId = settings.pinnedJobId ?? randomHex(this.ctx.random, 32);
+    if (this.jobs.has(jobId)) throw duplicateJobSubmission(jobNameOf(request.entryClass));
+    const restoreFrom = request.savepointPath ?? settings.savepointPath;
+    const parallelism = request.parallelism ?? settings.parallelism;
+    this.submit(jobId, restoreFrom, request.allowNonRestoredState, parallelism, 'submitted', {
+      settings,
+      jarId: request.jarId,
+      entryClass: request.entryClass,
+    });
+    return jobId;
   }
 
   private initialize(job: SimulatedFlinkJob, restoreFrom: string | null): void {
@@ -223,7 +246,7 @@ export class SimulatedJobManager {
     this.ctx.log?.jobState(job.name, job.jobId, 'CREATED', 'RUNNING');
     this.startCheckpointing(job);
     this.scheduleFailOver(job);
-    const sim = this.ctx.launch.settings.simulator;
+    const sim = this.settingsOf(job).simulator;
     if (sim.jobFailAfterMs !== null) {
       this.later(sim.jobFailAfterMs, () => {
         const cause = { className: 'java.lang.RuntimeException', message: `Simulated job failure (${'simulator.job.fail-after'}=${sim.jobFailAfterMs}ms)` };
@@ -241,40 +264,41 @@ export class SimulatedJobManager {
   }
 
   private startCheckpointing(job: SimulatedFlinkJob): void {
-    const interval = this.ctx.launch.settings.checkpointIntervalMs ?? this.ctx.timing.defaultCheckpointIntervalMs;
-    if (interval === null || interval <= 0 || this.checkpointTimer) return;
-    this.checkpointTimer = setInterval(() => {
+    const interval = this.settingsOf(job).checkpointIntervalMs ?? this.ctx.timing.defaultCheckpointIntervalMs;
+    if (interval === null || interval <= 0 || this.checkpointTimers.has(job.jobId)) return;
+    const timer = setInterval(() => {
       if (job.state !== 'RUNNING') return;
       const now = this.now();
       if (!this.checkpointsStalled(job, now)) this.completeCheckpoint(job, 'CHECKPOINT', now);
       // max-concurrent-checkpoints 1: no new periodic checkpoint while a stalled one is pending
       else if (![...job.pending.values()].some((p) => p.kind === 'CHECKPOINT')) this.stallCheckpoint(job, job.reserveCheckpointId(), now, null);
     }, interval);
-    this.checkpointTimer.unref();
+    timer.unref();
+    this.checkpointTimers.set(job.jobId, timer);
   }
 
   /** `simulator.checkpoint.stall-after` has passed since the job first ran: no checkpoint completes any more. */
   private checkpointsStalled(job: SimulatedFlinkJob, now: number): boolean {
-    const after = this.ctx.launch.settings.simulator.checkpointStallAfterMs;
+    const after = this.settingsOf(job).simulator.checkpointStallAfterMs;
     return after !== null && job.firstRunningAt >= 0 && now - job.firstRunningAt >= after;
   }
 
   /** A checkpoint that never completes: IN_PROGRESS until the checkpoint timeout expires it (and fails `op`, if triggered). */
   private stallCheckpoint(job: SimulatedFlinkJob, id: number, triggeredAt: number, op: AsyncOperation | null): void {
     job.recordPending({ id, kind: 'CHECKPOINT', triggerTimestamp: triggeredAt });
-    const remaining = Math.max(0, triggeredAt + this.ctx.launch.settings.checkpointTimeoutMs - this.now());
+    const remaining = Math.max(0, triggeredAt + this.settingsOf(job).checkpointTimeoutMs - this.now());
     this.later(remaining, () => {
       if (!job.pending.has(id)) return; // aborted by a fail-over or settled otherwise
       const now = this.now();
       job.recordFailed({ id, kind: 'CHECKPOINT', triggerTimestamp: triggeredAt, failureTimestamp: now, failureMessage: CHECKPOINT_EXPIRED_MESSAGE });
       if (op)
-        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', CHECKPOINT_EXPIRED_MESSAGE, now) });
+        this.operations.finish(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', CHECKPOINT_EXPIRED_MESSAGE, now) });
     });
   }
 
   /** `simulator.job.restart-every`: the next fail-over of `job`, that long after it (re)entered RUNNING. */
   private scheduleFailOver(job: SimulatedFlinkJob): void {
-    const every = this.ctx.launch.settings.simulator.jobRestartEveryMs;
+    const every = this.settingsOf(job).simulator.jobRestartEveryMs;
     if (every === null) return;
     this.later(every, () => {
       const now = this.now();
@@ -282,7 +306,7 @@ export class SimulatedJobManager {
       if (!job.failOver(cause)) return;
       this.ctx.log?.jobState(job.name, job.jobId, 'RUNNING', 'RESTARTING', cause);
       this.abortInFlightSnapshots(job, now);
-      this.later(this.ctx.launch.settings.simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
+      this.later(this.settingsOf(job).simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
         if (job.state !== 'RESTARTING') return;
         job.transition('RUNNING', this.now());
         this.ctx.log?.jobState(job.name, job.jobId, 'RESTARTING', 'RUNNING');
@@ -302,9 +326,9 @@ export class SimulatedJobManager {
         failureMessage: FAILOVER_ABORT_MESSAGE,
       });
     }
-    for (const op of this.operations.values()) {
+    for (const op of this.operations.all()) {
       if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
-        this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', FAILOVER_ABORT_MESSAGE, now) });
+        this.operations.finish(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', FAILOVER_ABORT_MESSAGE, now) });
       }
     }
   }
@@ -317,7 +341,7 @@ export class SimulatedJobManager {
   private completeCheckpoint(job: SimulatedFlinkJob, kind: CheckpointKind, triggeredAt: number, reservedId?: number): number | null {
     const now = this.now();
     const id = reservedId ?? job.reserveCheckpointId();
-    if (this.ctx.launch.settings.simulator.checkpointFailure) {
+    if (this.settingsOf(job).simulator.checkpointFailure) {
       job.recordFailed({
         id,
         kind,
@@ -327,7 +351,7 @@ export class SimulatedJobManager {
       });
       return null;
     }
-    const dir = this.ctx.launch.settings.checkpointDir;
+    const dir = this.settingsOf(job).checkpointDir;
     const externalPath = dir === null ? null : childPath(dir, `${job.jobId}/chk-${id}`);
     job.recordCompleted({
       id,
@@ -363,7 +387,7 @@ export class SimulatedJobManager {
 
   /** Of the checkpoints up to `upToId` (the newest durable one), keeps only `num-retained` in storage; older ones are subsumed. */
   private subsumeOldCheckpoints(job: SimulatedFlinkJob, upToId: number): void {
-    const retained = this.ctx.launch.settings.retainedCheckpoints;
+    const retained = this.settingsOf(job).retainedCheckpoints;
     const mine = this.ctx.storage
       .checkpointsOf(job.jobId)
       .filter((s) => s.checkpointId <= upToId)
@@ -390,12 +414,13 @@ export class SimulatedJobManager {
   }
 
   private jobEnded(job: SimulatedFlinkJob): void {
-    if (this.checkpointTimer) clearInterval(this.checkpointTimer);
-    this.checkpointTimer = null;
+    const timer = this.checkpointTimers.get(job.jobId);
+    if (timer) clearInterval(timer);
+    this.checkpointTimers.delete(job.jobId);
     const now = this.now();
-    for (const op of this.operations.values()) {
+    for (const op of this.operations.all()) {
       if (op.jobId === job.jobId && op.status === 'IN_PROGRESS' && op.kind !== 'savepoint-disposal') {
-        this.finishOperation(op, {
+        this.operations.finish(op, {
           failure: simulatedException(
             'org.apache.flink.runtime.checkpoint.CheckpointException',
             `Job ${job.jobId} reached terminal state ${job.state} before the operation completed.`,
@@ -427,34 +452,34 @@ export class SimulatedJobManager {
   triggerSavepoint(jobId: string, request: SavepointRequest, kind: 'savepoint' | 'stop-with-savepoint'): string {
     const existing = request.triggerId ? this.operations.get(request.triggerId) : undefined;
     if (existing) return existing.triggerId; // client-provided trigger ids make the trigger idempotent
-    const targetDirectory = request.targetDirectory ?? this.ctx.launch.settings.savepointDir;
+    const job = this.getJob(jobId);
+    const targetDirectory = request.targetDirectory ?? (job ? this.settingsOf(job) : this.ctx.launch.settings).savepointDir;
     if (!targetDirectory) {
       const property = kind === 'savepoint' ? 'target-directory' : 'targetDirectory';
       throw new FlinkRestError(400, `Config key [execution.checkpointing.savepoint-dir] is not set. Property [${property}] must be provided.`);
     }
-    const job = this.getJob(jobId);
-    const op = this.newOperation(kind, job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
+    const op = this.operations.create(kind, job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
     const triggeredAt = this.now();
     this.ctx.lineage.savepointTriggered(this.ctx.deployment, { triggerId: op.triggerId, jobId: op.jobId!, kind }, triggeredAt);
     if (!job || job.isTerminal) {
-      this.finishOperation(op, {
+      this.operations.finish(op, {
         failure: simulatedException('org.apache.flink.runtime.messages.FlinkJobNotFoundException', `Could not find Flink job (${jobId})`, triggeredAt),
       });
       return op.triggerId;
     }
     if (job.state !== 'RUNNING') {
-      this.finishOperation(op, {
+      this.operations.finish(op, {
         failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId), triggeredAt),
       });
       return op.triggerId;
     }
-    const mode = this.ctx.launch.settings.simulator.savepointFailure;
+    const mode = this.settingsOf(job).simulator.savepointFailure;
     const id = job.reserveCheckpointId();
     job.recordPending({ id, kind: kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggerTimestamp: triggeredAt });
     this.ctx.log?.savepointTriggered(job.jobId, kind === 'savepoint' && request.cancelJob ? 'cancel-with-savepoint' : kind);
     this.ctx.log?.checkpointTriggered(id, kind === 'savepoint' ? 'SAVEPOINT' : 'SYNC_SAVEPOINT', triggeredAt, job.jobId);
     if (mode === 'hang') return op.triggerId;
-    const duration = this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
+    const duration = this.settingsOf(job).simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs;
     this.later(duration, () => {
       const now = this.now();
       if (job.state !== 'RUNNING' || op.status === 'COMPLETED') return; // jobEnded or a fail-over already failed the operation
@@ -467,7 +492,7 @@ export class SimulatedJobManager {
           failureMessage: 'Simulated savepoint failure (simulator.savepoint.failure=fail).',
         });
         const cause = { className: 'java.lang.RuntimeException', message: 'Simulated savepoint failure (simulator.savepoint.failure=fail)' };
-        this.finishOperation(op, {
+        this.operations.finish(op, {
           failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', now, [cause]),
         });
         return;
@@ -489,7 +514,7 @@ export class SimulatedJobManager {
       // Flink completes the stop/cancel future after the job has terminated; both happen in this
       // same tick, so no observer can tell the order. The operation is settled first so that
       // jobEnded() does not fail it as "interrupted".
-      this.finishOperation(op, { location });
+      this.operations.finish(op, { location });
       if (kind === 'stop-with-savepoint') this.endJob(job, 'FINISHED');
       else if (request.cancelJob) {
         this.ctx.lineage.cancellation(this.ctx.deployment, job.jobId, now);
@@ -504,15 +529,15 @@ export class SimulatedJobManager {
     const existing = request.triggerId ? this.operations.get(request.triggerId) : undefined;
     if (existing) return existing.triggerId;
     const job = this.getJob(jobId);
-    const op = this.newOperation('checkpoint', job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
+    const op = this.operations.create('checkpoint', job?.jobId ?? jobId.toLowerCase(), request.triggerId ?? null);
     const triggeredAt = this.now();
     if (!job || job.state !== 'RUNNING') {
       const message = job ? NOT_RUNNING_MESSAGE.replace('%JOB%', job.jobId) : `Could not find Flink job (${jobId})`;
-      this.finishOperation(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', message, triggeredAt) });
+      this.operations.finish(op, { failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', message, triggeredAt) });
       return op.triggerId;
     }
     const id = job.reserveCheckpointId();
-    this.later(this.ctx.launch.settings.simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs, () => {
+    this.later(this.settingsOf(job).simulator.savepointDurationMs ?? this.ctx.timing.savepointDurationMs, () => {
       if (job.state !== 'RUNNING' || op.status === 'COMPLETED') return;
       if (this.checkpointsStalled(job, this.now())) {
         this.stallCheckpoint(job, id, triggeredAt, op);
@@ -520,57 +545,32 @@ export class SimulatedJobManager {
       }
       const done = this.completeCheckpoint(job, 'CHECKPOINT', triggeredAt, id);
       if (done === null)
-        this.finishOperation(op, {
+        this.operations.finish(op, {
           failure: simulatedException('org.apache.flink.runtime.checkpoint.CheckpointException', 'Checkpoint was declined.', this.now()),
         });
-      else this.finishOperation(op, { checkpointId: done });
+      else this.operations.finish(op, { checkpointId: done });
     });
     return op.triggerId;
   }
 
   /** POST /savepoint-disposal. */
   disposeSavepoint(path: string): string {
-    const op = this.newOperation('savepoint-disposal', null, null);
+    const op = this.operations.create('savepoint-disposal', null, null);
     this.later(this.ctx.timing.disposalDurationMs, () => {
       const now = this.now();
       if (this.ctx.storage.remove(path, 'disposed', now)) {
         this.ctx.lineage.disposal(this.ctx.deployment, path, now);
-        this.finishOperation(op, {});
+        this.operations.finish(op, {});
       } else {
-        this.finishOperation(op, { failure: simulatedException('java.io.FileNotFoundException', missingSnapshotMessage(path), now) });
+        this.operations.finish(op, { failure: simulatedException('java.io.FileNotFoundException', missingSnapshotMessage(path), now) });
       }
     });
     return op.triggerId;
   }
 
-  /** The operation behind a trigger id, checked against the job it was triggered for. */
+  /** The operation behind a trigger id, checked against the job it was triggered for (404 otherwise). */
   operation(kind: OperationKind, triggerId: string, jobId: string | null): AsyncOperation {
-    const op = this.operations.get(triggerId.toLowerCase());
-    const kindMatches = op && (op.kind === kind || (kind === 'savepoint' && op.kind === 'stop-with-savepoint'));
-    if (!op || !kindMatches || (jobId !== null && op.jobId !== jobId.toLowerCase())) {
-      if (kind === 'savepoint-disposal') throw new FlinkRestError(404, `Operation not found under key: ${triggerId}`);
-      const label = kind === 'checkpoint' ? 'checkpoint' : 'savepoint';
-      throw new FlinkRestError(404, `There is no ${label} operation with triggerId=${triggerId} for job ${jobId}.`);
-    }
-    return op;
-  }
-
-  private newOperation(kind: OperationKind, jobId: string | null, requested: string | null): AsyncOperation {
-    const triggerId = requested?.toLowerCase() ?? randomHex(this.ctx.random, 32);
-    const op: AsyncOperation = { triggerId, kind, jobId, status: 'IN_PROGRESS', location: null, checkpointId: null, failure: null };
-    this.operations.set(triggerId, op);
-    return op;
-  }
-
-  private finishOperation(op: AsyncOperation, result: { location?: string; checkpointId?: number; failure?: SimulatedException }): void {
-    if (op.status === 'COMPLETED') return;
-    op.status = 'COMPLETED';
-    op.location = result.location ?? null;
-    op.checkpointId = result.checkpointId ?? null;
-    op.failure = result.failure ?? null;
-    if (op.kind === 'savepoint' || op.kind === 'stop-with-savepoint') {
-      this.ctx.lineage.savepointFinished(this.ctx.deployment, op.triggerId, { status: op.failure ? 'FAILED' : 'COMPLETED', location: op.location }, this.now());
-    }
+    return this.operations.lookup(kind, triggerId, jobId);
   }
 
   private later(ms: number, fn: () => void): void {

@@ -12,10 +12,14 @@
  * GET /jobs/:jid/checkpoints/config, GET /jobs/:jid/checkpoints/details/:cpid,
  * GET /jobs/:jid/checkpoints/:triggerid, GET /jobs/:jid/metrics, POST /jobs/:jid/savepoints,
  * GET /jobs/:jid/savepoints/:triggerid, POST /jobs/:jid/stop, POST /savepoint-disposal,
- * GET /savepoint-disposal/:triggerid, GET /jobmanager/config, GET /simulator/lineage.
+ * GET /savepoint-disposal/:triggerid, GET /jobmanager/config, GET /simulator/lineage (`?jobid=`:
+ * one job's entries); on a session JobManager also GET /jars, POST /jars/upload,
+ * DELETE /jars/:jarid, POST /jars/:jarid/run (flink-jar-rest-api.ts).
  */
 import { FlinkRestError, type SimulatedJobManager } from './flink-jobmanager.js';
 import type { LineageRecorder } from './lineage-recorder.js';
+import type { MultipartFormData } from './flink-jar-uploads.js';
+import { routeJarRequest } from './flink-jar-rest-api.js';
 import {
   asyncOperationResult,
   checkpointDetails,
@@ -33,8 +37,10 @@ export interface FlinkRestRequest {
   /** Path without query string, starting with '/'. */
   readonly path: string;
   readonly query: URLSearchParams;
-  /** Parsed JSON body (undefined when empty). */
+  /** Parsed JSON body (undefined when empty; for a multipart request, its `request` attribute). */
   readonly body: unknown;
+  /** A `multipart/form-data` body, decoded (null: it could not be); undefined for other requests. */
+  readonly multipart?: MultipartFormData | null;
 }
 
 export interface FlinkRestResponse {
@@ -81,6 +87,17 @@ const REQUEST_BODY_FIELDS: Readonly<Record<string, readonly string[]>> = {
   StopWithSavepointRequestBody: ['targetDirectory', 'drain', 'formatType', 'triggerId'],
   CheckpointTriggerRequestBody: ['checkpointType', 'triggerId'],
   SavepointDisposalRequest: ['savepoint-path'],
+  JarRunRequestBody: [
+    'allowNonRestoredState',
+    'entryClass',
+    'flinkConfiguration',
+    'jobId',
+    'parallelism',
+    'programArgs',
+    'programArgsList',
+    'restoreMode',
+    'savepointPath',
+  ],
 };
 
 function requireBody(body: unknown, className: string): void {
@@ -129,9 +146,17 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
   const notFound = () => error(404, `Not found: ${req.path}`);
 
   if (parts[0] === 'simulator' && parts[1] === 'lineage' && parts.length === 2 && method === 'GET') {
+    const jobId = req.query.get('jobid');
+    if (jobId !== null) return ok(lineage.forJob(jm.deployment.namespace, jm.deployment.name, jobId));
     return ok(lineage.get(jm.deployment.namespace, jm.deployment.name));
   }
-  if (parts.length === 1 && parts[0] === 'config' && method === 'GET') return ok(dashboardConfiguration(jm.launch.flinkVersion));
+  if (parts.length === 1 && parts[0] === 'config' && method === 'GET') {
+    return ok(dashboardConfiguration(jm.launch.flinkVersion, jm.launch.args.role === 'session-jobmanager'));
+  }
+  if (parts[0] === 'jars') {
+    if (method === 'POST' && parts.length === 3 && parts[2] === 'run') requireBody(req.body, 'JarRunRequestBody');
+    return routeJarRequest(jm, { method, parts, query: req.query, body: req.body, multipart: req.multipart }) ?? notFound();
+  }
   if (parts.length === 2 && parts[0] === 'jobmanager' && parts[1] === 'config' && method === 'GET') {
     return ok([...jm.launch.config].map(([key, value]) => ({ key, value })));
   }
@@ -249,7 +274,7 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
       }
       if (sub.length === 2 && sub[1] === 'config' && method === 'GET') {
         const job = jobOr404(jm, jobId);
-        const s = jm.launch.settings;
+        const s = jm.settingsOf(job);
         return ok({
           mode: 'exactly_once',
           interval: s.checkpointIntervalMs ?? 2 ** 63, // Flink sends Long.MAX_VALUE for "off"; 2^63 is the double JSON.parse makes of it

@@ -17,7 +17,7 @@ import {
   type SimulatedException,
   type SimulatedFlinkJob,
 } from './flink-job.js';
-import type { AsyncOperation } from './flink-jobmanager.js';
+import type { AsyncOperation } from './flink-jobmanager-context.js';
 
 const EXECUTION_STATES = [
   'created',
@@ -345,15 +345,15 @@ export function asyncOperationResult(op: AsyncOperation): Record<string, unknown
   return { status: { id: 'COMPLETED' }, operation };
 }
 
-/** GET /config (DashboardConfiguration). */
-export function dashboardConfiguration(flinkVersion: string): Record<string, unknown> {
+/** GET /config (DashboardConfiguration); `webSubmit`: jars can be uploaded and run (a session cluster, `web.submit.enable` true). */
+export function dashboardConfiguration(flinkVersion: string, webSubmit = false): Record<string, unknown> {
   return {
     'refresh-interval': 3000,
     'timezone-name': 'Coordinated Universal Time',
     'timezone-offset': 0,
     'flink-version': flinkVersion,
     'flink-revision': 'simulated @ 1970-01-01T00:00:00+00:00',
-    features: { 'web-submit': false, 'web-cancel': false, 'web-rescale': false, 'web-history': false },
+    features: { 'web-submit': webSubmit, 'web-cancel': false, 'web-rescale': false, 'web-history': false },
   };
 }
 

@@ -143,6 +143,15 @@ export function flinkVersionFromImage(image: string | undefined): string {
   return `${match[1]}.${match[2]}.${match[3] ?? '0'}`;
 }
 
+/**
+ * The name the REST API shows for a job run from `entryClass`: its simple name; without one,
+ * Flink's default name of a streaming job whose program sets none, `Flink Streaming Job`.
+ */
+export function jobNameOf(entryClass: string | null): string {
+  const className = entryClass ?? 'Flink Streaming Job';
+  return className.slice(className.lastIndexOf('.') + 1);
+}
+
 /** Builds the launch from container args + config map. Throws like a JobManager that fails to start. */
 export function buildJobManagerLaunch(args: readonly string[], configYamlMap: ReadonlyMap<string, string>, image?: string): JobManagerLaunch {
   let parsed = parseFlinkArgs(args);
@@ -159,15 +168,13 @@ export function buildJobManagerLaunch(args: readonly string[], configYamlMap: Re
   if (parsed.jobId !== null) config.set('$internal.pipeline.job-id', parsed.jobId);
   const settings = readClusterSettings(config);
   const restoreFrom = parsed.fromSavepoint ?? settings.savepointPath;
-  // Flink's default name of a streaming job whose program sets none; with an entry class, its simple name
-  const className = parsed.jobClassName ?? 'Flink Streaming Job';
   return {
     args: parsed,
     config,
     settings,
     restoreFrom,
     allowNonRestoredState: parsed.allowNonRestoredState || settings.allowNonRestoredState,
-    jobName: className.slice(className.lastIndexOf('.') + 1),
+    jobName: jobNameOf(parsed.jobClassName),
     flinkVersion: flinkVersionFromImage(image),
   };
 }

@@ -5,6 +5,10 @@
  * JobManager restarts (it belongs to the simulation, not to a JobManager) and is served at
  * `GET /simulator/lineage` next to the Flink REST API. It is NOT part of Flink's API.
  *
+ * On a session cluster several jobs share one record (keyed by the JobManager pods' `app` label, the
+ * session FlinkDeployment); every entry carries its job id, and `forJob` / `submissionsByJobId`
+ * tell them apart. Jar runs record the jar id and entry class with the submission.
+ *
  * Guarantees: entries are appended in the order the simulated events happened; `restoredFrom` is
  * exactly the string the JobManager was given (arg or config), never normalised; a savepoint entry
  * is updated in place when its operation completes or fails (it is never duplicated).
@@ -21,6 +25,18 @@ export interface LineageSubmission {
   at: string;
   /** `submitted`: the JobManager submitted the job from its args/config; `ha-recovered`: it recovered it from HA metadata. */
   origin: 'submitted' | 'ha-recovered';
+  /** Session clusters only: the uploaded jar the job was run from (`POST /jars/:jarid/run`). */
+  jarId?: string;
+  /** Session clusters only: the run's `entryClass`, null when the request named none. */
+  entryClass?: string | null;
+}
+
+/** Everything the record holds about one Flink job id (a session cluster runs several). */
+export interface JobLineage {
+  jobId: string;
+  submissions: LineageSubmission[];
+  savepoints: LineageSavepoint[];
+  cancellations: Array<{ jobId: string; at: string }>;
 }
 
 export interface LineageSavepoint {
@@ -94,6 +110,32 @@ export class LineageRecorder {
 
   disposal(ref: DeploymentRef, path: string, atMs: number): void {
     this.record(ref).disposals.push({ path, at: iso(atMs) });
+  }
+
+  /**
+   * The entries of one job id in the record of a cluster (deep copies), e.g. to check a session
+   * job's id was submitted once and restored from the one savepoint of its predecessor.
+   */
+  forJob(namespace: string, name: string, jobId: string): JobLineage {
+    const record = this.get(namespace, name);
+    const id = jobId.toLowerCase();
+    return {
+      jobId: id,
+      submissions: record.submissions.filter((s) => s.jobId === id),
+      savepoints: record.savepoints.filter((s) => s.jobId === id),
+      cancellations: record.cancellations.filter((c) => c.jobId === id),
+    };
+  }
+
+  /** Submissions per job id, in the order the ids were first submitted. */
+  submissionsByJobId(namespace: string, name: string): Map<string, LineageSubmission[]> {
+    const byId = new Map<string, LineageSubmission[]>();
+    for (const submission of this.get(namespace, name).submissions) {
+      const list = byId.get(submission.jobId) ?? [];
+      list.push(submission);
+      byId.set(submission.jobId, list);
+    }
+    return byId;
   }
 
   /** A deep copy of the record (an empty record when nothing happened for that deployment yet). */

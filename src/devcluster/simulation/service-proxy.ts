@@ -11,7 +11,8 @@
  * - a ready pod where nothing listens on the target port (no JobManager there, a JobManager whose
  *   REST endpoint is down through `simulator.rest.unavailable`, or another port) → 503
  *   `error trying to reach service: dial tcp IP:PORT: connect: connection refused`.
- * A reached JobManager answers with Flink's status code and JSON body (flink-rest-api.ts).
+ * A reached JobManager answers with Flink's status code and JSON body (flink-rest-api.ts); a
+ * `multipart/form-data` request body (jar upload) is handed over decoded (flink-jar-uploads.ts).
  *
  * Guarantees: reads only the informer caches (no API request per proxied call); never throws into
  * the API server (every failure is answered).
@@ -26,6 +27,7 @@ import { podIsReady } from './replicaset-controller.js';
 import type { SimulationInformer } from './simulation-informer.js';
 import type { RandomSource } from './simulation-random.js';
 import { PodLabelIndex } from './pod-label-index.js';
+import { multipartBoundary, parseMultipartFormData } from './flink-jar-uploads.js';
 
 export interface ServiceProxyDeps {
   readonly services: SimulationInformer<V1Service>;
@@ -61,10 +63,10 @@ function targetPortNumber(sp: V1ServicePort, pod: V1Pod): number | undefined {
   return undefined;
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 export class SimulatedServiceProxy {
@@ -113,8 +115,12 @@ export class SimulatedServiceProxy {
       );
       return;
     }
-    const text = await readBody(req);
+    const raw = await readBody(req);
     const url = new URL(target.path, 'http://jobmanager');
+    const boundary = multipartBoundary(req.headers['content-type']);
+    // multipart/form-data (jar uploads): the files, and the JSON body in the `request` attribute (FileUploadHandler)
+    const multipart = boundary === null ? undefined : parseMultipartFormData(raw, boundary);
+    const text = boundary === null ? raw.toString('utf8') : (multipart?.attributes.get('request') ?? '');
     let body: unknown;
     if (text.trim() !== '') {
       try {
@@ -126,7 +132,7 @@ export class SimulatedServiceProxy {
         return;
       }
     }
-    const answer = handleFlinkRequest(jm, { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, body }, this.deps.lineage);
+    const answer = handleFlinkRequest(jm, { method: req.method ?? 'GET', path: url.pathname, query: url.searchParams, body, multipart }, this.deps.lineage);
     const out = JSON.stringify(answer.body);
     res.writeHead(answer.status, { 'Content-Type': 'application/json; charset=UTF-8', 'Content-Length': Buffer.byteLength(out) });
     res.end(out);
