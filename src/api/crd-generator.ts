@@ -1,19 +1,20 @@
 /**
- * Generates crds/flinkdeployments.flink.apache.org.yaml from the TypeBox schemas in this folder
- * (the same schemas ajv validates with and the TypeScript types come from).
+ * Generates the CRDs in crds/ from the TypeBox schemas in this folder (the same schemas ajv
+ * validates with and the TypeScript types come from): FlinkDeployment and FlinkSessionJob
+ * (design/010-flink-session-job.md).
  *
- *   npm run gen:crds            # writes both files (tsx src/api/crd-generator.ts --write)
+ *   npm run gen:crds            # writes every file (tsx src/api/crd-generator.ts --write)
  *   tsx src/api/crd-generator.ts --check   # exit 1 when a committed file is stale
- *   tsx src/api/crd-generator.ts           # prints the main CRD
+ *   tsx src/api/crd-generator.ts           # prints the FlinkDeployment CRD
  *
- * Two files:
- * - crds/flinkdeployments.flink.apache.org.yaml: the CRD to install (`kubectl apply -f crds/`).
- * - crds/upgrade/flinkdeployments.flink.apache.org-v1beta1-only.yaml: the same CRD with v1 not yet
+ * Two files per kind:
+ * - crds/<plural>.flink.apache.org.yaml: the CRD to install (`kubectl apply -f crds/`).
+ * - crds/upgrade/<plural>.flink.apache.org-v1beta1-only.yaml: the same CRD with v1 not yet
  *   served, step 2 of the upgrade from the Apache operator (design/002, "Upgrade procedure"):
  *   while v1 is not served, kubectl and every other client can only write through v1beta1, which
  *   keeps the legacy fields until `flink-operator migrate` has moved them.
  *
- * The CRD serves two versions with the same spec and two status layouts:
+ * Each CRD serves two versions with the same spec and two status layouts:
  * - `v1`: the split layout (user-facing status + stateRef). What this operator reads and writes.
  * - `v1beta1`: the Apache operator's version, deprecated, **the storage version**. Its schema is
  *   the union of both layouts.
@@ -45,12 +46,28 @@ import {
   FLINK_DEPLOYMENT_SINGULAR,
   FLINK_GROUP,
 } from './flink-deployment.js';
+import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
+import { FlinkSessionJobStatusV1beta1Schema, FlinkSessionJobStatusV1Schema } from './flink-session-job-status.js';
+import {
+  FLINK_SESSION_JOB_CRD_NAME,
+  FLINK_SESSION_JOB_KIND,
+  FLINK_SESSION_JOB_PLURAL,
+  FLINK_SESSION_JOB_SHORT_NAMES,
+  FLINK_SESSION_JOB_SINGULAR,
+} from './flink-session-job.js';
 import { plainJsonSchema } from './schema-builders.js';
 
 /** Path of the generated CRD, relative to the repository root. */
 export const CRD_FILE = `crds/${FLINK_DEPLOYMENT_CRD_NAME}.yaml`;
 /** Path of the upgrade-staging CRD (v1 not served), relative to the repository root. Not applied by `kubectl apply -f crds/` (no -R). */
 export const UPGRADE_CRD_FILE = `crds/upgrade/${FLINK_DEPLOYMENT_CRD_NAME}-v1beta1-only.yaml`;
+/** Path of the FlinkSessionJob CRD, relative to the repository root. */
+export const SESSION_JOB_CRD_FILE = `crds/${FLINK_SESSION_JOB_CRD_NAME}.yaml`;
+/** Path of the upgrade-staging FlinkSessionJob CRD (v1 not served). */
+export const SESSION_JOB_UPGRADE_CRD_FILE = `crds/upgrade/${FLINK_SESSION_JOB_CRD_NAME}-v1beta1-only.yaml`;
+
+/** `kubectl get flink` lists FlinkDeployments and FlinkSessionJobs together (ours; the Apache CRDs declare no category). */
+export const FLINK_CATEGORIES = ['flink'] as const;
 
 export interface CrdOptions {
   /** Serve v1 (default true). false = the upgrade-staging CRD: only v1beta1 served, not deprecated. */
@@ -65,9 +82,16 @@ export const STORAGE_VERSION = API_VERSION_V1BETA1;
  * which need nothing: v1beta1 stays served and is read through v1 as is. Only resources last
  * written by the Apache operator carry a legacy status, and `flink-operator migrate` moves that.
  */
-export const V1BETA1_DEPRECATION_WARNING =
-  `${FLINK_GROUP}/${API_VERSION_V1BETA1} ${FLINK_DEPLOYMENT_KIND} is deprecated but still served and converted: your v1beta1 manifests keep working; ` +
-  `prefer ${FLINK_GROUP}/${API_VERSION_V1} (same spec). Only a resource last written by the Apache operator carries a legacy status, which \`flink-operator migrate\` moves`;
+export const V1BETA1_DEPRECATION_WARNING = deprecationWarningOf(FLINK_DEPLOYMENT_KIND);
+/** The same warning for FlinkSessionJobs. */
+export const SESSION_JOB_V1BETA1_DEPRECATION_WARNING = deprecationWarningOf(FLINK_SESSION_JOB_KIND);
+
+function deprecationWarningOf(kind: string): string {
+  return (
+    `${FLINK_GROUP}/${API_VERSION_V1BETA1} ${kind} is deprecated but still served and converted: your v1beta1 manifests keep working; ` +
+    `prefer ${FLINK_GROUP}/${API_VERSION_V1} (same spec). Only a resource last written by the Apache operator carries a legacy status, which \`flink-operator migrate\` moves`
+  );
+}
 
 export const SCALE_SUBRESOURCE = {
   specReplicasPath: '.spec.taskManager.replicas',
@@ -102,77 +126,169 @@ export const PRINTER_COLUMNS = [
   { name: 'Error', type: 'string', jsonPath: '.status.error', priority: 1, description: 'The last error the operator reported.' },
 ] as const;
 
-/** The openAPIV3Schema of one version. */
-export function versionSchema(statusSchema: TSchema, version: string): Record<string, unknown> {
+type PrinterColumn = (typeof PRINTER_COLUMNS)[number];
+const column = (name: PrinterColumn['name']): PrinterColumn => PRINTER_COLUMNS.find((c) => c.name === name)!;
+
+/**
+ * `kubectl get flinksessionjobs`: the Apache session-job CRD's columns (Job Status, Lifecycle
+ * State) plus Age, as for FlinkDeployments; `-o wide` adds the session cluster and the
+ * FlinkDeployment columns a session job has (upgrade mode, job id, error).
+ */
+export const SESSION_JOB_PRINTER_COLUMNS = [
+  column('Job Status'),
+  { ...column('Lifecycle State'), description: 'Lifecycle state of the session job (deployed, stable, suspended, failed, ...).' },
+  column('Age'),
+  { name: 'Deployment', type: 'string', jsonPath: '.spec.deploymentName', priority: 1, description: 'The session cluster (FlinkDeployment) the job runs on.' },
+  column('Upgrade Mode'),
+  column('Job ID'),
+  column('Error'),
+] as const;
+
+/** What differs between the CRDs of the two kinds. */
+interface KindParts {
+  kind: string;
+  specSchema: TSchema;
+  statusSchemas: Record<typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, TSchema>;
+  descriptions: Record<typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, string>;
+  deprecationWarning: string;
+  subresources: () => Record<string, unknown>;
+  printerColumns: readonly Record<string, unknown>[];
+}
+
+const FLINK_DEPLOYMENT_PARTS: KindParts = {
+  kind: FLINK_DEPLOYMENT_KIND,
+  specSchema: FlinkDeploymentSpecSchema,
+  statusSchemas: { v1: FlinkDeploymentStatusV1Schema, v1beta1: FlinkDeploymentStatusV1beta1Schema },
+  descriptions: {
+    v1: 'A Flink application or session cluster managed by the operator. Operator-internal state lives in the ConfigMap named by status.stateRef.',
+    v1beta1: 'A Flink application or session cluster (Apache operator layout; deprecated, use v1).',
+  },
+  deprecationWarning: V1BETA1_DEPRECATION_WARNING,
+  subresources: () => ({ status: {}, scale: { ...SCALE_SUBRESOURCE } }),
+  printerColumns: PRINTER_COLUMNS,
+};
+
+const FLINK_SESSION_JOB_PARTS: KindParts = {
+  kind: FLINK_SESSION_JOB_KIND,
+  specSchema: FlinkSessionJobSpecSchema,
+  statusSchemas: { v1: FlinkSessionJobStatusV1Schema, v1beta1: FlinkSessionJobStatusV1beta1Schema },
+  descriptions: {
+    v1: 'A Flink job running on a session cluster (a FlinkDeployment without job) managed by the operator. Operator-internal state lives in the ConfigMap named by status.stateRef.',
+    v1beta1: 'A Flink job running on a session cluster (Apache operator layout; deprecated, use v1).',
+  },
+  deprecationWarning: SESSION_JOB_V1BETA1_DEPRECATION_WARNING,
+  subresources: () => ({ status: {} }),
+  printerColumns: SESSION_JOB_PRINTER_COLUMNS,
+};
+
+function openApiSchema(parts: KindParts, version: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1): Record<string, unknown> {
   return {
     type: 'object',
-    description:
-      version === API_VERSION_V1
-        ? 'A Flink application or session cluster managed by the operator. Operator-internal state lives in the ConfigMap named by status.stateRef.'
-        : 'A Flink application or session cluster (Apache operator layout; deprecated, use v1).',
+    description: parts.descriptions[version],
     properties: {
       apiVersion: { type: 'string', description: `${FLINK_GROUP}/${version}` },
-      kind: { type: 'string', description: FLINK_DEPLOYMENT_KIND },
+      kind: { type: 'string', description: parts.kind },
       metadata: { type: 'object' },
-      spec: plainJsonSchema(FlinkDeploymentSpecSchema),
-      status: plainJsonSchema(statusSchema),
+      spec: plainJsonSchema(parts.specSchema),
+      status: plainJsonSchema(parts.statusSchemas[version]),
     },
   };
 }
 
-function version(name: string, statusSchema: TSchema, serveV1: boolean): Record<string, unknown> {
+/** The FlinkDeployment openAPIV3Schema of one version. */
+export function versionSchema(statusSchema: TSchema, version: string): Record<string, unknown> {
+  const name = version === API_VERSION_V1 ? API_VERSION_V1 : API_VERSION_V1BETA1;
+  return openApiSchema({ ...FLINK_DEPLOYMENT_PARTS, statusSchemas: { v1: statusSchema, v1beta1: statusSchema } }, name);
+}
+
+function version(parts: KindParts, name: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, serveV1: boolean): Record<string, unknown> {
   const deprecated = name === API_VERSION_V1BETA1 && serveV1;
   return {
     name,
     served: name !== API_VERSION_V1 || serveV1,
     storage: name === STORAGE_VERSION,
-    ...(deprecated ? { deprecated: true, deprecationWarning: V1BETA1_DEPRECATION_WARNING } : {}),
-    schema: { openAPIV3Schema: versionSchema(statusSchema, name) },
-    subresources: { status: {}, scale: { ...SCALE_SUBRESOURCE } },
-    additionalPrinterColumns: PRINTER_COLUMNS.map((c) => ({ ...c })),
+    ...(deprecated ? { deprecated: true, deprecationWarning: parts.deprecationWarning } : {}),
+    schema: { openAPIV3Schema: openApiSchema(parts, name) },
+    subresources: parts.subresources(),
+    additionalPrinterColumns: parts.printerColumns.map((c) => ({ ...c })),
+  };
+}
+
+function buildCrd(parts: KindParts, names: { crdName: string; plural: string; singular: string; shortNames: readonly string[] }, serveV1: boolean) {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: names.crdName },
+    spec: {
+      group: FLINK_GROUP,
+      names: {
+        kind: parts.kind,
+        listKind: `${parts.kind}List`,
+        plural: names.plural,
+        singular: names.singular,
+        shortNames: [...names.shortNames],
+        categories: [...FLINK_CATEGORIES],
+      },
+      scope: 'Namespaced',
+      conversion: { strategy: 'None' },
+      versions: [version(parts, API_VERSION_V1, serveV1), version(parts, API_VERSION_V1BETA1, serveV1)],
+    },
   };
 }
 
 /** The CustomResourceDefinition object (apiextensions.k8s.io/v1). */
 export function buildFlinkDeploymentCrd(options: CrdOptions = {}): Record<string, unknown> {
-  const serveV1 = options.serveV1 ?? true;
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: FLINK_DEPLOYMENT_CRD_NAME },
-    spec: {
-      group: FLINK_GROUP,
-      names: {
-        kind: FLINK_DEPLOYMENT_KIND,
-        listKind: `${FLINK_DEPLOYMENT_KIND}List`,
-        plural: FLINK_DEPLOYMENT_PLURAL,
-        singular: FLINK_DEPLOYMENT_SINGULAR,
-        shortNames: [...FLINK_DEPLOYMENT_SHORT_NAMES],
-      },
-      scope: 'Namespaced',
-      conversion: { strategy: 'None' },
-      versions: [version(API_VERSION_V1, FlinkDeploymentStatusV1Schema, serveV1), version(API_VERSION_V1BETA1, FlinkDeploymentStatusV1beta1Schema, serveV1)],
-    },
+  const names = {
+    crdName: FLINK_DEPLOYMENT_CRD_NAME,
+    plural: FLINK_DEPLOYMENT_PLURAL,
+    singular: FLINK_DEPLOYMENT_SINGULAR,
+    shortNames: FLINK_DEPLOYMENT_SHORT_NAMES,
   };
+  return buildCrd(FLINK_DEPLOYMENT_PARTS, names, options.serveV1 ?? true);
+}
+
+/** The FlinkSessionJob CustomResourceDefinition (apiextensions.k8s.io/v1): status subresource only (a session job has no replicas to scale). */
+export function buildFlinkSessionJobCrd(options: CrdOptions = {}): Record<string, unknown> {
+  const names = {
+    crdName: FLINK_SESSION_JOB_CRD_NAME,
+    plural: FLINK_SESSION_JOB_PLURAL,
+    singular: FLINK_SESSION_JOB_SINGULAR,
+    shortNames: FLINK_SESSION_JOB_SHORT_NAMES,
+  };
+  return buildCrd(FLINK_SESSION_JOB_PARTS, names, options.serveV1 ?? true);
 }
 
 const HEADER =
   '# Generated by `npm run gen:crds` (src/api/crd-generator.ts) from the schemas in src/api/. Do not edit.\n' +
   '# Storage version v1beta1 (the union of both status layouts): see design/002-state-split.md before changing it.\n';
-const UPGRADE_HEADER =
+const upgradeHeader = (crdFile: string) =>
   '# Upgrade from the Apache Flink operator, step 2 of 5 (design/002-state-split.md, "Upgrade procedure"):\n' +
   '# this CRD with v1 NOT served, so nothing can write through v1 (which would drop the unmigrated legacy\n' +
-  '# status fields) until `flink-operator migrate` has run. Then apply crds/flinkdeployments.flink.apache.org.yaml.\n';
+  `# status fields) until \`flink-operator migrate\` has run. Then apply ${crdFile}.\n`;
+
+function renderYaml(crd: Record<string, unknown>, options: CrdOptions, crdFile: string): string {
+  const header = options.serveV1 === false ? HEADER + upgradeHeader(crdFile) : HEADER;
+  return header + stringifyYaml(crd, { lineWidth: 0, aliasDuplicateObjects: false });
+}
 
 /** The YAML text of the generated CRD (`serveV1: false`: of the upgrade-staging CRD). */
 export function renderFlinkDeploymentCrdYaml(options: CrdOptions = {}): string {
-  const header = options.serveV1 === false ? HEADER + UPGRADE_HEADER : HEADER;
-  return header + stringifyYaml(buildFlinkDeploymentCrd(options), { lineWidth: 0, aliasDuplicateObjects: false });
+  return renderYaml(buildFlinkDeploymentCrd(options), options, CRD_FILE);
+}
+
+/** The YAML text of the generated FlinkSessionJob CRD (`serveV1: false`: of the upgrade-staging CRD). */
+export function renderFlinkSessionJobCrdYaml(options: CrdOptions = {}): string {
+  return renderYaml(buildFlinkSessionJobCrd(options), options, SESSION_JOB_CRD_FILE);
 }
 
 /** Every generated file: repository-relative path → contents. */
 export function generatedCrdFiles(): Record<string, string> {
-  return { [CRD_FILE]: renderFlinkDeploymentCrdYaml(), [UPGRADE_CRD_FILE]: renderFlinkDeploymentCrdYaml({ serveV1: false }) };
+  return {
+    [CRD_FILE]: renderFlinkDeploymentCrdYaml(),
+    [UPGRADE_CRD_FILE]: renderFlinkDeploymentCrdYaml({ serveV1: false }),
+    [SESSION_JOB_CRD_FILE]: renderFlinkSessionJobCrdYaml(),
+    [SESSION_JOB_UPGRADE_CRD_FILE]: renderFlinkSessionJobCrdYaml({ serveV1: false }),
+  };
 }
 
 function repoPath(relative: string): string {

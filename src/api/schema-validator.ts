@@ -1,5 +1,5 @@
 /**
- * JSON-Schema validation (ajv) of a FlinkDeployment spec and of the internal state, with errors
+ * JSON-Schema validation (ajv) of FlinkDeployment and FlinkSessionJob specs and statuses and of the internal state, with errors
  * that name the field and say how to fix it.
  *
  * The schemas are the TypeBox ones the CRD is generated from, so this is what the API server would
@@ -13,6 +13,8 @@ import addFormatsPlugin from 'ajv-formats';
 import type { TSchema } from '@sinclair/typebox';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
 import { FlinkDeploymentStatusV1beta1Schema, FlinkDeploymentStatusV1Schema } from './flink-deployment-status.js';
+import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
+import { FlinkSessionJobStatusV1beta1Schema, FlinkSessionJobStatusV1Schema } from './flink-session-job-status.js';
 import { InternalStateSchema } from './internal-state.js';
 import { plainJsonSchema } from './schema-builders.js';
 
@@ -174,6 +176,22 @@ export function validateSpecSchema(spec: unknown): FieldError[] {
     return [{ field: 'spec', message: `must be a map of fields, got ${describe(spec)}; write the spec as YAML fields (job, image, flinkVersion, ...)` }];
   }
   return run(FlinkDeploymentSpecSchema, spec, 'spec');
+}
+
+/** Schema errors of a FlinkSessionJob spec; fields are named from `spec`, e.g. `spec.job.parallelism`. */
+export function validateSessionJobSpecSchema(spec: unknown): FieldError[] {
+  if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) {
+    return [{ field: 'spec', message: `must be a map of fields, got ${describe(spec)}; write the spec as YAML fields (deploymentName, job, ...)` }];
+  }
+  return run(FlinkSessionJobSpecSchema, spec, 'spec');
+}
+
+/** Schema errors of a FlinkSessionJob status in the layout of `version`; fields are named from `status`. */
+export function validateSessionJobStatusSchema(status: unknown, version: 'v1' | 'v1beta1'): FieldError[] {
+  if (typeof status !== 'object' || status === null || Array.isArray(status)) {
+    return [{ field: 'status', message: `must be a map of fields, got ${describe(status)}` }];
+  }
+  return run(version === 'v1' ? FlinkSessionJobStatusV1Schema : FlinkSessionJobStatusV1beta1Schema, status, 'status');
 }
 
 /** Schema errors of an internal state (the ConfigMap contents); fields are named from the state root, e.g. `savepointHistory[0].location`. */

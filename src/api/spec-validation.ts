@@ -27,7 +27,7 @@
  * Guarantees: pure (no I/O); never throws on any input (a spec of the wrong shape yields schema
  * errors); errors come in a stable order (schema first, then the rules above in order).
  */
-import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
+import type { FlinkDeploymentSpec, JobSpec } from './flink-deployment-spec.js';
 import { FLINK_VERSIONS, OLDEST_SUPPORTED_FLINK_VERSION, type FlinkVersion } from './flink-deployment-spec.js';
 import {
   checkpointDirectory,
@@ -60,7 +60,8 @@ export const MAX_DEPLOYMENT_NAME_LENGTH = MAX_DERIVED_NAME_LENGTH - Math.max(...
 export const REMOTE_JAR_SCHEMES = ['http', 'https', 's3', 's3a', 's3p', 'gs', 'hdfs', 'abfs', 'abfss', 'wasb', 'wasbs', 'oss', 'file'] as const;
 const OLDEST_REMOTE_JAR_VERSION: FlinkVersion = 'v1_19';
 
-const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+/** A DNS-1035 label (what a FlinkDeployment name must be: its name is also a Service name). */
+export const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
 
 function versionIndex(version: FlinkVersion): number {
   return FLINK_VERSIONS.indexOf(version);
@@ -293,15 +294,52 @@ function changed(now: number | undefined, before: number | undefined): boolean {
   return now !== undefined && now !== null && now !== before;
 }
 
-function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec | undefined): FieldError[] {
-  const errors: FieldError[] = [];
+/** The fields the job change rules read; a FlinkDeployment spec and a FlinkSessionJob spec both have them. */
+export interface JobChangeFields {
+  restartNonce?: number;
+  job?: JobSpec;
+}
+
+/**
+ * The job rules a FlinkDeployment and a FlinkSessionJob share (field names from `spec`):
+ * savepointRedeployNonce needs initialSavepointPath; no restart / savepoint / checkpoint / redeploy
+ * nonce change in the change that suspends the job or while it is suspended.
+ */
+export function validateJobChange(spec: JobChangeFields, previous: JobChangeFields | undefined): { redeploy: FieldError[]; whileSuspended: FieldError[] } {
+  const redeploy: FieldError[] = [];
+  const whileSuspended: FieldError[] = [];
   const job = spec.job;
   if (job?.savepointRedeployNonce !== undefined && job.savepointRedeployNonce !== previous?.job?.savepointRedeployNonce && !job.initialSavepointPath) {
-    errors.push({
+    redeploy.push({
       field: 'spec.job.savepointRedeployNonce',
       message: 'redeploys from job.initialSavepointPath, which is not set; set initialSavepointPath to the savepoint to start from',
     });
   }
+  if (previous && job?.state === 'suspended') {
+    const suspending = (previous.job?.state ?? 'running') !== 'suspended';
+    const nonces: Array<[string, number | undefined, number | undefined, string]> = [
+      ['spec.restartNonce', spec.restartNonce, previous.restartNonce, 'a restart'],
+      ['spec.job.savepointTriggerNonce', job.savepointTriggerNonce, previous.job?.savepointTriggerNonce, 'a manual savepoint'],
+      ['spec.job.checkpointTriggerNonce', job.checkpointTriggerNonce, previous.job?.checkpointTriggerNonce, 'a manual checkpoint'],
+      ['spec.job.savepointRedeployNonce', job.savepointRedeployNonce, previous.job?.savepointRedeployNonce, 'a redeploy from savepoint'],
+    ];
+    for (const [field, now, before, what] of nonces) {
+      if (!changed(now, before)) continue;
+      whileSuspended.push({
+        field,
+        message: suspending
+          ? `asks for ${what} in the same change that suspends the job (job.state: suspended); make them separate changes: revert ${field.replace('spec.', '')} now and change it after the job is running again, or keep the job running`
+          : `asks for ${what} while the job is suspended; set job.state: running in the same change, or revert ${field.replace('spec.', '')}`,
+      });
+    }
+  }
+  return { redeploy, whileSuspended };
+}
+
+function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec | undefined): FieldError[] {
+  const job = spec.job;
+  const shared = validateJobChange(spec, previous);
+  const errors: FieldError[] = [...shared.redeploy];
   if (!previous) return errors;
   if ((previous.job === undefined) !== (job === undefined)) {
     errors.push(
@@ -324,24 +362,7 @@ function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec
       message: `cannot change from ${previous.mode ?? 'native'} to ${spec.mode ?? 'native'} on an existing deployment; set it back to ${previous.mode ?? 'native'}, or delete and recreate the FlinkDeployment`,
     });
   }
-  if (job?.state === 'suspended') {
-    const suspending = (previous.job?.state ?? 'running') !== 'suspended';
-    const nonces: Array<[string, number | undefined, number | undefined, string]> = [
-      ['spec.restartNonce', spec.restartNonce, previous.restartNonce, 'a restart'],
-      ['spec.job.savepointTriggerNonce', job.savepointTriggerNonce, previous.job?.savepointTriggerNonce, 'a manual savepoint'],
-      ['spec.job.checkpointTriggerNonce', job.checkpointTriggerNonce, previous.job?.checkpointTriggerNonce, 'a manual checkpoint'],
-      ['spec.job.savepointRedeployNonce', job.savepointRedeployNonce, previous.job?.savepointRedeployNonce, 'a redeploy from savepoint'],
-    ];
-    for (const [field, now, before, what] of nonces) {
-      if (!changed(now, before)) continue;
-      errors.push({
-        field,
-        message: suspending
-          ? `asks for ${what} in the same change that suspends the job (job.state: suspended); make them separate changes: revert ${field.replace('spec.', '')} now and change it after the job is running again, or keep the job running`
-          : `asks for ${what} while the job is suspended; set job.state: running in the same change, or revert ${field.replace('spec.', '')}`,
-      });
-    }
-  }
+  errors.push(...shared.whileSuspended);
   return errors;
 }
 

@@ -19,6 +19,7 @@
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
+import { SESSION_JOB_STATE_CONFIGMAP_SUFFIX } from '../api/flink-session-job.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 
 export type LoadResult = { kind: 'found'; state: InternalState; resourceVersion: string } | { kind: 'missing' };
@@ -56,4 +57,9 @@ export interface StateStore {
 /** The name of a deployment's companion state ConfigMap. */
 export function stateConfigMapName(deploymentName: string): string {
   return `${deploymentName}-operator-state`;
+}
+
+/** The name of a session job's companion state ConfigMap, `<name>.sessionjob-state`: never a FlinkDeployment's (design/010). */
+export function sessionJobStateConfigMapName(sessionJobName: string): string {
+  return `${sessionJobName}${SESSION_JOB_STATE_CONFIGMAP_SUFFIX}`;
 }

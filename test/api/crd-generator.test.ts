@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { buildFlinkDeploymentCrd, generatedCrdFiles, UPGRADE_CRD_FILE } from '../../src/api/crd-generator.js';
+import {
+  buildFlinkDeploymentCrd,
+  buildFlinkSessionJobCrd,
+  generatedCrdFiles,
+  SESSION_JOB_CRD_FILE,
+  SESSION_JOB_UPGRADE_CRD_FILE,
+  UPGRADE_CRD_FILE,
+} from '../../src/api/crd-generator.js';
 import { loadSharedFixtures } from './shared-fixtures.js';
 
 type Node = Record<string, unknown>;
@@ -42,6 +49,7 @@ test('names, scope, versions: v1 and v1beta1 served, v1beta1 deprecated with a w
     plural: 'flinkdeployments',
     singular: 'flinkdeployment',
     shortNames: ['flinkdep'],
+    categories: ['flink'],
   });
   assert.deepEqual(
     versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]),
@@ -292,4 +300,231 @@ test('the v1beta1 deprecation warning does not send users of fresh v1beta1 manif
   assert.match(warning, /still served and converted/);
   assert.match(warning, /Only a resource last written by the Apache operator carries a legacy status, which `flink-operator migrate` moves/);
   assert.doesNotMatch(warning, /run `flink-operator migrate`/);
+});
+
+// ---- FlinkSessionJob (design/010-flink-session-job.md) ----
+
+const sessionJobCrd = buildFlinkSessionJobCrd() as { metadata: { name: string }; spec: { versions: Node[]; names: Node; group: string; scope: string } };
+const sessionJobSchemaOf = (name: string) => (sessionJobCrd.spec.versions.find((v) => v['name'] === name)!['schema'] as Node)['openAPIV3Schema'] as Node;
+
+test('session job CRD: names as the Apache CRD (shortName sessionjob), our category, v1 and v1beta1 served, v1beta1 storage and deprecated', () => {
+  // Source: apache/flink-kubernetes-operator helm/flink-kubernetes-operator/crds/flinksessionjobs.flink.apache.org-v1.yml
+  // and api/FlinkSessionJob.java (@ShortNames({"sessionjob"})), commit 6e9caeb4.
+  assert.equal(sessionJobCrd.metadata.name, 'flinksessionjobs.flink.apache.org');
+  assert.equal(sessionJobCrd.spec.group, 'flink.apache.org');
+  assert.equal(sessionJobCrd.spec.scope, 'Namespaced');
+  assert.deepEqual(sessionJobCrd.spec.names, {
+    kind: 'FlinkSessionJob',
+    listKind: 'FlinkSessionJobList',
+    plural: 'flinksessionjobs',
+    singular: 'flinksessionjob',
+    shortNames: ['sessionjob'],
+    categories: ['flink'],
+  });
+  assert.deepEqual(
+    sessionJobCrd.spec.versions.map((v) => [v['name'], v['served'], v['storage'], v['deprecated'] ?? false]),
+    [
+      ['v1', true, false, false],
+      ['v1beta1', true, true, true],
+    ],
+  );
+  assert.match(String(sessionJobCrd.spec.versions[1]['deprecationWarning']), /^flink\.apache\.org\/v1beta1 FlinkSessionJob is deprecated but still served/);
+  for (const v of sessionJobCrd.spec.versions)
+    assert.deepEqual(v['subresources'], { status: {} }, 'status subresource only: a session job has nothing to scale');
+});
+
+test('session job CRD: the committed files are generated, and the upgrade-staging one differs only in not serving v1', () => {
+  const files = generatedCrdFiles();
+  assert.deepEqual(parseYaml(files[SESSION_JOB_CRD_FILE]), buildFlinkSessionJobCrd());
+  const staged = parseYaml(files[SESSION_JOB_UPGRADE_CRD_FILE]) as typeof sessionJobCrd;
+  assert.deepEqual(
+    staged.spec.versions.map((v) => [v['name'], v['served'], v['deprecated'] ?? false]),
+    [
+      ['v1', false, false],
+      ['v1beta1', true, false],
+    ],
+  );
+  const normalise = (c: typeof sessionJobCrd) => c.spec.versions.map(({ served: _s, deprecated: _d, deprecationWarning: _w, ...rest }) => rest);
+  assert.deepEqual(normalise(staged), normalise(sessionJobCrd));
+  assert.match(files[SESSION_JOB_UPGRADE_CRD_FILE], /Then apply crds\/flinksessionjobs\.flink\.apache\.org\.yaml\./);
+});
+
+test('session job CRD: printer columns are the Apache ones plus Age; -o wide adds deployment, upgrade mode, job id, error; all resolve', () => {
+  for (const v of sessionJobCrd.spec.versions) {
+    const columns = v['additionalPrinterColumns'] as { name: string; type: string; jsonPath: string; priority?: number }[];
+    assert.deepEqual(
+      columns.map((c) => [c.name, c.type, c.jsonPath, c.priority ?? 0]),
+      [
+        ['Job Status', 'string', '.status.jobStatus.state', 0],
+        ['Lifecycle State', 'string', '.status.lifecycleState', 0],
+        ['Age', 'date', '.metadata.creationTimestamp', 0],
+        ['Deployment', 'string', '.spec.deploymentName', 1],
+        ['Upgrade Mode', 'string', '.spec.job.upgradeMode', 1],
+        ['Job ID', 'string', '.status.jobStatus.jobId', 1],
+        ['Error', 'string', '.status.error', 1],
+      ],
+    );
+    for (const c of columns) {
+      if (c.jsonPath.startsWith('.metadata')) continue;
+      assert.equal(resolve(sessionJobSchemaOf(String(v['name'])), c.jsonPath)?.['type'], 'string', `${c.jsonPath} is a string in the schema`);
+    }
+  }
+});
+
+test('session job CRD: both schemas are structural and every field has a description (kubectl explain)', () => {
+  for (const name of ['v1', 'v1beta1']) {
+    const violations: string[] = [];
+    structuralViolations(sessionJobSchemaOf(name), name, violations);
+    assert.deepEqual(violations, []);
+    const missing: string[] = [];
+    missingDescriptions(sessionJobSchemaOf(name), name, missing);
+    assert.deepEqual(
+      missing.filter((p) => !p.endsWith('.metadata')),
+      [],
+    );
+  }
+});
+
+test('session job CRD: spec.job is the FlinkDeployment JobSpec (same fields and types); only the jarURI wording differs', () => {
+  const sessionJob = resolve(sessionJobSchemaOf('v1'), '.spec.job')!['properties'] as Record<string, Node>;
+  const deploymentJob = resolve(schemaOf('v1'), '.spec.job')!['properties'] as Record<string, Node>;
+  assert.deepEqual(Object.keys(sessionJob), Object.keys(deploymentJob));
+  const withoutDescription = ({ description: _d, ...rest }: Node) => rest;
+  for (const key of Object.keys(deploymentJob)) assert.deepEqual(withoutDescription(sessionJob[key]), withoutDescription(deploymentJob[key]), key);
+  assert.match(String(sessionJob['jarURI']['description']), /fetched by the operator and uploaded to the session cluster/);
+});
+
+/**
+ * Every field path and type the Apache operator's session-job CRD declares.
+ * Source: apache/flink-kubernetes-operator helm/flink-kubernetes-operator/crds/flinksessionjobs.flink.apache.org-v1.yml @ 6e9caeb4.
+ */
+const APACHE_SESSION_JOB_FIELDS: Array<[string, string]> = [
+  ['spec.deploymentName', 'string'],
+  ['spec.flinkConfiguration', 'object'],
+  ['spec.job.allowNonRestoredState', 'boolean'],
+  ['spec.job.args', 'array'],
+  ['spec.job.autoscalerResetNonce', 'integer'],
+  ['spec.job.checkpointTriggerNonce', 'integer'],
+  ['spec.job.entryClass', 'string'],
+  ['spec.job.initialSavepointPath', 'string'],
+  ['spec.job.jarURI', 'string'],
+  ['spec.job.parallelism', 'integer'],
+  ['spec.job.savepointRedeployNonce', 'integer'],
+  ['spec.job.savepointTriggerNonce', 'integer'],
+  ['spec.job.state', 'string'],
+  ['spec.job.upgradeMode', 'string'],
+  ['spec.restartNonce', 'integer'],
+  ['status.error', 'string'],
+  ['status.jobStatus.checkpointInfo.formatType', 'string'],
+  ['status.jobStatus.checkpointInfo.lastCheckpoint.formatType', 'string'],
+  ['status.jobStatus.checkpointInfo.lastCheckpoint.timeStamp', 'integer'],
+  ['status.jobStatus.checkpointInfo.lastCheckpoint.triggerNonce', 'integer'],
+  ['status.jobStatus.checkpointInfo.lastCheckpoint.triggerType', 'string'],
+  ['status.jobStatus.checkpointInfo.lastPeriodicCheckpointTimestamp', 'integer'],
+  ['status.jobStatus.checkpointInfo.triggerId', 'string'],
+  ['status.jobStatus.checkpointInfo.triggerTimestamp', 'integer'],
+  ['status.jobStatus.checkpointInfo.triggerType', 'string'],
+  ['status.jobStatus.jobId', 'string'],
+  ['status.jobStatus.jobName', 'string'],
+  ['status.jobStatus.savepointInfo.formatType', 'string'],
+  ['status.jobStatus.savepointInfo.lastPeriodicSavepointTimestamp', 'integer'],
+  ['status.jobStatus.savepointInfo.lastSavepoint.formatType', 'string'],
+  ['status.jobStatus.savepointInfo.lastSavepoint.location', 'string'],
+  ['status.jobStatus.savepointInfo.lastSavepoint.timeStamp', 'integer'],
+  ['status.jobStatus.savepointInfo.lastSavepoint.triggerNonce', 'integer'],
+  ['status.jobStatus.savepointInfo.lastSavepoint.triggerType', 'string'],
+  ['status.jobStatus.savepointInfo.savepointHistory', 'array'],
+  ['status.jobStatus.savepointInfo.savepointHistory[].formatType', 'string'],
+  ['status.jobStatus.savepointInfo.savepointHistory[].location', 'string'],
+  ['status.jobStatus.savepointInfo.savepointHistory[].timeStamp', 'integer'],
+  ['status.jobStatus.savepointInfo.savepointHistory[].triggerNonce', 'integer'],
+  ['status.jobStatus.savepointInfo.savepointHistory[].triggerType', 'string'],
+  ['status.jobStatus.savepointInfo.triggerId', 'string'],
+  ['status.jobStatus.savepointInfo.triggerTimestamp', 'integer'],
+  ['status.jobStatus.savepointInfo.triggerType', 'string'],
+  ['status.jobStatus.startTime', 'string'],
+  ['status.jobStatus.state', 'string'],
+  ['status.jobStatus.updateTime', 'string'],
+  ['status.jobStatus.upgradeSavepointPath', 'string'],
+  ['status.lifecycleState', 'string'],
+  ['status.observedGeneration', 'integer'],
+  ['status.reconciliationStatus.lastReconciledSpec', 'string'],
+  ['status.reconciliationStatus.lastStableSpec', 'string'],
+  ['status.reconciliationStatus.reconciliationTimestamp', 'integer'],
+  ['status.reconciliationStatus.state', 'string'],
+];
+const LEGACY_SESSION_JOB_STATUS_PREFIXES = [
+  'status.reconciliationStatus',
+  'status.jobStatus.savepointInfo',
+  'status.jobStatus.checkpointInfo',
+  'status.jobStatus.upgradeSavepointPath',
+];
+
+function resolveWithItems(schema: Node, path: string): Node | undefined {
+  let node: Node | undefined = schema;
+  for (const part of path.split('.')) {
+    const [name, items] = part.endsWith('[]') ? [part.slice(0, -2), true] : [part, false];
+    node = (node?.['properties'] as Record<string, Node> | undefined)?.[name];
+    if (items) node = node?.['items'] as Node | undefined;
+  }
+  return node;
+}
+
+test('session job CRD: the v1beta1 (storage) schema declares every Apache field with its type; v1 lacks exactly the legacy status ones', () => {
+  for (const [path, type] of APACHE_SESSION_JOB_FIELDS) {
+    assert.equal(resolveWithItems(sessionJobSchemaOf('v1beta1'), path)?.['type'], type, `v1beta1 ${path}`);
+    const legacy = LEGACY_SESSION_JOB_STATUS_PREFIXES.some((prefix) => path.startsWith(prefix));
+    assert.equal(resolveWithItems(sessionJobSchemaOf('v1'), path)?.['type'], legacy ? undefined : type, `v1 ${path}`);
+  }
+  assert.equal(resolve(sessionJobSchemaOf('v1'), '.status.stateRef.configMapName')?.['type'], 'string');
+});
+
+test('session job CRD: a v1beta1 object as the Apache operator writes it (caught mid-upgrade) loses nothing in the storage schema', () => {
+  // Shape: api/status/FlinkSessionJobStatus.java (CommonStatus + reconciliationStatus) and the CRD above; values made up.
+  const object = {
+    spec: {
+      deploymentName: 'sessions',
+      job: { jarURI: 'https://repo.example.com/orders.jar', parallelism: 2, upgradeMode: 'savepoint', state: 'running', args: [] },
+      flinkConfiguration: { 'kubernetes.operator.periodic.savepoint.interval': '1h' },
+    },
+    status: {
+      observedGeneration: 3,
+      lifecycleState: 'UPGRADING',
+      error: '',
+      jobStatus: {
+        jobId: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+        jobName: 'orders',
+        state: 'RECONCILING',
+        startTime: '1700000000000',
+        updateTime: '1700000100000',
+        upgradeSavepointPath: 's3://flink/savepoints/savepoint-a1b2c3-0123456789ab',
+        savepointInfo: {
+          lastSavepoint: {
+            timeStamp: 1700000090000,
+            location: 's3://flink/savepoints/savepoint-a1b2c3-0123456789ab',
+            triggerType: 'UPGRADE',
+            formatType: 'CANONICAL',
+          },
+          triggerId: '',
+          triggerTimestamp: 0,
+          savepointHistory: [
+            { timeStamp: 1700000090000, location: 's3://flink/savepoints/savepoint-a1b2c3-0123456789ab', triggerType: 'UPGRADE', formatType: 'CANONICAL' },
+          ],
+          lastPeriodicSavepointTimestamp: 0,
+        },
+        checkpointInfo: { lastPeriodicCheckpointTimestamp: 0 },
+      },
+      reconciliationStatus: {
+        reconciliationTimestamp: 1700000095000,
+        lastReconciledSpec: '{"spec":{"job":{"state":"suspended"}},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":false}}',
+        lastStableSpec: '{"spec":{"job":{"state":"running"}},"resource_metadata":{"apiVersion":"flink.apache.org/v1beta1","firstDeployment":true}}',
+        state: 'UPGRADING',
+      },
+    },
+  };
+  assert.deepEqual(prune(object, sessionJobSchemaOf('v1beta1'), true), object);
+  const v1 = prune(object, sessionJobSchemaOf('v1'), true) as { spec: unknown; status: { reconciliationStatus?: unknown; jobStatus: Node } };
+  assert.deepEqual(v1.spec, object.spec);
+  assert.equal(v1.status.reconciliationStatus, undefined);
+  assert.deepEqual(Object.keys(v1.status.jobStatus).sort(), ['jobId', 'jobName', 'startTime', 'state', 'updateTime']);
 });
