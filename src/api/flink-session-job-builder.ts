@@ -10,8 +10,7 @@
  * - Deep-merges what the test says over it (arrays replace), as flink-deployment-builder.ts does;
  *   `build()` and `buildV1beta1()` return fresh copies, so one builder can make many objects.
  */
-import { FLINK_GROUP } from './flink-deployment.js';
-import { mergeDeep } from './flink-deployment-builder.js';
+import { CustomResourceBuilder, mergeDeep } from './custom-resource-builder.js';
 import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1, type FlinkSessionJobV1beta1 } from './flink-session-job.js';
 import type { FlinkSessionJobSpec, SessionJobJobSpec } from './flink-session-job-spec.js';
 import type { FlinkSessionJobStatusV1, FlinkSessionJobStatusV1beta1 } from './flink-session-job-status.js';
@@ -32,22 +31,16 @@ export function defaultSessionJobSpec(): FlinkSessionJobSpec {
   };
 }
 
-export class FlinkSessionJobBuilder {
-  private namespace = 'default';
-  private spec: FlinkSessionJobSpec = defaultSessionJobSpec();
-  private generation: number | undefined;
-  private uid: string | undefined;
-  private labels: Record<string, string> | undefined;
-  private finalizers: string[] | undefined;
-  private statusV1: FlinkSessionJobStatusV1 | undefined;
-  private statusV1beta1: FlinkSessionJobStatusV1beta1 | undefined;
-
-  constructor(private readonly name: string) {}
-
-  inNamespace(namespace: string): this {
-    this.namespace = namespace;
-    return this;
+export class FlinkSessionJobBuilder extends CustomResourceBuilder<
+  typeof FLINK_SESSION_JOB_KIND,
+  FlinkSessionJobSpec,
+  FlinkSessionJobStatusV1,
+  FlinkSessionJobStatusV1beta1
+> {
+  constructor(name: string) {
+    super(name, FLINK_SESSION_JOB_KIND, defaultSessionJobSpec());
   }
+
   /** Sets spec.deploymentName, the session cluster the job runs on. */
   onCluster(deploymentName: string): this {
     this.spec = { ...this.spec, deploymentName };
@@ -63,71 +56,15 @@ export class FlinkSessionJobBuilder {
     this.spec = mergeDeep(this.spec, spec);
     return this;
   }
-  /** Replaces the whole spec. */
-  withExactSpec(spec: FlinkSessionJobSpec): this {
-    this.spec = structuredClone(spec);
-    return this;
-  }
-  withFlinkConfiguration(config: Record<string, unknown>): this {
-    this.spec = mergeDeep(this.spec, { flinkConfiguration: config });
-    return this;
-  }
-  withGeneration(generation: number): this {
-    this.generation = generation;
-    return this;
-  }
-  withUid(uid: string): this {
-    this.uid = uid;
-    return this;
-  }
-  withLabels(labels: Record<string, string>): this {
-    this.labels = { ...this.labels, ...labels };
-    return this;
-  }
-  withFinalizers(...finalizers: string[]): this {
-    this.finalizers = finalizers;
-    return this;
-  }
-  withStatus(status: FlinkSessionJobStatusV1): this {
-    this.statusV1 = structuredClone(status);
-    return this;
-  }
-  withLegacyStatus(status: FlinkSessionJobStatusV1beta1): this {
-    this.statusV1beta1 = structuredClone(status);
-    return this;
-  }
-
-  private metadata() {
-    return {
-      name: this.name,
-      namespace: this.namespace,
-      ...(this.generation !== undefined ? { generation: this.generation } : {}),
-      ...(this.uid !== undefined ? { uid: this.uid } : {}),
-      ...(this.labels !== undefined ? { labels: { ...this.labels } } : {}),
-      ...(this.finalizers !== undefined ? { finalizers: [...this.finalizers] } : {}),
-    };
-  }
 
   /** The v1 object (what the operator works with). */
   build(): FlinkSessionJobV1 {
-    return {
-      apiVersion: `${FLINK_GROUP}/v1`,
-      kind: FLINK_SESSION_JOB_KIND,
-      metadata: this.metadata(),
-      spec: structuredClone(this.spec),
-      ...(this.statusV1 ? { status: structuredClone(this.statusV1) } : {}),
-    };
+    return this.buildV1Object();
   }
 
   /** The v1beta1 object (the Apache operator's layout). */
   buildV1beta1(): FlinkSessionJobV1beta1 {
-    return {
-      apiVersion: `${FLINK_GROUP}/v1beta1`,
-      kind: FLINK_SESSION_JOB_KIND,
-      metadata: this.metadata(),
-      spec: structuredClone(this.spec),
-      ...(this.statusV1beta1 ? { status: structuredClone(this.statusV1beta1) } : {}),
-    };
+    return this.buildV1beta1Object();
   }
 }
 

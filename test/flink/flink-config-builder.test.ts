@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
-import { defaultSpec, mergeDeep } from '../../src/api/flink-deployment-builder.js';
+import { mergeDeep } from '../../src/api/custom-resource-builder.js';
+import { defaultSpec } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
 import {
   buildFlinkConfiguration,

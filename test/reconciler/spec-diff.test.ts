@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { defaultSpec, mergeDeep } from '../../src/api/flink-deployment-builder.js';
+import { mergeDeep } from '../../src/api/custom-resource-builder.js';
+import { defaultSpec } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentSpec } from '../../src/api/flink-deployment-spec.js';
 import { diffSpecs } from '../../src/reconciler/spec-diff.js';
 
