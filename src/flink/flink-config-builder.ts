@@ -97,7 +97,8 @@ export function buildFlinkConfiguration(inputs: FlinkConfigInputs): Record<strin
   config['kubernetes.namespace'] = namespace;
   config['execution.target'] = 'remote';
   config['execution.shutdown-on-application-finish'] = 'false';
-  config['$internal.pipeline.job-id'] = inputs.jobId.toLowerCase();
+  // A session cluster fixes no job id: the jobs submitted to it choose theirs (Apache: only ApplicationReconciler sets it).
+  if (spec.job) config['$internal.pipeline.job-id'] = inputs.jobId.toLowerCase();
   config['taskmanager.numberOfTaskSlots'] = String(taskSlotsOf(config));
   config['jobmanager.rpc.address'] = `${name}.${namespace}`;
   config['jobmanager.rpc.port'] = String(FLINK_PORTS.jobManagerRpc.port);

@@ -87,7 +87,9 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
       ctx.deployment,
       'Normal',
       'Submit',
-      `Deploying job ${jobId}` + (restoreFrom ? ` from ${restoreFrom}` : jobId === state.deployedJobId ? ' (recovered from Flink HA)' : ' without state'),
+      !spec.job
+        ? 'Deploying the session cluster'
+        : `Deploying job ${jobId}` + (restoreFrom ? ` from ${restoreFrom}` : jobId === state.deployedJobId ? ' (recovered from Flink HA)' : ' without state'),
     );
   }
   // The restore path is spent once the deployment carries it (its args say --fromSavepoint); it is kept as deployedFrom.

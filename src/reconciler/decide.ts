@@ -419,7 +419,8 @@ function shouldRollBack(input: DecisionInput): boolean {
   if (!settings.rollbackEnabled || !state.lastStableSpec || !state.lastReconciledSpec) return false;
   if (state.lastStableSpec.job?.state === 'suspended' || sameValue(state.lastStableSpec, state.lastReconciledSpec)) return false;
   if (state.lastStableSpec.flinkVersion !== state.lastReconciledSpec.flinkVersion) return false;
-  if (observed.jobManager === 'READY' && observed.job?.state === 'RUNNING') return false;
+  // Ready: the job runs, or (a session cluster, no job of its own) the JobManager answers.
+  if (observed.jobManager === 'READY' && (!state.lastReconciledSpec.job || observed.job?.state === 'RUNNING')) return false;
   const since = state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now;
   return now - since > settings.readinessTimeoutMs;
 }

@@ -21,6 +21,7 @@ import { deploymentKey, flinkConfigMapName, internalServiceName, restServiceName
 import type { ReconcileResult } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { deploymentOperatorSettings } from './deployment-operator-settings.js';
+import { deployedSpecOf } from './deployment-specs.js';
 import { observe, type Observation } from './observation.js';
 import type { FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
 import { followSavepoint, startSavepoint } from './snapshot-steps.js';
@@ -59,7 +60,8 @@ export class DeletionSteps {
       const ctx = stepContext({ deps: d, deployment, observed, api, fence, settings }, passState, (type, reason, key, message) =>
         this.hooks.announceOnce(deployment, key, type, reason, message),
       );
-      const jobId = state.deployedJobId;
+      // A session cluster runs no job of its own: nothing to cancel or to take a final savepoint of.
+      const jobId = (deployedSpecOf(state) ?? spec).job ? state.deployedJobId : undefined;
       const running = observed.job?.state === 'RUNNING' && observed.jobManager === 'READY';
       if (settings.savepointOnDeletion) {
         if (state.pendingSavepoint) {

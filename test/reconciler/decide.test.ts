@@ -13,7 +13,7 @@ import { JOB_MANAGER_APPEARANCE_GRACE_MS } from '../../src/reconciler/decide.js'
 import { ClusterHealthEvaluator } from '../../src/reconciler/cluster-health.js';
 import type { ClusterHealthSettings } from '../../src/reconciler/deployment-operator-settings.js';
 import type { DecisionInput } from '../../src/reconciler/decide.js';
-import type { GatherableFact } from '../../src/reconciler/observation.js';
+import type { GatherableFact, Observation } from '../../src/reconciler/observation.js';
 import type { ReconcileStep } from '../../src/reconciler/reconcile-step.js';
 import {
   HISTORY,
@@ -79,7 +79,78 @@ const HEALTH_ON = { 'kubernetes.operator.cluster.health-check.enabled': 'true' }
 const RESTART_FAILED = { 'kubernetes.operator.job.restart.failed': 'true' };
 const ROLLBACK_ON = { 'kubernetes.operator.deployment.rollback.enabled': 'true' };
 
+/** A session cluster: no `job` (Apache operator: SessionReconciler). */
+const SESSION = changed(spec(), (s) => {
+  delete s.job;
+});
+const SESSION_ROLLBACK_ON = changed(SESSION, (s) => {
+  s.flinkConfiguration = ROLLBACK_ON;
+});
+/** A session cluster's JobManager answers (its REST API lists no job of the operator's). */
+const sessionReady = (extra: Partial<Observation> = {}): Observation => ({
+  jobManager: 'READY',
+  savepointsAwaitingDisposal: 0,
+  pinnedJobId: JOB_A,
+  jobs: [],
+  ...extra,
+});
+
 const rows: Row[] = [
+  // ---- session clusters (no job) ----
+  {
+    name: 'session cluster, NEW: deployed without a restore path',
+    input: decisionInput({ state: stateIn('NEW'), desired: SESSION }),
+    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 1, restoreFrom: undefined, keepJobId: undefined, spec: { job: undefined } } },
+  },
+  {
+    name: 'session cluster, DEPLOYED: the JobManager answers → RUNNING (no job to wait for)',
+    input: decisionInput({ state: stateIn('DEPLOYED', SESSION), observed: sessionReady() }),
+    step: { kind: 'mark-running' },
+  },
+  {
+    name: 'session cluster, DEPLOYED: the JobManager is not ready yet → wait',
+    input: decisionInput({ state: stateIn('DEPLOYED', SESSION), observed: sessionReady({ jobManager: 'DEPLOYED_NOT_READY' }) }),
+    step: { kind: 'wait', requeue: 'progress' },
+  },
+  {
+    name: 'session cluster, DEPLOYED past the readiness timeout but ready: no rollback, RUNNING',
+    input: decisionInput({
+      state: stateIn('DEPLOYED', SESSION_ROLLBACK_ON, { lastStableSpec: SESSION, lastStableGeneration: 1 }),
+      observed: sessionReady(),
+    }),
+    step: { kind: 'mark-running' },
+  },
+  {
+    name: 'session cluster, RUNNING and ready: steady, no health check and no savepoint (no job)',
+    input: decisionInput({
+      state: stateIn(
+        'RUNNING',
+        changed(SESSION, (s) => {
+          s.flinkConfiguration = { ...HEALTH_ON, 'kubernetes.operator.periodic.savepoint.interval': '1 min' };
+        }),
+      ),
+      observed: sessionReady(),
+    }),
+    step: { kind: 'wait', requeue: 'steady' },
+    error: null,
+  },
+  {
+    name: 'session cluster, RUNNING: an image change redeploys the cluster without a savepoint',
+    input: decisionInput({
+      state: stateIn('RUNNING', SESSION, { savepointHistory: HISTORY }),
+      desired: newImage(SESSION),
+      generation: 2,
+      observed: sessionReady(),
+    }),
+    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', generation: 2, restoreFrom: undefined, keepJobId: undefined, spec: { image: 'flink:1.20.1' } } },
+    announce: 'SpecChanged',
+  },
+  {
+    name: 'session cluster, RUNNING: its JobManager Deployment is gone → recreated',
+    input: decisionInput({ state: stateIn('RUNNING', SESSION) }),
+    step: { kind: 'deploy', intent: { phase: 'DEPLOYING', restoreFrom: undefined, keepJobId: undefined } },
+    announce: 'RecoverDeployment',
+  },
   // ---- NEW ----
   {
     name: 'NEW: the first deployment restores from job.initialSavepointPath',
