@@ -6,7 +6,8 @@
  * Guarantees: every `build*()` returns fresh copies (one builder can make many objects); `withSpec`
  * deep-merges (arrays and scalars replace), `withExactSpec` replaces.
  */
-import { FLINK_GROUP } from './flink-deployment.js';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { FLINK_GROUP, type FlinkResource } from './flink-deployment.js';
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -20,23 +21,6 @@ export function mergeDeep<T>(base: T, over: unknown): T {
     out[key] = value === undefined ? out[key] : mergeDeep(out[key], value);
   }
   return out as T;
-}
-
-export interface BuiltResourceMetadata {
-  name: string;
-  namespace: string;
-  generation?: number;
-  uid?: string;
-  labels?: Record<string, string>;
-  finalizers?: string[];
-}
-
-export interface BuiltResource<Spec, Status, Version extends string, Kind extends string> {
-  apiVersion: `${typeof FLINK_GROUP}/${Version}`;
-  kind: Kind;
-  metadata: BuiltResourceMetadata;
-  spec: Spec;
-  status?: Status;
 }
 
 export abstract class CustomResourceBuilder<Kind extends string, Spec, StatusV1, StatusV1beta1> {
@@ -92,7 +76,7 @@ export abstract class CustomResourceBuilder<Kind extends string, Spec, StatusV1,
     return this;
   }
 
-  private metadata(): BuiltResourceMetadata {
+  private metadata(): V1ObjectMeta {
     return {
       name: this.name,
       namespace: this.namespace,
@@ -104,7 +88,7 @@ export abstract class CustomResourceBuilder<Kind extends string, Spec, StatusV1,
   }
 
   /** The object in `version` with the given status. */
-  private buildAs<Status, Version extends 'v1' | 'v1beta1'>(version: Version, status: Status | undefined): BuiltResource<Spec, Status, Version, Kind> {
+  private buildAs<Status, Version extends 'v1' | 'v1beta1'>(version: Version, status: Status | undefined): FlinkResource<Version, Kind, Spec, Status> {
     return {
       apiVersion: `${FLINK_GROUP}/${version}`,
       kind: this.kind,
@@ -114,10 +98,10 @@ export abstract class CustomResourceBuilder<Kind extends string, Spec, StatusV1,
     };
   }
 
-  protected buildV1Object(): BuiltResource<Spec, StatusV1, 'v1', Kind> {
+  protected buildV1Object(): FlinkResource<'v1', Kind, Spec, StatusV1> {
     return this.buildAs('v1', this.statusV1);
   }
-  protected buildV1beta1Object(): BuiltResource<Spec, StatusV1beta1, 'v1beta1', Kind> {
+  protected buildV1beta1Object(): FlinkResource<'v1beta1', Kind, Spec, StatusV1beta1> {
     return this.buildAs('v1beta1', this.statusV1beta1);
   }
 }

@@ -18,21 +18,17 @@ export const API_VERSION_V1BETA1 = 'v1beta1';
 /** The finalizer the operator puts on every FlinkDeployment (the Apache operator's name, so a migrated resource keeps it). */
 export const FLINK_DEPLOYMENT_FINALIZER = 'flinkdeployments.flink.apache.org/finalizer';
 
-export interface FlinkDeploymentV1 {
-  apiVersion: `${typeof FLINK_GROUP}/v1`;
-  kind: typeof FLINK_DEPLOYMENT_KIND;
+/** A flink.apache.org object of one kind in one version (FlinkDeployment, FlinkSessionJob). */
+export interface FlinkResource<Version extends string, Kind extends string, Spec, Status> {
+  apiVersion: `${typeof FLINK_GROUP}/${Version}`;
+  kind: Kind;
   metadata: V1ObjectMeta;
-  spec: FlinkDeploymentSpec;
-  status?: FlinkDeploymentStatusV1;
+  spec: Spec;
+  status?: Status;
 }
 
-export interface FlinkDeploymentV1beta1 {
-  apiVersion: `${typeof FLINK_GROUP}/v1beta1`;
-  kind: typeof FLINK_DEPLOYMENT_KIND;
-  metadata: V1ObjectMeta;
-  spec: FlinkDeploymentSpec;
-  status?: FlinkDeploymentStatusV1beta1;
-}
+export type FlinkDeploymentV1 = FlinkResource<'v1', typeof FLINK_DEPLOYMENT_KIND, FlinkDeploymentSpec, FlinkDeploymentStatusV1>;
+export type FlinkDeploymentV1beta1 = FlinkResource<'v1beta1', typeof FLINK_DEPLOYMENT_KIND, FlinkDeploymentSpec, FlinkDeploymentStatusV1beta1>;
 
 /** The operator's working type: the v1 object. */
 export type FlinkDeployment = FlinkDeploymentV1;

@@ -18,8 +18,7 @@
  * - The name function itself is `sessionJobStateConfigMapName` in src/state/state-store.ts, next
  *   to the FlinkDeployment one; this module holds the one definition of the suffix both use.
  */
-import type { V1ObjectMeta } from '@kubernetes/client-node';
-import { FLINK_GROUP } from './flink-deployment.js';
+import { FLINK_GROUP, type FlinkResource } from './flink-deployment.js';
 import type { FlinkSessionJobSpec } from './flink-session-job-spec.js';
 import type { FlinkSessionJobStatusV1, FlinkSessionJobStatusV1beta1 } from './flink-session-job-status.js';
 import { MAX_DERIVED_NAME_LENGTH } from './spec-validation.js';
@@ -38,21 +37,8 @@ export const SESSION_JOB_STATE_CONFIGMAP_SUFFIX = '.sessionjob-state';
 /** The longest FlinkSessionJob name whose state ConfigMap name fits {@link MAX_DERIVED_NAME_LENGTH} (46). */
 export const MAX_SESSION_JOB_NAME_LENGTH = MAX_DERIVED_NAME_LENGTH - SESSION_JOB_STATE_CONFIGMAP_SUFFIX.length;
 
-export interface FlinkSessionJobV1 {
-  apiVersion: `${typeof FLINK_GROUP}/v1`;
-  kind: typeof FLINK_SESSION_JOB_KIND;
-  metadata: V1ObjectMeta;
-  spec: FlinkSessionJobSpec;
-  status?: FlinkSessionJobStatusV1;
-}
-
-export interface FlinkSessionJobV1beta1 {
-  apiVersion: `${typeof FLINK_GROUP}/v1beta1`;
-  kind: typeof FLINK_SESSION_JOB_KIND;
-  metadata: V1ObjectMeta;
-  spec: FlinkSessionJobSpec;
-  status?: FlinkSessionJobStatusV1beta1;
-}
+export type FlinkSessionJobV1 = FlinkResource<'v1', typeof FLINK_SESSION_JOB_KIND, FlinkSessionJobSpec, FlinkSessionJobStatusV1>;
+export type FlinkSessionJobV1beta1 = FlinkResource<'v1beta1', typeof FLINK_SESSION_JOB_KIND, FlinkSessionJobSpec, FlinkSessionJobStatusV1beta1>;
 
 /** The operator's working type: the v1 object. */
 export type FlinkSessionJob = FlinkSessionJobV1;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { textOf, valueAt } from '../../src/devcluster/apiserver/json-clone.js';
 import { decodeProtobufBody } from '../../src/devcluster/apiserver/protobuf-bodies.js';
 
 /**
@@ -63,13 +64,13 @@ describe('protobuf request bodies (kubectl create)', () => {
       },
     });
     const two = decodeProtobufBody(fixture('deployment-two-images'));
-    assert.deepEqual((two as any).spec.template.spec.containers, [
+    assert.deepEqual(valueAt(two, ['spec', 'template', 'spec', 'containers']), [
       { name: 'a', image: 'a' },
       { name: 'b', image: 'b' },
     ]);
-    assert.equal((two as any).spec.replicas, 1, 'replicas is a pointer: kubectl always sends it');
-    const saved = decodeProtobufBody(fixture('deployment-save-config')) as any;
-    assert.match(saved.metadata.annotations['kubectl.kubernetes.io/last-applied-configuration'], /"kind":"Deployment"/);
+    assert.equal(valueAt(two, ['spec', 'replicas']), 1, 'replicas is a pointer: kubectl always sends it');
+    const saved = decodeProtobufBody(fixture('deployment-save-config'));
+    assert.match(textOf(valueAt(saved, ['metadata', 'annotations', 'kubectl.kubernetes.io/last-applied-configuration'])), /"kind":"Deployment"/);
   });
 
   // core/v1 ServicePort: targetPort is an intstr.IntOrString {type=1, intVal=2, strVal=3}
@@ -87,12 +88,12 @@ describe('protobuf request bodies (kubectl create)', () => {
         type: 'ClusterIP',
       },
     });
-    assert.equal((decodeProtobufBody(fixture('service-clusterip-headless')) as any).spec.clusterIP, 'None');
-    assert.deepEqual((decodeProtobufBody(fixture('service-nodeport')) as any).spec.ports, [
+    assert.equal(valueAt(decodeProtobufBody(fixture('service-clusterip-headless')), ['spec', 'clusterIP']), 'None');
+    assert.deepEqual(valueAt(decodeProtobufBody(fixture('service-nodeport')), ['spec', 'ports']), [
       { name: '80-8080', protocol: 'TCP', port: 80, targetPort: 8080, nodePort: 30080 },
     ]);
-    assert.equal((decodeProtobufBody(fixture('service-loadbalancer')) as any).spec.type, 'LoadBalancer');
-    assert.deepEqual((decodeProtobufBody(fixture('service-externalname')) as any).spec, {
+    assert.equal(valueAt(decodeProtobufBody(fixture('service-loadbalancer')), ['spec', 'type']), 'LoadBalancer');
+    assert.deepEqual(decodeProtobufBody(fixture('service-externalname')).spec, {
       selector: { app: 's5' },
       type: 'ExternalName',
       externalName: 'example.com',
@@ -119,16 +120,16 @@ describe('protobuf request bodies (kubectl create)', () => {
         },
       },
     });
-    const fromCron = decodeProtobufBody(fixture('job-from-cronjob')) as any;
-    assert.deepEqual(fromCron.metadata.annotations, { 'cronjob.kubernetes.io/instantiate': 'manual' });
-    assert.deepEqual(fromCron.metadata.ownerReferences, [
+    const fromCron = decodeProtobufBody(fixture('job-from-cronjob'));
+    assert.deepEqual(valueAt(fromCron, ['metadata', 'annotations']), { 'cronjob.kubernetes.io/instantiate': 'manual' });
+    assert.deepEqual(valueAt(fromCron, ['metadata', 'ownerReferences']), [
       { kind: 'CronJob', name: 'c1', uid: '9882e411-78ee-487d-833c-06b7f5bc6883', apiVersion: 'batch/v1', controller: true },
     ]);
     // the cronjob's server-defaulted job template comes back: pointers kept even at 0/false
-    assert.equal(fromCron.spec.manualSelector, false);
-    assert.equal(fromCron.spec.suspend, false);
-    assert.equal(fromCron.spec.backoffLimit, 6);
-    assert.equal(fromCron.spec.template.spec.terminationGracePeriodSeconds, 30);
+    assert.equal(valueAt(fromCron, ['spec', 'manualSelector']), false);
+    assert.equal(valueAt(fromCron, ['spec', 'suspend']), false);
+    assert.equal(valueAt(fromCron, ['spec', 'backoffLimit']), 6);
+    assert.equal(valueAt(fromCron, ['spec', 'template', 'spec', 'terminationGracePeriodSeconds']), 30);
   });
 
   // networking/v1 generated.proto: IngressRule embeds IngressRuleValue (json inline) → `http` is a rule member
@@ -165,7 +166,7 @@ describe('protobuf request bodies (kubectl create)', () => {
         },
       },
     });
-    assert.deepEqual((decodeProtobufBody(fixture('pdb-max-unavailable')) as any).spec, { selector: { matchLabels: { app: 'y' } }, maxUnavailable: 1 });
+    assert.deepEqual(decodeProtobufBody(fixture('pdb-max-unavailable')).spec, { selector: { matchLabels: { app: 'y' } }, maxUnavailable: 1 });
   });
 
   it('decodes the captured core/v1 bodies of create configmap, secret, serviceaccount and namespace', () => {
@@ -234,10 +235,7 @@ describe('protobuf request bodies (kubectl create)', () => {
     const job = Buffer.concat([ld(1, ld(1, 'j')), ld(2, ld(6, podSpecWithVolume))]);
     const envelopeOf = (apiVersion: string, kind: string, raw: Buffer) =>
       Buffer.concat([Buffer.from('k8s\u0000', 'latin1'), ld(1, Buffer.concat([ld(1, apiVersion), ld(2, kind)])), ld(2, raw)]);
-    assert.throws(
-      () => decodeProtobufBody(envelopeOf('batch/v1', 'Job', job)),
-      (e: any) => e.code === 415,
-    );
+    assert.throws(() => decodeProtobufBody(envelopeOf('batch/v1', 'Job', job)), { code: 415 });
     // PodSpec field 14 (securityContext) sent as an empty message: skipped
     const emptySecurityContext = Buffer.concat([ld(1, ld(1, 'j')), ld(2, ld(6, ld(2, Buffer.concat([ld(2, ld(1, 'c')), ld(14, '')]))))]);
     assert.deepEqual(decodeProtobufBody(envelopeOf('batch/v1', 'Job', emptySecurityContext)), {
@@ -249,17 +247,8 @@ describe('protobuf request bodies (kubectl create)', () => {
   });
 
   it('refuses other kinds and garbage with 415', () => {
-    assert.throws(
-      () => decodeProtobufBody(envelope('Pod', ld(1, ld(1, 'p')))),
-      (e: any) => e.code === 415,
-    );
-    assert.throws(
-      () => decodeProtobufBody(Buffer.from('k8s\u0000\u00ff', 'latin1')),
-      (e: any) => e.code === 415,
-    );
-    assert.throws(
-      () => decodeProtobufBody(Buffer.from('{}')),
-      (e: any) => e.code === 415,
-    );
+    assert.throws(() => decodeProtobufBody(envelope('Pod', ld(1, ld(1, 'p')))), { code: 415 });
+    assert.throws(() => decodeProtobufBody(Buffer.from('k8s\u0000\u00ff', 'latin1')), { code: 415 });
+    assert.throws(() => decodeProtobufBody(Buffer.from('{}')), { code: 415 });
   });
 });

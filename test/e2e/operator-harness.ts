@@ -130,21 +130,7 @@ export async function startHarness(
     async delete(name, namespace = 'default') {
       await custom.deleteNamespacedCustomObject({ group: GROUP, version: 'v1', namespace, plural: PLURAL, name });
     },
-    async waitUntil(probe, description, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: unknown;
-      for (;;) {
-        try {
-          const value = await probe();
-          if (value !== undefined && value !== false) return value;
-        } catch (error) {
-          last = error;
-        }
-        if (Date.now() > deadline)
-          throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-        await new Promise((r) => setTimeout(r, 40));
-      }
-    },
+    waitUntil,
     async waitFor(name, predicate, description, timeoutMs = 15_000, namespace = 'default') {
       let last: FlinkDeploymentV1 | undefined;
       try {
@@ -179,6 +165,26 @@ export async function startHarness(
   };
   if (options.operator !== false) await harness.startOperator(options.operator ?? {});
   return harness;
+}
+
+/**
+ * Polls `probe` every 40 ms until it returns something other than undefined/false (its value is
+ * returned); errors it throws count as "not yet" and the last one is named on timeout.
+ */
+export async function waitUntil<T>(probe: () => Promise<T | undefined | false> | T | undefined | false, description: string, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, 40));
+  }
 }
 
 export function lifecycleOf(d: FlinkDeploymentV1 | undefined): string | undefined {

@@ -35,7 +35,7 @@ import { serviceProxyTransport } from '../../src/flink/flink-rest-transport.js';
 import { makeFlinkDeploymentReconciler } from '../../src/reconciler/reconciler-wiring.js';
 import { createLogger } from '../../src/runtime/logger.js';
 import { Manager } from '../../src/runtime/manager.js';
-import { installCrd, testOperatorConfig } from '../e2e/operator-harness.js';
+import { installCrd, testOperatorConfig, waitUntil } from '../e2e/operator-harness.js';
 import { FlinkOpenApiSpec, type FlinkRestExchange } from './flink-openapi-spec.js';
 
 /**
@@ -179,19 +179,9 @@ after(async () => {
   await cluster?.stop();
 });
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + DEADLINE_MS;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last instanceof Error ? `; last error: ${last.message}` : ''}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** Polls until `probe` yields a value (operator-harness.ts `waitUntil`), within DEADLINE_MS. */
+function eventually<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
+  return waitUntil(probe, what, DEADLINE_MS);
 }
 
 /**

@@ -1,7 +1,16 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { CoreV1Api, CoordinationV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, V1MicroTime } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  CoordinationV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
 import { raw, statusOf } from './raw-http.js';
 import { widget, widgetCrd } from './widget-crd-fixture.js';
@@ -69,7 +78,8 @@ describe('dev cluster: API server fidelity details (uid preconditions, times, si
         name: 'uid-cm',
         body: { metadata: { name: 'uid-cm', uid: other, resourceVersion: '1' }, data: {} },
       }),
-      (e: any) => {
+      (e: unknown) => {
+        assert.ok(e instanceof ApiException);
         assert.equal(e.code, 409);
         assert.deepEqual(statusOf(e), {
           kind: 'Status',
@@ -93,7 +103,7 @@ describe('dev cluster: API server fidelity details (uid preconditions, times, si
     assert.equal(same.data!.a, '2');
 
     await co.createNamespacedCustomObject({ ...W, body: widget('uid-w') });
-    const w: any = await co.getNamespacedCustomObject({ ...W, name: 'uid-w' });
+    const w = (await co.getNamespacedCustomObject({ ...W, name: 'uid-w' })) as KubernetesObject;
     const put = await raw(cluster.url, 'PUT', '/apis/example.com/v1/namespaces/default/widgets/uid-w', {
       ...w,
       metadata: { ...w.metadata, uid: other },
@@ -101,7 +111,7 @@ describe('dev cluster: API server fidelity details (uid preconditions, times, si
     assert.equal(put.status, 409);
     assert.equal(
       put.json.message,
-      `Operation cannot be fulfilled on widgets.example.com "uid-w": StorageError: invalid object, Code: 4, Key: /registry/example.com/widgets/default/uid-w, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${other}, UID in object meta: ${w.metadata.uid}`,
+      `Operation cannot be fulfilled on widgets.example.com "uid-w": StorageError: invalid object, Code: 4, Key: /registry/example.com/widgets/default/uid-w, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${other}, UID in object meta: ${w.metadata?.uid}`,
     );
   });
 
@@ -115,7 +125,8 @@ describe('dev cluster: API server fidelity details (uid preconditions, times, si
         { namespace: 'default', name: 'uid-patch', body: { metadata: { uid: other } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       ),
-      (e: any) => {
+      (e: unknown) => {
+        assert.ok(e instanceof ApiException);
         assert.equal(e.code, 422);
         const s = statusOf(e);
         assert.equal(s.reason, 'Invalid');
@@ -216,7 +227,8 @@ describe('dev cluster: API server fidelity details (uid preconditions, times, si
   // errors.NewRequestEntityTooLargeError("limit is 3145728"): 413, reason RequestEntityTooLarge, no details).
   it('answers a body over 3 MiB with the 413 the client receives (client-node and raw HTTP), and keeps serving', async () => {
     const big = 'x'.repeat(3 * 1024 * 1024 + 10);
-    await assert.rejects(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'too-big' }, data: { big } } }), (e: any) => {
+    await assert.rejects(core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'too-big' }, data: { big } } }), (e: unknown) => {
+      assert.ok(e instanceof ApiException);
       assert.equal(e.code, 413);
       assert.deepEqual(statusOf(e), {
         kind: 'Status',

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
 import { sessionJobStateConfigMapName, stateConfigMapName } from '../../../src/state/state-store.js';
-import { KubectlRunner } from './kubectl-runner.js';
+import { KubectlRunner, kubectlTable as table } from './kubectl-runner.js';
 
 const CRD_DIR = fileURLToPath(new URL('../../../crds/', import.meta.url));
 const FIXTURES = new URL('../../api/session-job-fixtures/', import.meta.url);
@@ -19,14 +19,6 @@ const SESSION_JOB = readFileSync(new URL('session-job.yaml', FIXTURES), 'utf8');
 const SESSION_CLUSTER = readFileSync(new URL('session-cluster.yaml', FIXTURES), 'utf8');
 const JOB_NAME = 'clickstream';
 const CLUSTER_NAME = 'analytics-session';
-
-/** The rows of a kubectl table: header cells and row cells, split on runs of 2+ spaces. */
-function table(text: string): string[][] {
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s{2,}/));
-}
 
 describe('dev cluster: FlinkSessionJob with the real kubectl', () => {
   let cluster: DevCluster;

@@ -86,3 +86,11 @@ export class KubectlRunner {
     rmSync(this.home, { recursive: true, force: true });
   }
 }
+
+/** The rows of a kubectl table: header cells and row cells, split on runs of 2+ spaces. */
+export function kubectlTable(text: string): string[][] {
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim().split(/\s{2,}/));
+}

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
-import { KubectlRunner } from './kubectl-runner.js';
+import { KubectlRunner, kubectlTable as table } from './kubectl-runner.js';
 import { eventually } from './raw-http.js';
 import { widgetCrd } from './widget-crd-fixture.js';
 
@@ -12,14 +12,6 @@ const EXAMPLE = fileURLToPath(new URL('../../api/fixtures/example-basic.yaml', i
 
 function basicExample(name = 'basic-example'): string {
   return readFileSync(EXAMPLE, 'utf8').replace('name: basic-example', `name: ${name}`);
-}
-
-/** The rows of a kubectl table: header cells and row cells, split on runs of 2+ spaces. */
-function table(text: string): string[][] {
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => l.trim().split(/\s{2,}/));
 }
 
 describe('dev cluster: the real kubectl', () => {

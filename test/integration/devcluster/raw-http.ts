@@ -26,6 +26,11 @@ export async function raw(baseUrl: string, method: string, path: string, body?: 
   return { status: res.status, headers: res.headers, text, json };
 }
 
+/** The item names of a list body, in order. */
+export function itemNames(list: { items: ReadonlyArray<{ metadata?: { name?: string } }> }): Array<string | undefined> {
+  return list.items.map((i) => i.metadata?.name);
+}
+
 /** Parses the Status body of a client-node ApiException. */
 export function statusOf(e: unknown): { code: number; reason: string; message: string; details?: any } {
   const err = e as { code?: number; body?: unknown };

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
 import { KubectlRunner } from './kubectl-runner.js';
-import { raw } from './raw-http.js';
+import { itemNames, raw } from './raw-http.js';
 import { openWatch } from './watch-client.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -74,10 +74,11 @@ describe('dev cluster: real-client fidelity (Python client, kubectl chunking, op
     });
   }
 
-  async function pythonJson(body: string): Promise<any> {
+  /** Runs the script and parses its last line as JSON, of the shape the caller states. */
+  async function pythonJson<T>(body: string): Promise<T> {
     const r = await python(body);
     assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout.trim().split('\n').pop()!);
+    return JSON.parse(r.stdout.trim().split('\n').pop()!) as T;
   }
 
   it('streams watch events to the Python client (watch=True), with the initial-events-end bookmark and bookmarks before the timeout', async () => {
@@ -86,7 +87,7 @@ describe('dev cluster: real-client fidelity (Python client, kubectl chunking, op
     // cache_watcher.go nextBookmarkTime (bookmark due 2 s before the deadline, and every bookmark interval)
     for (const name of ['a', 'b']) await core.createNamespacedConfigMap({ namespace: 'py-watch', body: { metadata: { name, labels: { fid: '1' } } } });
     const started = Date.now();
-    const events = await pythonJson(`
+    const events = await pythonJson<Array<[string, string | null, string | null]>>(`
 out = []
 for ev in watch.Watch().stream(v1.list_namespaced_config_map, namespace='py-watch', label_selector='fid=1', allow_watch_bookmarks=True, timeout_seconds=3):
     meta = ev['raw_object']['metadata']
@@ -101,7 +102,7 @@ print(json.dumps(out))
     ]);
     const later = events.slice(3);
     assert.ok(later.length >= 1, `periodic bookmarks before the deadline: ${JSON.stringify(events)}`);
-    assert.ok(later.every((e: unknown[]) => e[0] === 'BOOKMARK' && e[2] === null));
+    assert.ok(later.every((e) => e[0] === 'BOOKMARK' && e[2] === null));
     // the old emulator answered watch=True with a list; the real one treats any value but 0/false as true
     assert.equal(cluster.requestLog.count({ verb: 'watch', namespace: 'py-watch' }), 1);
     assert.equal(cluster.requestLog.count({ verb: 'list', namespace: 'py-watch' }), 0);
@@ -111,7 +112,7 @@ print(json.dumps(out))
     // source: apiserver pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked ("too old resource version: %d (%d)"), errors.NewResourceExpired
     const first = (await core.createNamespacedConfigMap({ namespace: 'py-watch', body: { metadata: { name: 'old' } } })).metadata!.resourceVersion!;
     for (let i = 0; i < 160; i++) await core.createNamespacedConfigMap({ namespace: 'py-watch', body: { metadata: { name: `churn-${i}` } } });
-    const r = await pythonJson(`
+    const r = await pythonJson<{ raised: boolean; status?: number; reason?: string }>(`
 try:
     for ev in watch.Watch().stream(v1.list_namespaced_config_map, namespace='py-watch', resource_version=${JSON.stringify(first)}, timeout_seconds=5):
         pass
@@ -121,7 +122,7 @@ except ApiException as e:
 `);
     assert.equal(r.raised, true);
     assert.equal(r.status, 410);
-    assert.match(r.reason, new RegExp(`^Expired: too old resource version: ${first} \\(\\d+\\)$`));
+    assert.match(r.reason ?? '', new RegExp(`^Expired: too old resource version: ${first} \\(\\d+\\)$`));
     // the raw ERROR event carries exactly the fields of a real Expired Status (no details)
     const w = await openWatch(cluster.url, `/api/v1/namespaces/py-watch/configmaps?watch=true&resourceVersion=${first}`);
     await w.waitFor(1);
@@ -133,7 +134,8 @@ except ApiException as e:
     // sources: apiserver pkg/storage/etcd3/store.go GetList (continue reads at the token's revision), pkg/storage/continue.go PrepareContinueToken
     // Secrets: no controller adds any to a new namespace (ConfigMaps get kube-root-ca.crt)
     for (const name of ['p1', 'p2', 'p3', 'p4', 'p5']) await core.createNamespacedSecret({ namespace: 'py-pages', body: { metadata: { name } } });
-    const r = await pythonJson(`
+    // a page: [names, remainingItemCount, resourceVersion, data of each item (later pages only)]
+    const r = await pythonJson<Array<[string[], number | null, string, Array<Record<string, string> | null>?]>>(`
 pages = []
 first = v1.list_namespaced_secret('py-pages', limit=2)
 pages.append([[i.metadata.name for i in first.items], first.metadata.remaining_item_count, first.metadata.resource_version])
@@ -214,10 +216,7 @@ print(json.dumps(pages))
     const exact = await raw(cluster.url, 'GET', `${base}?resourceVersion=${rv}&resourceVersionMatch=Exact`);
     assert.equal(exact.status, 200);
     assert.equal(exact.json.metadata.resourceVersion, String(rv));
-    assert.deepEqual(
-      exact.json.items.map((i: any) => i.metadata.name),
-      before.json.items.map((i: any) => i.metadata.name),
-    );
+    assert.deepEqual(itemNames(exact.json), itemNames(before.json));
     const legacy = await raw(cluster.url, 'GET', `${base}?resourceVersion=${rv}&limit=100`);
     assert.equal(legacy.json.items.length, before.json.items.length, 'limit + resourceVersion=N reads exactly N');
     const zero = await raw(cluster.url, 'GET', `${base}?resourceVersion=0&limit=1`);

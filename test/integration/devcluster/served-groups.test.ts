@@ -1,11 +1,26 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { BatchV1Api, CoreV1Api, EventsV1Api, NetworkingV1Api, PolicyV1Api } from '@kubernetes/client-node';
+import {
+  BatchV1Api,
+  CoreV1Api,
+  EventsV1Api,
+  NetworkingV1Api,
+  PolicyV1Api,
+  type V1APIResource,
+  type V1APIResourceList,
+  type V1CronJob,
+  type V1IngressRule,
+} from '@kubernetes/client-node';
 import { startDevCluster, type DevCluster } from '../../../src/devcluster/dev-cluster.js';
 import { KubectlRunner } from './kubectl-runner.js';
-import { eventually, raw, statusOf } from './raw-http.js';
+import { eventually, itemNames, raw, statusOf } from './raw-http.js';
 import { openWatch } from './watch-client.js';
+
+/** apidiscovery.k8s.io/v2 APIGroupDiscoveryList, as far as these tests read it (client-node has no model for it). */
+interface AggregatedDiscovery {
+  items: Array<{ metadata: { name: string }; versions: Array<{ resources: Array<{ resource: string; subresources?: Array<{ subresource: string }> }> }> }>;
+}
 
 /** A client-node model object as plain JSON (its classes are not deep-equal to literals). */
 const plain = (v: unknown): unknown => JSON.parse(JSON.stringify(v));
@@ -39,7 +54,7 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
   // discovery as kube-apiserver 1.32 lists these resources (kubectl api-resources on a real cluster)
   it('lists the new resources in legacy and aggregated discovery with verbs, shortNames, categories and subresources', async () => {
     const batchDoc = (await raw(cluster.url, 'GET', '/apis/batch/v1')).json;
-    const byName = (doc: any) => Object.fromEntries(doc.resources.map((r: any) => [r.name, r]));
+    const byName = (doc: V1APIResourceList): Record<string, V1APIResource> => Object.fromEntries(doc.resources.map((r) => [r.name, r]));
     const b = byName(batchDoc);
     assert.deepEqual(b.jobs.verbs, ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']);
     assert.deepEqual(b.jobs.categories, ['all']);
@@ -55,12 +70,13 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
     const e = byName((await raw(cluster.url, 'GET', '/apis/events.k8s.io/v1')).json);
     assert.deepEqual(e.events.shortNames, ['ev']);
     const aggregated = await raw(cluster.url, 'GET', '/apis', undefined, { Accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
-    const groups = aggregated.json.items.map((i: any) => i.metadata.name);
+    const discovery = aggregated.json as AggregatedDiscovery;
+    const groups = discovery.items.map((i) => i.metadata.name);
     for (const g of ['batch', 'networking.k8s.io', 'policy', 'events.k8s.io']) assert.ok(groups.includes(g), `aggregated discovery lists ${g}`);
-    const batchGroup = aggregated.json.items.find((i: any) => i.metadata.name === 'batch');
-    const jobs = batchGroup.versions[0].resources.find((r: any) => r.resource === 'jobs');
+    const batchGroup = discovery.items.find((i) => i.metadata.name === 'batch');
+    const jobs = batchGroup?.versions[0].resources.find((r) => r.resource === 'jobs');
     assert.deepEqual(
-      jobs.subresources.map((s: any) => s.subresource),
+      jobs?.subresources?.map((sub) => sub.subresource),
       ['status'],
     );
   });
@@ -123,7 +139,7 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
         body: {
           metadata: { name: 'nosched' },
           spec: { jobTemplate: { spec: { template: { spec: { containers: [{ name: 'c', image: 'x' }], restartPolicy: 'Never' } } } } },
-        } as any,
+        } as V1CronJob, // no schedule: the server refuses it
       }),
       (e: unknown) => statusOf(e).message === 'CronJob.batch "nosched" is invalid: spec.schedule: Required value',
     );
@@ -152,12 +168,14 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
 
   // pkg/apis/networking/validation validateHTTPIngressPath; printers.go printIngress
   it('requires pathType on Ingress paths and serves IngressClasses', async () => {
-    const rule = (pathType?: string) => ({
-      host: 'a.example',
-      http: { paths: [{ path: '/', ...(pathType ? { pathType } : {}), backend: { service: { name: 's', port: { number: 80 } } } }] },
-    });
+    // without a pathType the rule is one the typed model cannot express (the server refuses it)
+    const rule = (pathType?: string) =>
+      ({
+        host: 'a.example',
+        http: { paths: [{ path: '/', ...(pathType ? { pathType } : {}), backend: { service: { name: 's', port: { number: 80 } } } }] },
+      }) as V1IngressRule;
     await assert.rejects(
-      networking.createNamespacedIngress({ namespace: 'default', body: { metadata: { name: 'nopt' }, spec: { rules: [rule() as any] } } }),
+      networking.createNamespacedIngress({ namespace: 'default', body: { metadata: { name: 'nopt' }, spec: { rules: [rule()] } } }),
       (e: unknown) => {
         assert.equal(
           statusOf(e).message,
@@ -168,7 +186,7 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
     );
     const ing = await networking.createNamespacedIngress({
       namespace: 'default',
-      body: { metadata: { name: 'web' }, spec: { ingressClassName: 'nginx', rules: [rule('Prefix') as any] } },
+      body: { metadata: { name: 'web' }, spec: { ingressClassName: 'nginx', rules: [rule('Prefix')] } },
     });
     assert.deepEqual(plain(ing.status), { loadBalancer: {} });
     const cls = await networking.createIngressClass({ body: { metadata: { name: 'nginx' }, spec: { controller: 'k8s.io/ingress-nginx' } } });
@@ -248,10 +266,7 @@ describe('dev cluster: batch, networking, policy and events.k8s.io groups; per-n
     assert.equal(asCore.involvedObject.kind, 'Deployment');
     // field selectors of the stored resource work through both versions
     const both = await raw(cluster.url, 'GET', '/apis/events.k8s.io/v1/namespaces/default/events?fieldSelector=reason%3DSynced');
-    assert.deepEqual(
-      both.json.items.map((i: any) => i.metadata.name),
-      ['new-style'],
-    );
+    assert.deepEqual(itemNames(both.json), ['new-style']);
     // the same printer for both versions (the real server prints the internal object)
     const table = await k.ok(['get', 'events.v1.events.k8s.io']);
     assert.match(table, /^LAST SEEN\s+TYPE\s+REASON\s+OBJECT\s+MESSAGE\n/);

@@ -179,11 +179,12 @@ describe('dev cluster: server-side apply and managedFields', () => {
     const w = YAML.parse(await k.ok(['get', 'widget', 'ssa-w', '-o', 'yaml', '--show-managed-fields']));
     assert.deepEqual(w.spec, { image: 'b', replicas: 3 }, 'spec.config was dropped from the configuration and had no other owner');
     assert.equal(w.status.phase, 'Ready');
-    const entries = new Map<string, any>(w.metadata.managedFields.map((e: any) => [`${e.manager}/${e.operation}/${e.subresource ?? ''}`, e]));
-    assert.deepEqual(entries.get('kubectl/Apply/').fieldsV1, { 'f:spec': { 'f:image': {} } });
-    assert.deepEqual(entries.get('widget-controller/Apply/status').fieldsV1, { 'f:status': { 'f:phase': {} } });
-    assert.deepEqual(entries.get('kubectl/Update/scale').fieldsV1, { 'f:spec': { 'f:replicas': {} } });
-    assert.equal(entries.get('kubectl/Update/scale').apiVersion, 'example.com/v1');
+    const managed = (w as { metadata: { managedFields: V1ManagedFieldsEntry[] } }).metadata.managedFields;
+    const entries = new Map(managed.map((e) => [`${e.manager}/${e.operation}/${e.subresource ?? ''}`, e]));
+    assert.deepEqual(entries.get('kubectl/Apply/')?.fieldsV1, { 'f:spec': { 'f:image': {} } });
+    assert.deepEqual(entries.get('widget-controller/Apply/status')?.fieldsV1, { 'f:status': { 'f:phase': {} } });
+    assert.deepEqual(entries.get('kubectl/Update/scale')?.fieldsV1, { 'f:spec': { 'f:replicas': {} } });
+    assert.equal(entries.get('kubectl/Update/scale')?.apiVersion, 'example.com/v1');
   });
 
   it('records an Update entry for a ConfigMap created by client-node with fieldManager, and for the default manager', async () => {
