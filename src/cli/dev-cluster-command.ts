@@ -72,8 +72,9 @@ export function registerDevClusterCommand(program: Command): void {
         stop = () => world.stop();
         what = `simulated kubelet, controllers and Flink: pod ready ${ms(simulation.podReadyDelayMs)}, job start ${ms(simulation.jobStartDelayMs)}, savepoint ${ms(simulation.savepointDurationMs)}`;
       }
-      process.stdout.write(`dev cluster serving at ${url} (kubeconfig: ${opts.kubeconfig}; ${what})\n`);
-      await new Promise<void>((resolve) => {
+      // The handlers are in place before the line that tells a caller the cluster is up, so a caller
+      // that signals as soon as it reads the line always gets the clean shutdown.
+      const stopped = new Promise<void>((resolve) => {
         const shutdown = () => {
           process.off('SIGINT', shutdown);
           process.off('SIGTERM', shutdown);
@@ -82,6 +83,8 @@ export function registerDevClusterCommand(program: Command): void {
         process.on('SIGINT', shutdown);
         process.on('SIGTERM', shutdown);
       });
+      process.stdout.write(`dev cluster serving at ${url} (kubeconfig: ${opts.kubeconfig}; ${what})\n`);
+      await stopped;
     });
 }
 

@@ -20,7 +20,13 @@ function startProcess(args: string[]): { child: ChildProcess; output: () => stri
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  // A child ended by a signal resolves with null; the signal is kept in its output for the assertion message.
+  const exited = new Promise<number | null>((r) =>
+    child.on('exit', (code, signal) => {
+      if (signal !== null) out += `\n[ended by ${signal}]`;
+      r(code);
+    }),
+  );
   return {
     child,
     output: () => out,
@@ -69,7 +75,13 @@ describe('flink-operator dev-cluster', () => {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    // A child ended by a signal resolves with null; the signal is kept in its output for the assertion message.
+    const exited = new Promise<number | null>((r) =>
+      child.on('exit', (code, signal) => {
+        if (signal !== null) out += `\n[ended by ${signal}]`;
+        r(code);
+      }),
+    );
     try {
       await eventually(() => existsSync(kubeconfig) && /serving at http:\/\/127\.0\.0\.1:\d+/.test(out), 60_000, 'dev cluster start');
       const yaml = readFileSync(kubeconfig, 'utf8');
@@ -178,7 +190,7 @@ describe('flink-operator dev-cluster', () => {
       await eventually(() => /serving at http:\/\/127\.0\.0\.1:\d+/.test(apiOnly.output()), 60_000, 'dev cluster start');
       assert.match(apiOnly.output(), /API server only, no simulation/);
       await apiOnly.stop();
-      assert.equal(await apiOnly.exited, 0);
+      assert.equal(await apiOnly.exited, 0, apiOnly.output());
     } finally {
       await refused.stop();
       await apiOnly.stop();
