@@ -6,8 +6,9 @@
  * is here; the user-facing status (flink-deployment-status.ts) is derived from it and from
  * observation. design/002-state-split.md lists each field with the legacy field it comes from.
  */
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
+import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
 import { DEPLOYMENT_PHASES } from './deployment-phase.js';
 import { CHECKPOINT_TYPES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
 import { Int64, StringEnum } from './schema-builders.js';
@@ -68,60 +69,74 @@ export const WriterSchema = Type.Object({
   leaseTransitions: Type.Integer(),
 });
 
-export const InternalStateSchema = Type.Object({
-  formatVersion: Type.Integer({ description: 'Layout version of this state.' }),
-  /** Monotonic: +1 on every write; the status' stateRef.revision says which revision it reflects. */
-  revision: Type.Integer(),
-  /** Where the reconciler is (deployment-phase.ts); the Apache reconciliationState is derived from it. */
-  phase: StringEnum(DEPLOYMENT_PHASES),
-  /** RFC 3339: when the phase last changed to a deployment, a stop or a suspend (the readiness timeout counts from it). */
-  reconciliationTimestamp: Type.Optional(Type.String()),
-  /** The spec last acted on, with the rewrites the Apache operator makes (job.state after reconcile, upgradeMode used, last acknowledged nonces). */
-  lastReconciledSpec: Type.Optional(FlinkDeploymentSpecSchema),
-  /** metadata.generation of the spec in lastReconciledSpec. */
-  lastReconciledGeneration: Type.Optional(Int64()),
-  /** The last spec that ran stably (job RUNNING), the rollback target. */
-  lastStableSpec: Type.Optional(FlinkDeploymentSpecSchema),
-  lastStableGeneration: Type.Optional(Int64()),
-  /** The firstDeployment flag recorded with lastStableSpec (the Apache format keeps one per spec; carried for a faithful legacy encoding). */
-  lastStableFirstDeployment: Type.Optional(Type.Boolean()),
-  /** True until the first deployment has been made and observed. */
-  firstDeployment: Type.Optional(Type.Boolean()),
-  /** The savepoint (or last-state marker) the next deployment restores from. */
-  upgradeSavepointPath: Type.Optional(Type.String()),
-  /** The job id pinned for the next submission ($internal.pipeline.job-id), recorded before submitting. */
-  jobIdToSubmit: Type.Optional(Type.String()),
-  /** With jobIdToSubmit: the uid of the JobManager Deployment the deployment replaces even when unchanged (a restart). */
-  replaceJobManagerUid: Type.Optional(Type.String()),
-  /** The job id of the job the current deployment runs. */
-  deployedJobId: Type.Optional(Type.String()),
-  /** The savepoint or checkpoint the current deployment restored from (a JobManager that never started is redeployed from it). */
-  deployedFrom: Type.Optional(Type.String()),
-  pendingSavepoint: Type.Optional(PendingSnapshotSchema),
-  pendingCheckpoint: Type.Optional(PendingSnapshotSchema),
-  /** Newest last. */
-  savepointHistory: Type.Array(SavepointRecordSchema),
-  lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
-  lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
-  /**
-   * An upgrade (or suspend) whose stop-with-savepoint failed: the job keeps running its previous
-   * spec, and the upgrade is tried again only for a newer generation (the next spec change).
-   */
-  failedUpgrade: Type.Optional(
-    Type.Object({
-      /** metadata.generation whose upgrade failed. */
-      generation: Int64(),
-      reason: Type.String(),
-      /** RFC 3339. */
-      at: Type.String(),
-    }),
-  ),
-  lastWriter: Type.Optional(WriterSchema),
-});
+/**
+ * The internal-state schema of a resource whose spec is `spec`: FlinkDeployments and
+ * FlinkSessionJobs keep the same fields (a session job has no cluster of its own, so it never sets
+ * replaceJobManagerUid, deployedFrom or the rollback fields), each with its own spec type.
+ */
+function internalStateSchema<Spec extends TSchema>(spec: Spec) {
+  return Type.Object({
+    formatVersion: Type.Integer({ description: 'Layout version of this state.' }),
+    /** Monotonic: +1 on every write; the status' stateRef.revision says which revision it reflects. */
+    revision: Type.Integer(),
+    /** Where the reconciler is (deployment-phase.ts); the Apache reconciliationState is derived from it. */
+    phase: StringEnum(DEPLOYMENT_PHASES),
+    /** RFC 3339: when the phase last changed to a deployment, a stop or a suspend (the readiness timeout counts from it). */
+    reconciliationTimestamp: Type.Optional(Type.String()),
+    /** The spec last acted on, with the rewrites the Apache operator makes (job.state after reconcile, upgradeMode used, last acknowledged nonces). */
+    lastReconciledSpec: Type.Optional(spec),
+    /** metadata.generation of the spec in lastReconciledSpec. */
+    lastReconciledGeneration: Type.Optional(Int64()),
+    /** The last spec that ran stably (job RUNNING), the rollback target. */
+    lastStableSpec: Type.Optional(spec),
+    lastStableGeneration: Type.Optional(Int64()),
+    /** The firstDeployment flag recorded with lastStableSpec (the Apache format keeps one per spec; carried for a faithful legacy encoding). */
+    lastStableFirstDeployment: Type.Optional(Type.Boolean()),
+    /** True until the first deployment has been made and observed. */
+    firstDeployment: Type.Optional(Type.Boolean()),
+    /** The savepoint (or last-state marker) the next deployment restores from. */
+    upgradeSavepointPath: Type.Optional(Type.String()),
+    /** The job id pinned for the next submission ($internal.pipeline.job-id), recorded before submitting. */
+    jobIdToSubmit: Type.Optional(Type.String()),
+    /** With jobIdToSubmit: the uid of the JobManager Deployment the deployment replaces even when unchanged (a restart). */
+    replaceJobManagerUid: Type.Optional(Type.String()),
+    /** The job id of the job the current deployment runs. */
+    deployedJobId: Type.Optional(Type.String()),
+    /** The savepoint or checkpoint the current deployment restored from (a JobManager that never started is redeployed from it). */
+    deployedFrom: Type.Optional(Type.String()),
+    pendingSavepoint: Type.Optional(PendingSnapshotSchema),
+    pendingCheckpoint: Type.Optional(PendingSnapshotSchema),
+    /** Newest last. */
+    savepointHistory: Type.Array(SavepointRecordSchema),
+    lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
+    lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
+    /**
+     * An upgrade (or suspend) whose stop-with-savepoint failed: the job keeps running its previous
+     * spec, and the upgrade is tried again only for a newer generation (the next spec change).
+     */
+    failedUpgrade: Type.Optional(
+      Type.Object({
+        /** metadata.generation whose upgrade failed. */
+        generation: Int64(),
+        reason: Type.String(),
+        /** RFC 3339. */
+        at: Type.String(),
+      }),
+    ),
+    lastWriter: Type.Optional(WriterSchema),
+  });
+}
+
+export const InternalStateSchema = internalStateSchema(FlinkDeploymentSpecSchema);
+/** A FlinkSessionJob's internal state: the fields of InternalState, its specs FlinkSessionJobSpecs. */
+export const SessionJobInternalStateSchema = internalStateSchema(FlinkSessionJobSpecSchema);
 export type InternalState = Static<typeof InternalStateSchema>;
+export type SessionJobInternalState = Static<typeof SessionJobInternalStateSchema>;
+/** The internal state of either kind: what the state store, its codec and the migration handle alike. */
+export type AnyInternalState = InternalState | SessionJobInternalState;
 
 /** The state of a deployment the operator has never acted on. */
-export function emptyInternalState(): InternalState {
+export function emptyInternalState(): InternalState & SessionJobInternalState {
   return {
     formatVersion: INTERNAL_STATE_FORMAT_VERSION,
     revision: 0,

@@ -15,7 +15,7 @@ import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
 import { FlinkDeploymentStatusV1beta1Schema, FlinkDeploymentStatusV1Schema } from './flink-deployment-status.js';
 import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
 import { FlinkSessionJobStatusV1beta1Schema, FlinkSessionJobStatusV1Schema } from './flink-session-job-status.js';
-import { InternalStateSchema } from './internal-state.js';
+import { InternalStateSchema, SessionJobInternalStateSchema } from './internal-state.js';
 import { plainJsonSchema } from './schema-builders.js';
 
 /** One problem with one field. */
@@ -200,6 +200,14 @@ export function validateInternalStateSchema(state: unknown): FieldError[] {
     return [{ field: '', message: `must be a map of fields, got ${describe(state)}` }];
   }
   return run(InternalStateSchema, state, '');
+}
+
+/** Schema errors of a FlinkSessionJob's internal state (its ConfigMap contents), named as validateInternalStateSchema names them. */
+export function validateSessionJobInternalStateSchema(state: unknown): FieldError[] {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+    return [{ field: '', message: `must be a map of fields, got ${describe(state)}` }];
+  }
+  return run(SessionJobInternalStateSchema, state, '');
 }
 
 /**

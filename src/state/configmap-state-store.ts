@@ -31,7 +31,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type InternalState, type SavepointRecord } from '../api/internal-state.js';
+import { emptyInternalState, INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { isConflict, isNotFound, isTransient, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
@@ -40,9 +40,12 @@ import type { WriteTracker } from '../runtime/own-write-tracker.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
 import { assertOwnedBy, assertStateBelongsTo, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateWriteRetriesExhaustedError } from './state-errors.js';
-import { stateConfigMapName, type LoadResult, type StateStore, type StateUpdateFunction, type StateUpdateOptions } from './state-store.js';
+import { FLINK_DEPLOYMENT_STATE, type StateKind, type StateOwner } from './state-kinds.js';
+import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from './state-store.js';
 
-export interface ConfigMapStateStoreOptions {
+export interface ConfigMapStateStoreOptions<State extends AnyInternalState = InternalState, Owner extends StateOwner = FlinkDeploymentV1> {
+  /** Whose state this store keeps; FlinkDeployments' by default (a FlinkSessionJob store passes FLINK_SESSION_JOB_STATE). */
+  readonly kind?: StateKind<State>;
   readonly client: ConfigMapClient;
   /** The current leader's token; undefined = not leader (writes are refused). */
   readonly fencingToken: () => FencingToken | undefined;
@@ -58,7 +61,7 @@ export interface ConfigMapStateStoreOptions {
   /** Called after every write attempt: `created`, `updated`, `conflict` (409) or `failed` (metrics). */
   readonly onWriteAttempt?: (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void;
   /** Called with the records the size rules dropped from the history, oldest first (their savepoints are to be disposed). */
-  readonly onHistoryTrimmed?: (deployment: FlinkDeploymentV1, dropped: readonly SavepointRecord[]) => void;
+  readonly onHistoryTrimmed?: (deployment: Owner, dropped: readonly SavepointRecord[]) => void;
 }
 
 const CONFIGMAP_KIND = 'ConfigMap';
@@ -66,22 +69,27 @@ const CONFIGMAP_KIND = 'ConfigMap';
 const MAX_RETRY_AFTER_SECONDS = 2;
 
 /** State equality for "did fn change anything": revision and lastWriter are the store's, not fn's. */
-function sameState(a: InternalState, b: InternalState): boolean {
-  const strip = (s: InternalState) => {
-    const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(s)) as InternalState;
+function sameState(a: AnyInternalState, b: AnyInternalState): boolean {
+  const strip = (s: AnyInternalState) => {
+    const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(s)) as AnyInternalState;
     return rest;
   };
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
-export class ConfigMapStateStore implements StateStore {
+export class ConfigMapStateStore<State extends AnyInternalState = InternalState, Owner extends StateOwner = FlinkDeploymentV1>
+  implements StateStore<Owner, State>
+{
   /** Our writes, overlaid on the informer. */
   readonly overlay: ReadYourWritesCache<V1ConfigMap>;
   private readonly unsubscribe: (() => void) | undefined;
   private readonly maxAttempts: number;
   private readonly retryDelayMs: number;
 
-  constructor(private readonly options: ConfigMapStateStoreOptions) {
+  private readonly kind: StateKind<State>;
+
+  constructor(private readonly options: ConfigMapStateStoreOptions<State, Owner>) {
+    this.kind = options.kind ?? (FLINK_DEPLOYMENT_STATE as StateKind<State>);
     this.overlay = new ReadYourWritesCache<V1ConfigMap>(options.informer);
     this.unsubscribe = options.informer?.subscribe((event) => {
       this.overlay.observe(event);
@@ -108,7 +116,7 @@ export class ConfigMapStateStore implements StateStore {
    * (decode(encode(s)) equals s once undefined members are dropped: state-configmap-codec.test.ts).
    * Caveats: an object without a resourceVersion is never cached.
    */
-  private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; state: InternalState }>();
+  private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; state: State }>();
 
   /** The newest state revision written or read, by FlinkDeployment uid (the "never backwards" floor). */
   private readonly newestRevision = new Map<string, number>();
@@ -127,38 +135,38 @@ export class ConfigMapStateStore implements StateStore {
   }
 
   /** Refuses a state older than what this process already saw, or than the status says it reflects. */
-  private assertNotRegressed(configMap: V1ConfigMap, state: InternalState, deployment: FlinkDeploymentV1): void {
+  private assertNotRegressed(configMap: V1ConfigMap, state: State, deployment: Owner): void {
     const uid = deployment.metadata.uid ?? '';
     const seen = this.newestRevision.get(uid) ?? 0;
     const inStatus = deployment.status?.stateRef?.revision ?? 0;
     const namespace = configMap.metadata?.namespace ?? '';
     const name = configMap.metadata?.name ?? '';
     if (state.revision < seen) throw new RegressedStateError(name, namespace, state.revision, seen, 'already written or read by this operator');
-    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, 'status.stateRef.revision of the FlinkDeployment');
+    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, `status.stateRef.revision of the ${this.kind.ownerKind}`);
     this.newestRevision.set(uid, state.revision);
   }
 
-  /** Forgets what this store remembers of a FlinkDeployment that is gone (its finalizer was removed). */
-  forget(deployment: FlinkDeploymentV1): void {
+  /** Forgets what this store remembers of an owner that is gone (its finalizer was removed). */
+  forget(deployment: Owner): void {
     this.newestRevision.delete(deployment.metadata.uid ?? '');
   }
 
-  private decode(configMap: V1ConfigMap): InternalState {
+  private decode(configMap: V1ConfigMap): State {
     const resourceVersion = configMap.metadata?.resourceVersion;
     const uid = configMap.metadata?.uid;
     const key = objectKey(configMap);
     const hit = this.decoded.get(key);
     if (hit && resourceVersion && hit.resourceVersion === resourceVersion && hit.uid === uid) return structuredClone(hit.state);
-    const state = decodeStateConfigMap(configMap);
+    const state = decodeStateConfigMap(configMap, this.kind);
     if (resourceVersion) this.decoded.set(key, { uid, resourceVersion, state: structuredClone(state) });
     return state;
   }
 
   /** After our write: what `written` decodes to is the state we encoded (JSON-normalized: no undefined members). */
-  private rememberWritten(written: V1ConfigMap, state: InternalState): void {
+  private rememberWritten(written: V1ConfigMap, state: State): void {
     const resourceVersion = written.metadata?.resourceVersion;
     if (!resourceVersion) return;
-    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(JSON.stringify(state)) as InternalState });
+    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(JSON.stringify(state)) as State });
   }
 
   /** Stops listening to the informer. */
@@ -166,19 +174,19 @@ export class ConfigMapStateStore implements StateStore {
     this.unsubscribe?.();
   }
 
-  async load(deployment: FlinkDeploymentV1): Promise<LoadResult> {
+  async load(deployment: Owner): Promise<LoadResult<State>> {
     const configMap = await this.read(deployment, false);
     if (!configMap) return { kind: 'missing' };
-    assertOwnedBy(configMap, deployment);
-    assertStateBelongsTo(configMap, deployment);
+    assertOwnedBy(configMap, deployment, this.kind);
+    assertStateBelongsTo(configMap, deployment, this.kind);
     const state = this.decode(configMap);
     this.assertNotRegressed(configMap, state, deployment);
     return { kind: 'found', state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
   }
 
-  async update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction, options: StateUpdateOptions = {}): Promise<InternalState> {
+  async update(deployment: Owner, fn: StateUpdateFunction<State>, options: StateUpdateOptions = {}): Promise<State> {
     const namespace = deployment.metadata.namespace ?? '';
-    const name = stateConfigMapName(deployment.metadata.name ?? '');
+    const name = this.kind.configMapName(deployment.metadata.name ?? '');
     let lastError: unknown;
     let sawExisting = false;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
@@ -188,15 +196,15 @@ export class ConfigMapStateStore implements StateStore {
       const existing = await this.read(deployment, attempt > 1);
       if (!existing && sawExisting) throw new StateDeletedError(`${namespace}/${name}`);
       sawExisting ||= existing !== undefined;
-      let current: InternalState;
+      let current: State;
       if (existing) {
-        assertOwnedBy(existing, deployment);
-        assertStateBelongsTo(existing, deployment);
+        assertOwnedBy(existing, deployment, this.kind);
+        assertStateBelongsTo(existing, deployment, this.kind);
         assertNotStale(storedFencingToken(existing.metadata), token);
         current = this.decode(existing);
         this.assertNotRegressed(existing, current, deployment);
       } else {
-        current = emptyInternalState();
+        current = emptyInternalState() as State;
       }
       const input = structuredClone(current);
       const next = fn(input);
@@ -205,7 +213,7 @@ export class ConfigMapStateStore implements StateStore {
         throw new StatePreconditionError(`${namespace}/${name}`, options.basedOnRevision, current.revision);
       }
       const floor = this.newestRevision.get(deployment.metadata.uid ?? '') ?? 0;
-      const stamped: InternalState = {
+      const stamped: State = {
         ...next,
         formatVersion: INTERNAL_STATE_FORMAT_VERSION,
         revision: Math.max(current.revision, next.revision, floor) + 1,
@@ -213,6 +221,7 @@ export class ConfigMapStateStore implements StateStore {
       };
       const encoded = encodeStateConfigMap(stamped, {
         deployment,
+        kind: this.kind,
         existing,
         compressThresholdBytes: this.options.compressThresholdBytes,
         maxTotalBytes: this.options.maxTotalBytes,
@@ -246,9 +255,9 @@ export class ConfigMapStateStore implements StateStore {
    * GET. A GET result is cached only when it is ours (a foreign object gets no informer events that
    * would ever evict it).
    */
-  private async read(deployment: FlinkDeploymentV1, fresh: boolean): Promise<V1ConfigMap | undefined> {
+  private async read(deployment: Owner, fresh: boolean): Promise<V1ConfigMap | undefined> {
     const namespace = deployment.metadata.namespace ?? '';
-    const name = stateConfigMapName(deployment.metadata.name ?? '');
+    const name = this.kind.configMapName(deployment.metadata.name ?? '');
     const informer = this.options.informer;
     if (!fresh && informer?.hasSynced()) {
       const cached = this.overlay.get(namespace, name);
@@ -260,7 +269,7 @@ export class ConfigMapStateStore implements StateStore {
       this.decoded.delete(`${namespace}/${name}`);
       return undefined;
     }
-    if (isControlledBy(got, deployment)) this.overlay.recordWrite(got);
+    if (isControlledBy(got, deployment, this.kind)) this.overlay.recordWrite(got);
     return got;
   }
 }
@@ -269,9 +278,9 @@ function objectKey(configMap: V1ConfigMap): string {
   return `${configMap.metadata?.namespace ?? ''}/${configMap.metadata?.name ?? ''}`;
 }
 
-function isControlledBy(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): boolean {
+function isControlledBy(configMap: V1ConfigMap, deployment: StateOwner, kind: StateKind): boolean {
   try {
-    assertOwnedBy(configMap, deployment);
+    assertOwnedBy(configMap, deployment, kind);
     return true;
   } catch {
     return false;

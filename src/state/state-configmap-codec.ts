@@ -35,21 +35,20 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { V1ConfigMap, V1OwnerReference } from '@kubernetes/client-node';
 import YAML from 'yaml';
-import { FLINK_DEPLOYMENT_KIND, FLINK_GROUP, API_VERSION_V1, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { FLINK_GROUP, API_VERSION_V1 } from '../api/flink-deployment.js';
 import { phaseFromReconciliationState, type DeploymentPhase } from '../api/deployment-phase.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { RECONCILIATION_STATES, type ReconciliationState } from '../api/flink-deployment-status.js';
 import { sameValue } from '../api/canonical-json.js';
-import { INTERNAL_STATE_FORMAT_VERSION, SavepointRecordSchema, type InternalState, type SavepointRecord } from '../api/internal-state.js';
-import { validateInternalStateSchema } from '../api/schema-validator.js';
+import { INTERNAL_STATE_FORMAT_VERSION, SavepointRecordSchema, type AnyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import { OPERATOR_WRITER } from './operator-version.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, StateTooLargeError } from './state-errors.js';
-import { stateConfigMapName } from './state-store.js';
+import { DEPLOYMENT_LABEL, FLINK_DEPLOYMENT_STATE, type StateKind, type StateOwner } from './state-kinds.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';
-export const DEPLOYMENT_LABEL = 'flink.apache.org/deployment';
+export { DEPLOYMENT_LABEL } from './state-kinds.js';
 export const MANAGED_BY_VALUE = 'flink-operator';
 export const COMPONENT_VALUE = 'operator-state';
 export const WRITTEN_BY_ANNOTATION = 'flink-operator.io/written-by';
@@ -84,22 +83,38 @@ export const STATE_KEYS = [
 ] as const;
 export type StateKey = (typeof STATE_KEYS)[number];
 
+/** The keys naming the owner of a session job's state (in place of `deployment` / `deploymentUid`). */
+export const SESSION_JOB_OWNER_KEYS = ['sessionJob', 'sessionJobUid'] as const;
+
+/** The two keys naming whose state it is (`namespace/name`, uid), by kind. */
+function ownerKeys(kind: StateKind): readonly [string, string] {
+  return kind === FLINK_DEPLOYMENT_STATE ? ['deployment', 'deploymentUid'] : SESSION_JOB_OWNER_KEYS;
+}
+
+/** The data keys of a kind, in the order they are written. */
+function keyOrder(kind: StateKind): readonly string[] {
+  const [nameKey, uidKey] = ownerKeys(kind);
+  return STATE_KEYS.map((key) => (key === 'deployment' ? nameKey : key === 'deploymentUid' ? uidKey : key));
+}
+
 /** InternalState fields stored together under `pendingOperation`. */
 const PENDING_FIELDS = ['upgradeSavepointPath', 'jobIdToSubmit', 'replaceJobManagerUid', 'pendingSavepoint', 'pendingCheckpoint'] as const;
 
 export interface EncodeOptions {
-  /** The owner; its uid goes into the controller ownerReference. */
-  readonly deployment: FlinkDeploymentV1;
+  /** The owner (a FlinkDeployment, or a FlinkSessionJob with `kind`); its uid goes into the controller ownerReference. */
+  readonly deployment: StateOwner;
+  /** Whose state it is; FlinkDeployment's by default. */
+  readonly kind?: StateKind;
   /** The object being replaced (its resourceVersion locks the write; its extra labels/annotations are kept). */
   readonly existing?: V1ConfigMap;
   readonly compressThresholdBytes?: number;
   readonly maxTotalBytes?: number;
 }
 
-export interface EncodeResult {
+export interface EncodeResult<State extends AnyInternalState = InternalState> {
   readonly configMap: V1ConfigMap;
   /** The state as encoded (savepointHistory possibly trimmed). */
-  readonly state: InternalState;
+  readonly state: State;
   /** How many records were trimmed from the history (`trimmedRecords.length`). */
   readonly trimmedSavepoints: number;
   /** The records trimmed from the history for size, oldest first: their savepoints are no longer remembered. */
@@ -123,17 +138,18 @@ function yaml(value: unknown): string {
   return YAML.stringify(value, { lineWidth: 0 });
 }
 
-/** The entries of every key but savepointHistory, in STATE_KEYS order; `deployment`/`deploymentUid` name whose state it is. */
-function encodeEntries(state: InternalState, deployment: FlinkDeploymentV1): Map<StateKey, string> {
-  const entries = new Map<StateKey, string>();
-  const put = (key: StateKey, value: string | undefined) => {
+/** The entries of every key but savepointHistory, in key order; the owner keys (`deployment`/`deploymentUid` for a FlinkDeployment) name whose state it is. */
+function encodeEntries(state: AnyInternalState, deployment: StateOwner, kind: StateKind): Map<string, string> {
+  const entries = new Map<string, string>();
+  const [nameKey, uidKey] = ownerKeys(kind);
+  const put = (key: StateKey | (typeof SESSION_JOB_OWNER_KEYS)[number], value: string | undefined) => {
     if (value !== undefined) entries.set(key, value);
   };
   const num = (value: number | undefined) => (value === undefined ? undefined : String(value));
   put('formatVersion', String(state.formatVersion));
   put('revision', String(state.revision));
-  put('deployment', `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`);
-  put('deploymentUid', deployment.metadata.uid);
+  put(nameKey as StateKey, `${deployment.metadata.namespace ?? ''}/${deployment.metadata.name ?? ''}`);
+  put(uidKey as StateKey, deployment.metadata.uid);
   put('phase', state.phase);
   put('reconciliationTimestamp', state.reconciliationTimestamp);
   put('lastReconciledGeneration', num(state.lastReconciledGeneration));
@@ -176,7 +192,7 @@ function gzip(input: Buffer, work: WorkCounter): Buffer {
 
 const base64Length = (bytes: number) => 4 * Math.ceil(bytes / 3);
 
-function placeValue(key: StateKey, value: string, threshold: number, work: WorkCounter): PlacedValue {
+function placeValue(key: string, value: string, threshold: number, work: WorkCounter): PlacedValue {
   const bytes = Buffer.byteLength(value, 'utf8');
   if (bytes <= threshold) return { key, value, compressed: false, size: key.length + bytes };
   const packed = gzip(Buffer.from(value, 'utf8'), work).toString('base64');
@@ -349,28 +365,29 @@ function recordsToDrop(candidates: HistoryCandidates, budget: number): number | 
 }
 
 /** The controller ownerReference a state ConfigMap carries. */
-export function stateOwnerReference(deployment: FlinkDeploymentV1): V1OwnerReference {
+export function stateOwnerReference(deployment: StateOwner, kind: StateKind = FLINK_DEPLOYMENT_STATE): V1OwnerReference {
   const { name, uid } = deployment.metadata;
-  if (!name || !uid) throw new Error('a FlinkDeployment without name or uid cannot own operator state');
-  return { apiVersion: `${FLINK_GROUP}/${API_VERSION_V1}`, kind: FLINK_DEPLOYMENT_KIND, name, uid, controller: true, blockOwnerDeletion: true };
+  if (!name || !uid) throw new Error(`a ${kind.ownerKind} without name or uid cannot own operator state`);
+  return { apiVersion: `${FLINK_GROUP}/${API_VERSION_V1}`, kind: kind.ownerKind, name, uid, controller: true, blockOwnerDeletion: true };
 }
 
 /** Encodes `state` as the ConfigMap for `options.deployment`; throws StateTooLargeError. */
-export function encodeStateConfigMap(state: InternalState, options: EncodeOptions): EncodeResult {
+export function encodeStateConfigMap<State extends AnyInternalState>(state: State, options: EncodeOptions): EncodeResult<State> {
   const threshold = options.compressThresholdBytes ?? DEFAULT_COMPRESS_THRESHOLD_BYTES;
   const max = options.maxTotalBytes ?? DEFAULT_MAX_TOTAL_BYTES;
+  const kind = options.kind ?? FLINK_DEPLOYMENT_STATE;
   const deploymentName = options.deployment.metadata.name ?? '';
-  const name = stateConfigMapName(deploymentName);
+  const name = kind.configMapName(deploymentName);
   const work: WorkCounter = { historySerializations: 0, gzipCalls: 0, gzippedBytes: 0 };
-  const rest = new Map<StateKey, PlacedValue>();
-  for (const [key, value] of encodeEntries(state, options.deployment)) rest.set(key, placeValue(key, value, threshold, work));
+  const rest = new Map<string, PlacedValue>();
+  for (const [key, value] of encodeEntries(state, options.deployment, kind)) rest.set(key, placeValue(key, value, threshold, work));
   let restBytes = 0;
   for (const value of rest.values()) restBytes += value.size;
   const candidates = new HistoryCandidates(state.savepointHistory, threshold, work);
   const drop = recordsToDrop(candidates, max - restBytes);
   // in STATE_KEYS order, the history in its place (all of it dropped when nothing fits: the error's sizes)
   const values: PlacedValue[] = [];
-  for (const key of STATE_KEYS) {
+  for (const key of keyOrder(kind)) {
     const value = key === HISTORY_KEY ? candidates.placed(drop ?? candidates.count) : rest.get(key);
     if (value) values.push(value);
   }
@@ -391,7 +408,7 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
   }
   if (drop === undefined || total > max) throw new StateTooLargeError(name, total, max, sizes);
   const trimmedRecords = state.savepointHistory.slice(0, drop);
-  const encoded: InternalState = drop === 0 ? state : { ...state, savepointHistory: state.savepointHistory.slice(drop) };
+  const encoded: State = drop === 0 ? state : { ...state, savepointHistory: state.savepointHistory.slice(drop) };
 
   const existing = options.existing?.metadata;
   const annotations: Record<string, string> = { ...(existing?.annotations ?? {}), [WRITTEN_BY_ANNOTATION]: OPERATOR_WRITER };
@@ -407,10 +424,10 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
         ...(existing?.labels ?? {}),
         [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
         [COMPONENT_LABEL]: COMPONENT_VALUE,
-        [DEPLOYMENT_LABEL]: deploymentName,
+        [kind.ownerLabel]: deploymentName,
       },
       annotations,
-      ownerReferences: [...(existing?.ownerReferences ?? []).filter((ref) => !ref.controller), stateOwnerReference(options.deployment)],
+      ownerReferences: [...(existing?.ownerReferences ?? []).filter((ref) => !ref.controller), stateOwnerReference(options.deployment, kind)],
       ...(existing?.resourceVersion ? { resourceVersion: existing.resourceVersion } : {}),
     },
     data,
@@ -423,18 +440,19 @@ export function encodeStateConfigMap(state: InternalState, options: EncodeOption
  * Throws ForeignStateError unless the ConfigMap is controlled by this deployment (an ownerReference
  * with controller: true and the deployment's uid). Call before reading or writing it.
  */
-export function assertOwnedBy(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): void {
+export function assertOwnedBy(configMap: V1ConfigMap, deployment: StateOwner, kind: StateKind = FLINK_DEPLOYMENT_STATE): void {
   const name = configMap.metadata?.name ?? '';
   const namespace = configMap.metadata?.namespace ?? deployment.metadata.namespace ?? '';
   const controller = (configMap.metadata?.ownerReferences ?? []).find((ref) => ref.controller === true);
   const deploymentName = deployment.metadata.name ?? '';
-  if (!controller) throw new ForeignStateError(name, namespace, deploymentName, 'it has no controller ownerReference');
-  if (controller.kind !== FLINK_DEPLOYMENT_KIND || controller.uid !== deployment.metadata.uid) {
+  if (!controller) throw new ForeignStateError(name, namespace, deploymentName, 'it has no controller ownerReference', kind.ownerKind);
+  if (controller.kind !== kind.ownerKind || controller.uid !== deployment.metadata.uid) {
     throw new ForeignStateError(
       name,
       namespace,
       deploymentName,
-      `its controller is ${controller.kind} ${controller.name} uid ${controller.uid}, this deployment's uid is ${deployment.metadata.uid}`,
+      `its controller is ${controller.kind} ${controller.name} uid ${controller.uid}, this ${kind.ownerKind}'s uid is ${deployment.metadata.uid}`,
+      kind.ownerKind,
     );
   }
 }
@@ -444,11 +462,18 @@ export function assertOwnedBy(configMap: V1ConfigMap, deployment: FlinkDeploymen
  * namespace/name for people): content copied from another deployment's ConfigMap is refused
  * (MisplacedStateError). A state without the key (written before it existed) is accepted.
  */
-export function assertStateBelongsTo(configMap: V1ConfigMap, deployment: FlinkDeploymentV1): void {
-  const uid = configMap.data?.deploymentUid;
+export function assertStateBelongsTo(configMap: V1ConfigMap, deployment: StateOwner, kind: StateKind = FLINK_DEPLOYMENT_STATE): void {
+  const [nameKey, uidKey] = ownerKeys(kind);
+  const uid = configMap.data?.[uidKey];
   if (uid === undefined || uid === deployment.metadata.uid) return;
-  const owner = configMap.data?.deployment ?? 'another FlinkDeployment';
-  throw new MisplacedStateError(configMap.metadata?.name ?? '', configMap.metadata?.namespace ?? '', deployment.metadata.name ?? '', `${owner} (uid ${uid})`);
+  const owner = configMap.data?.[nameKey] ?? `another ${kind.ownerKind}`;
+  throw new MisplacedStateError(
+    configMap.metadata?.name ?? '',
+    configMap.metadata?.namespace ?? '',
+    deployment.metadata.name ?? '',
+    `${owner} (uid ${uid})`,
+    kind.ownerKind,
+  );
 }
 
 function readValue(configMap: V1ConfigMap, key: StateKey): string | undefined {
@@ -467,8 +492,10 @@ function readValue(configMap: V1ConfigMap, key: StateKey): string | undefined {
   }
 }
 
-/** Decodes and validates the state in a ConfigMap; throws CorruptStateError naming the bad key. */
-export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
+/** Decodes and validates the state in a ConfigMap (a FlinkDeployment's, or `kind`'s); throws CorruptStateError naming the bad key. */
+export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState;
+export function decodeStateConfigMap<State extends AnyInternalState>(configMap: V1ConfigMap, kind: StateKind<State>): State;
+export function decodeStateConfigMap(configMap: V1ConfigMap, kind: StateKind = FLINK_DEPLOYMENT_STATE): AnyInternalState {
   const name = configMap.metadata?.name ?? '';
   const namespace = configMap.metadata?.namespace ?? '';
   const corrupt = (key: string, detail: string) => new CorruptStateError(name, namespace, key, detail);
@@ -545,12 +572,12 @@ export function decodeStateConfigMap(configMap: V1ConfigMap): InternalState {
   candidate.phase = formatVersion >= 2 ? text('phase') : phaseOfFormat1(readValue(configMap, FORMAT_1_STATE_KEY as StateKey), candidate, corrupt);
   if (candidate.phase === undefined) throw corrupt(formatVersion >= 2 ? 'phase' : FORMAT_1_STATE_KEY, 'missing');
 
-  const errors = validateInternalStateSchema(candidate);
+  const errors = kind.validate(candidate);
   if (errors.length > 0) {
     const first = errors[0];
     throw corrupt(keyOfField(first.field), `${first.field}: ${first.message}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`);
   }
-  return candidate as InternalState;
+  return candidate as AnyInternalState;
 }
 
 /** Format 1 kept the Apache operator's reconciliation state instead of the phase. */

@@ -12,9 +12,10 @@ export class ForeignStateError extends Error {
     readonly namespace: string,
     readonly deploymentName: string,
     readonly detail: string,
+    readonly ownerKind: string = 'FlinkDeployment',
   ) {
     super(
-      `ConfigMap ${namespace}/${objectName} exists but is not owned by FlinkDeployment ${deploymentName} (${detail}); ` +
+      `ConfigMap ${namespace}/${objectName} exists but is not owned by ${ownerKind} ${deploymentName} (${detail}); ` +
         `the operator will not read or overwrite it: rename or delete it`,
     );
     this.name = 'ForeignStateError';
@@ -127,10 +128,11 @@ export class MisplacedStateError extends Error {
     readonly namespace: string,
     readonly deploymentName: string,
     readonly contentOwner: string,
+    readonly ownerKind: string = 'FlinkDeployment',
   ) {
     super(
-      `ConfigMap ${namespace}/${objectName} holds operator state that belongs to FlinkDeployment ${contentOwner}, not to ${namespace}/${deploymentName}; ` +
-        `the operator does not act on it and does not overwrite it. Put back this deployment's own state, or delete the ConfigMap ` +
+      `ConfigMap ${namespace}/${objectName} holds operator state that belongs to ${ownerKind} ${contentOwner}, not to ${namespace}/${deploymentName}; ` +
+        `the operator does not act on it and does not overwrite it. Put back this ${ownerKind}'s own state, or delete the ConfigMap ` +
         `(the operator rebuilds it from the running cluster and Flink)`,
     );
     this.name = 'MisplacedStateError';

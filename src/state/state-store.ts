@@ -18,13 +18,13 @@
  * Caveats: see design/004-sync-protocol.md.
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import type { InternalState } from '../api/internal-state.js';
+import type { AnyInternalState, InternalState } from '../api/internal-state.js';
 import { SESSION_JOB_STATE_CONFIGMAP_SUFFIX } from '../api/flink-session-job.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 
-export type LoadResult = { kind: 'found'; state: InternalState; resourceVersion: string } | { kind: 'missing' };
+export type LoadResult<State extends AnyInternalState = InternalState> = { kind: 'found'; state: State; resourceVersion: string } | { kind: 'missing' };
 
-export type StateUpdateFunction = (current: InternalState) => InternalState;
+export type StateUpdateFunction<State extends AnyInternalState = InternalState> = (current: State) => State;
 
 /** What an update is decided on and who makes it. */
 export interface StateUpdateOptions {
@@ -38,20 +38,21 @@ export interface StateUpdateOptions {
   readonly fence?: SideEffectFence;
 }
 
-export interface StateStore {
+/** The store of one kind's state (FlinkDeployment's by default; a FlinkSessionJob's with its owner and state types). */
+export interface StateStore<Owner = FlinkDeploymentV1, State extends AnyInternalState = InternalState> {
   /**
    * The current state of the deployment. Throws ForeignStateError (the object exists but is not
    * controlled by this deployment's uid) or CorruptStateError (cannot decode / fails the schema;
    * the message names the key and says "fix or delete the ConfigMap").
    */
-  load(deployment: FlinkDeploymentV1): Promise<LoadResult>;
+  load(deployment: Owner): Promise<LoadResult<State>>;
   /**
    * Applies `fn` to the current state (emptyInternalState() when missing, then creating the object),
    * bumps `revision`, stamps `lastWriter`, writes with optimistic locking, re-reads and re-applies on
    * a conflict or transient failure (bounded). Refuses when not leader (NotLeaderError), fenced out
    * (StaleLeaderError) or too large (StateTooLargeError). Returns the state as written.
    */
-  update(deployment: FlinkDeploymentV1, fn: StateUpdateFunction, options?: StateUpdateOptions): Promise<InternalState>;
+  update(deployment: Owner, fn: StateUpdateFunction<State>, options?: StateUpdateOptions): Promise<State>;
 }
 
 /** The name of a deployment's companion state ConfigMap. */

@@ -26,18 +26,26 @@ import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { isDeepStrictEqual } from 'node:util';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import { isConflict, isInvalid, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
-import type { FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
+import type { FlinkResourceClient } from '../kube/flink-deployment-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { compareResourceVersions } from '../kube/resource-version.js';
 import type { WriteTracker } from '../runtime/own-write-tracker.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
 
-export interface StatusRecorderOptions {
-  readonly client: FlinkDeploymentClient;
-  /** The FlinkDeployment informer (its events evict the overlay); optional. */
-  readonly informer?: ObservableObjectReader<FlinkDeploymentV1>;
+/** What the recorder needs of the object whose status it writes (a FlinkDeployment or a FlinkSessionJob). */
+export interface StatusOwner {
+  kind: string;
+  metadata: { namespace?: string; name?: string; uid?: string; resourceVersion?: string; generation?: number };
+  status?: unknown;
+}
+
+export interface StatusRecorderOptions<R extends StatusOwner = FlinkDeploymentV1> {
+  readonly client: Pick<FlinkResourceClient<R, StatusOwner>, 'get' | 'patchStatus'>;
+  /** The informer of the kind (its events evict the overlay); optional. */
+  readonly informer?: ObservableObjectReader<R>;
+  /** The kind, for the own-write tracker and messages. Default FlinkDeployment. */
+  readonly kind?: string;
   readonly writeTracker?: WriteTracker;
   /** Requests per record at most. Default 3. */
   readonly maxAttempts?: number;
@@ -51,7 +59,7 @@ function normalized<T>(value: T): T {
 }
 
 /** The JSON patch turning `base`'s status into `status`, or [] when equal. */
-export function statusPatch(base: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): Operation[] {
+export function statusPatch<R extends StatusOwner>(base: R, status: NonNullable<R['status']>): Operation[] {
   const current = normalized(base.status);
   const desired = normalized(status);
   if (isDeepStrictEqual(current ?? {}, desired)) return [];
@@ -59,15 +67,17 @@ export function statusPatch(base: FlinkDeploymentV1, status: FlinkDeploymentStat
   return jsonPatch.compare(current as object, desired as object).map((op) => ({ ...op, path: `/status${op.path}` }) as Operation);
 }
 
-export class StatusRecorder {
+export class StatusRecorder<R extends StatusOwner = FlinkDeploymentV1> {
   /** The objects our status patches returned. */
-  readonly overlay: ReadYourWritesCache<FlinkDeploymentV1>;
+  readonly overlay: ReadYourWritesCache<R>;
   private readonly unsubscribe: (() => void) | undefined;
   private readonly maxAttempts: number;
+  private readonly kind: string;
   private requests = 0;
 
-  constructor(private readonly options: StatusRecorderOptions) {
-    this.overlay = new ReadYourWritesCache<FlinkDeploymentV1>(options.informer);
+  constructor(private readonly options: StatusRecorderOptions<R>) {
+    this.kind = options.kind ?? FLINK_DEPLOYMENT_KIND;
+    this.overlay = new ReadYourWritesCache<R>(options.informer);
     this.unsubscribe = options.informer?.subscribe((event) => this.overlay.observe(event));
     this.maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   }
@@ -82,7 +92,7 @@ export class StatusRecorder {
   }
 
   /** Makes the deployment's status equal `status`; returns the object as the server has it now. */
-  async record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1, fence?: SideEffectFence): Promise<FlinkDeploymentV1> {
+  async record(deployment: R, status: NonNullable<R['status']>, fence?: SideEffectFence): Promise<R> {
     const namespace = deployment.metadata.namespace ?? '';
     const name = deployment.metadata.name ?? '';
     let base = this.newestBase(deployment);
@@ -92,12 +102,12 @@ export class StatusRecorder {
       if (ops.length === 0) return base;
       const baseVersion = base.metadata.resourceVersion;
       const patch: Operation[] = baseVersion ? [{ op: 'test', path: '/metadata/resourceVersion', value: baseVersion }, ...ops] : ops;
-      fence?.check(`patch the status of FlinkDeployment ${namespace}/${name}`);
+      fence?.check(`patch the status of ${this.kind} ${namespace}/${name}`);
       try {
         this.requests++;
         const written = await this.options.client.patchStatus(namespace, name, patch);
         this.overlay.recordWrite(written);
-        this.options.writeTracker?.recordOwnWrite(FLINK_DEPLOYMENT_KIND, namespace, name, written.metadata.resourceVersion, written.metadata.generation);
+        this.options.writeTracker?.recordOwnWrite(this.kind, namespace, name, written.metadata.resourceVersion, written.metadata.generation);
         return written;
       } catch (error) {
         const failure = toKubeApiError(error);
@@ -106,9 +116,9 @@ export class StatusRecorder {
         if (attempt === this.maxAttempts) break;
         this.requests++;
         const fresh = await this.options.client.get(namespace, name);
-        if (!fresh) throw new KubeApiError(404, 'NotFound', `FlinkDeployment ${namespace}/${name} was deleted while recording its status`);
+        if (!fresh) throw new KubeApiError(404, 'NotFound', `${this.kind} ${namespace}/${name} was deleted while recording its status`);
         if (deployment.metadata.uid && fresh.metadata.uid !== deployment.metadata.uid) {
-          throw new KubeApiError(409, 'Conflict', `FlinkDeployment ${namespace}/${name} was replaced (uid ${fresh.metadata.uid}) while recording its status`);
+          throw new KubeApiError(409, 'Conflict', `${this.kind} ${namespace}/${name} was replaced (uid ${fresh.metadata.uid}) while recording its status`);
         }
         if (isInvalid(failure) && fresh.metadata.resourceVersion === baseVersion) throw failure; // not stale: really invalid
         this.overlay.recordWrite(fresh);
@@ -123,7 +133,7 @@ export class StatusRecorder {
     this.overlay.forget(namespace, name);
   }
 
-  private newestBase(deployment: FlinkDeploymentV1): FlinkDeploymentV1 {
+  private newestBase(deployment: R): R {
     const ours = this.overlay.get(deployment.metadata.namespace ?? '', deployment.metadata.name ?? '');
     if (!ours || (deployment.metadata.uid && ours.metadata.uid !== deployment.metadata.uid)) return deployment;
     return compareResourceVersions(ours.metadata.resourceVersion, deployment.metadata.resourceVersion) === 1 ? ours : deployment;
