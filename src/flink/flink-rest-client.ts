@@ -12,6 +12,8 @@
  *   retry could start a second one (and stop-with-savepoint twice is worse). The error says so.
  * - Errors are `FlinkRestError`s naming the resource, the call, the URL and what answered; a job
  *   that is missing or already terminal is a *result* of `cancelJob`, not an error.
+ * - Jar endpoints (session clusters): a run whose answer is lost may have submitted the job; the
+ *   caller looks for its fixed job id, and a repeated run of it is refused (`isDuplicateJobSubmission`).
  *
  * Assumptions:
  * - The caller records its intent (e.g. "savepoint requested for job J") in the operator state
@@ -27,8 +29,9 @@
  * - Through the API server proxy, an unready JobManager looks like a 503 from the API server;
  *   `FlinkRestError.isUnreachable` covers both that and transport failures.
  */
+import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { FlinkRestError, FlinkTransportFailure, parseErrorBody, summarizeMessages } from './flink-rest-error.js';
+import { FlinkRestError, FlinkTransportFailure, flinkCauseClasses, parseErrorBody, summarizeMessages } from './flink-rest-error.js';
 import type { FlinkRestTransport, TransportRequest } from './flink-rest-transport.js';
 import type {
   CancelJobResult,
@@ -41,6 +44,11 @@ import type {
   FlinkDashboardConfig,
   FlinkDisposalOperation,
   FlinkFailureCause,
+  FlinkJarFileInfo,
+  FlinkJarList,
+  FlinkJarRunRequestBody,
+  FlinkJarRunResponse,
+  FlinkJarUploadResponse,
   FlinkJobDetails,
   FlinkJobExceptions,
   FlinkJobOverview,
@@ -57,6 +65,10 @@ export interface FlinkRestTimeouts {
   readonly requestMs: number;
   /** Deadline of PATCH /jobs/:id?mode=cancel, in ms (default 60 000). */
   readonly cancelMs: number;
+  /** Deadline of POST /jars/upload, body included, in ms (default 120 000). */
+  readonly jarUploadMs: number;
+  /** Deadline of POST /jars/:jarid/run, in ms (default 600 000, as the Apache `kubernetes.operator.job.submission.timeout`). */
+  readonly jarRunMs: number;
 }
 
 export interface FlinkRestRetryPolicy {
@@ -66,7 +78,7 @@ export interface FlinkRestRetryPolicy {
   readonly backoffMs: readonly number[];
 }
 
-export const DEFAULT_FLINK_REST_TIMEOUTS: FlinkRestTimeouts = { requestMs: 10_000, cancelMs: 60_000 };
+export const DEFAULT_FLINK_REST_TIMEOUTS: FlinkRestTimeouts = { requestMs: 10_000, cancelMs: 60_000, jarUploadMs: 120_000, jarRunMs: 600_000 };
 export const DEFAULT_FLINK_REST_RETRY: FlinkRestRetryPolicy = { getAttempts: 3, backoffMs: [100, 400] };
 
 export interface FlinkRestClientOptions {
@@ -108,9 +120,10 @@ const ID_AFTER: Readonly<Record<string, string>> = {
   checkpoints: ':triggerid',
   'savepoint-disposal': ':triggerid',
   vertices: ':vertexid',
+  jars: ':jarid',
 };
 /** Segments after `jobs` (etc.) that are names, not ids. */
-const NOT_IDS = new Set(['overview', 'metrics', 'config', 'details']);
+const NOT_IDS = new Set(['overview', 'metrics', 'config', 'details', 'upload']);
 
 /**
  * The endpoint of a Flink REST path, for metric labels: the query dropped and ids replaced,
@@ -138,6 +151,23 @@ export interface StopWithSavepointOptions {
   readonly triggerId?: string;
 }
 
+/** What POST /jars/:jarid/run submits; every field but `jobId` is sent only when given. */
+export interface RunJarRequest {
+  /** The job id to submit under (32 hex), fixed and recorded by the caller before the call. */
+  readonly jobId: string;
+  /** Main class; absent = the jar manifest's `program-class` / `Main-Class`. */
+  readonly entryClass?: string;
+  /** Program arguments (sent as `programArgsList`). */
+  readonly args?: readonly string[];
+  /** Positive; absent = `parallelism.default`. */
+  readonly parallelism?: number;
+  /** Savepoint or checkpoint to restore from. */
+  readonly savepointPath?: string;
+  readonly allowNonRestoredState?: boolean;
+  /** The job's own configuration (Flink >= 1.17; an older JobManager answers 400 to the field). */
+  readonly flinkConfiguration?: Readonly<Record<string, string>>;
+}
+
 export interface TriggerSavepointOptions {
   readonly targetDirectory?: string;
   readonly formatType?: SavepointFormatType;
@@ -157,6 +187,30 @@ function checkId(kind: string, id: string): string {
 function checkTriggerPathId(id: string): string {
   if (!PATH_SAFE.test(id)) throw new Error(`invalid Flink trigger id "${id}"`);
   return id;
+}
+
+/** Jar ids Flink handed out (`<UUID>_<file name>`): one path segment. */
+function checkJarId(id: string): string {
+  if (id === '' || id === '.' || id === '..' || /[/\\]/.test(id)) throw new Error(`invalid Flink jar id "${id}"`);
+  return id;
+}
+
+/**
+ * The `multipart/form-data` body of POST /jars/upload: one file part `jarfile`, as Flink's web UI
+ * and the REST docs' `curl -F "jarfile=@job.jar"` send it (JarUploadHandler takes any part name and
+ * only checks the file name ends in `.jar`; the Apache operator's Flink RestClient names it `file_0`).
+ */
+function multipartJarUpload(jar: Uint8Array, fileName: string): { body: Uint8Array; contentType: string } {
+  if (!fileName.endsWith('.jar') || /["\r\n/\\]/.test(fileName)) {
+    throw new Error(`invalid jar file name "${fileName}": Flink only takes names ending in .jar (JarUploadHandler), without quotes, line breaks or slashes`);
+  }
+  const bytes = Buffer.from(jar.buffer, jar.byteOffset, jar.byteLength); // a view, not a copy
+  let boundary: string;
+  do boundary = `----FlinkOperatorJar${randomBytes(16).toString('hex')}`;
+  while (bytes.includes(boundary));
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="jarfile"; filename="${fileName}"\r\nContent-Type: application/x-java-archive\r\n\r\n`;
+  const body = Buffer.concat([Buffer.from(head, 'utf8'), bytes, Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1')]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }
 
 function statusText(status: number): string {
@@ -334,20 +388,86 @@ export class FlinkRestClient {
     return { status: 'COMPLETED' };
   }
 
+  // ---- jars (session clusters) ----
+
+  /**
+   * POST /jars/upload (deadline `timeouts.jarUploadMs`), sent once: the jar as one multipart file
+   * part. Returns the jar id: the last path segment of the answer's `filename` (the stored jar's path
+   * on the JobManager), as the Apache operator's runJar derives it.
+   */
+  async uploadJar(jar: Uint8Array, fileName: string): Promise<string> {
+    const path = '/jars/upload';
+    const { body, contentType } = multipartJarUpload(jar, fileName);
+    const text = await this.call({ method: 'POST', path, body, contentType, timeoutMs: this.timeouts.jarUploadMs });
+    const filename = (parseJson(text, 'POST', path, this) as Partial<FlinkJarUploadResponse>).filename;
+    const jarId = typeof filename === 'string' ? filename.slice(filename.lastIndexOf('/') + 1) : '';
+    if (jarId === '') throw this.unexpectedAnswer('POST', path, 'without a filename', text);
+    return jarId;
+  }
+
+  /** GET /jars: the jars uploaded to this JobManager, newest first. */
+  async listJars(): Promise<FlinkJarFileInfo[]> {
+    return (await this.getJson<FlinkJarList>('/jars')).files ?? [];
+  }
+
+  /**
+   * POST /jars/:jarid/run (deadline `timeouts.jarRunMs`), sent once, NEVER retried: returns the id
+   * of the submitted job (Flink's answer; `request.jobId` unless the jar's main method ignores it).
+   * A job id the cluster already has is refused with a FlinkRestError that `isDuplicateJobSubmission`
+   * recognises.
+   */
+  async runJar(jarId: string, request: RunJarRequest): Promise<string> {
+    const path = `/jars/${encodeURIComponent(checkJarId(jarId))}/run`;
+    const body: FlinkJarRunRequestBody = { jobId: checkId('job id', request.jobId) };
+    if (request.entryClass !== undefined) body.entryClass = request.entryClass;
+    if (request.args !== undefined) body.programArgsList = [...request.args];
+    if (request.parallelism !== undefined) {
+      if (!Number.isInteger(request.parallelism) || request.parallelism < 1)
+        throw new Error(`invalid parallelism ${request.parallelism}: expected a positive integer`);
+      body.parallelism = request.parallelism;
+    }
+    if (request.savepointPath !== undefined) body.savepointPath = request.savepointPath;
+    if (request.allowNonRestoredState !== undefined) body.allowNonRestoredState = request.allowNonRestoredState;
+    if (request.flinkConfiguration !== undefined) body.flinkConfiguration = { ...request.flinkConfiguration };
+    const text = await this.call({ method: 'POST', path, body: JSON.stringify(body), timeoutMs: this.timeouts.jarRunMs });
+    const jobId = (parseJson(text, 'POST', path, this) as Partial<FlinkJarRunResponse>).jobid;
+    if (typeof jobId !== 'string' || !HEX32.test(jobId)) throw this.unexpectedAnswer('POST', path, 'without a job id', text);
+    return jobId;
+  }
+
+  /**
+   * DELETE /jars/:jarid, sent once. A jar the JobManager does not have counts as deleted (400
+   * "File <id> does not exist in <dir>.", JarDeleteHandler; a restarted JobManager has no jars).
+   */
+  async deleteJar(jarId: string): Promise<void> {
+    const path = `/jars/${encodeURIComponent(checkJarId(jarId))}`;
+    try {
+      await this.call({ method: 'DELETE', path, timeoutMs: this.timeouts.requestMs });
+    } catch (error) {
+      const gone = `File ${jarId} does not exist in `;
+      if (error instanceof FlinkRestError && error.source === 'flink' && error.status === 400 && (error.serverMessages ?? []).some((m) => m.includes(gone)))
+        return;
+      throw error;
+    }
+  }
+
   // ---- plumbing ----
 
   private async trigger(path: string, body: Record<string, unknown>): Promise<string> {
     const answer = await this.call({ method: 'POST', path, body: JSON.stringify(body), timeoutMs: this.timeouts.requestMs });
     const requestId = (parseJson(answer, 'POST', path, this) as Partial<FlinkTriggerResponse>)['request-id'];
-    if (typeof requestId !== 'string' || requestId === '') {
-      throw new FlinkRestError(`Flink REST API of ${this.resource}: POST ${path} answered without a request-id: ${answer.slice(0, 200)}`, {
-        path,
-        method: 'POST',
-        url: this.transport.baseUrl + path,
-        source: 'flink',
-      });
-    }
+    if (typeof requestId !== 'string' || requestId === '') throw this.unexpectedAnswer('POST', path, 'without a request-id', answer);
     return requestId;
+  }
+
+  /** A 2xx answer that lacks what the call returns. */
+  private unexpectedAnswer(method: string, path: string, what: string, text: string): FlinkRestError {
+    return new FlinkRestError(`Flink REST API of ${this.resource}: ${method} ${path} answered ${what}: ${text.slice(0, 200)}`, {
+      path,
+      method,
+      url: this.transport.baseUrl + path,
+      source: 'flink',
+    });
   }
 
   private async getJson<T>(path: string): Promise<T> {
@@ -432,10 +552,11 @@ export class FlinkRestClient {
         ),
       };
     }
+    const causes = flinkCauseClasses(response.body);
     return {
       error: new FlinkRestError(
         `Flink REST API of ${this.resource}: ${request.method} ${request.path} failed with ${statusText(response.status)}${summary ? `: ${summary}` : ''}`,
-        { ...details, source: 'flink', status: response.status, serverMessages: parsed.messages },
+        { ...details, source: 'flink', status: response.status, serverMessages: parsed.messages, ...(causes.length > 0 ? { causes } : {}) },
       ),
     };
   }

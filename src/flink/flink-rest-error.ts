@@ -27,6 +27,8 @@ export interface FlinkRestErrorDetails {
   readonly serverMessages?: readonly string[];
   /** Attempts made (more than 1 only for retried GETs). */
   readonly attempts?: number;
+  /** Exception classes of the `Caused by:` lines of Flink's error text, outermost first (flinkCauseClasses). */
+  readonly causes?: readonly string[];
 }
 
 export class FlinkRestError extends Error implements FlinkRestErrorDetails {
@@ -38,6 +40,7 @@ export class FlinkRestError extends Error implements FlinkRestErrorDetails {
   readonly code?: string;
   readonly serverMessages?: readonly string[];
   readonly attempts?: number;
+  readonly causes?: readonly string[];
 
   constructor(message: string, details: FlinkRestErrorDetails) {
     super(message);
@@ -50,6 +53,7 @@ export class FlinkRestError extends Error implements FlinkRestErrorDetails {
     if (details.code !== undefined) this.code = details.code;
     if (details.serverMessages !== undefined) this.serverMessages = details.serverMessages;
     if (details.attempts !== undefined) this.attempts = details.attempts;
+    if (details.causes !== undefined) this.causes = details.causes;
   }
 
   /** True when Flink itself said 404 (job, trigger or savepoint unknown to this JobManager). */
@@ -101,4 +105,39 @@ export function summarizeMessages(messages: readonly string[]): string {
     .map((m) => m.split('\n')[0].trim())
     .filter((m) => m !== '')
     .join('; ');
+}
+
+/**
+ * Flink's DuplicateJobSubmissionException (flink-runtime, org.apache.flink.runtime.client): the
+ * Dispatcher refuses a job id it already has, running or terminated ("Job has already been
+ * submitted.", Dispatcher.submitJob).
+ */
+export const DUPLICATE_JOB_SUBMISSION_EXCEPTION = 'org.apache.flink.runtime.client.DuplicateJobSubmissionException';
+
+/**
+ * The exception classes of the `Caused by: <class>: <message>` lines in a Flink error body, outermost
+ * first. Flink's AbstractHandler answers a RestHandlerException with its whole stack trace
+ * (`ExceptionUtils.stringifyException`), causes included, as the first `errors` entry. Reads the
+ * untruncated body: real stack traces are long and the cause that matters comes last.
+ */
+export function flinkCauseClasses(body: string): string[] {
+  let texts: string[] = [body];
+  try {
+    const parsed = JSON.parse(body) as { errors?: unknown };
+    if (Array.isArray(parsed.errors)) texts = parsed.errors.map((e) => String(e));
+  } catch {
+    // not JSON: read the text as it is
+  }
+  return texts.flatMap((text) => [...text.matchAll(/^\s*Caused by: ([\w$.]+)/gm)].map((m) => m[1]));
+}
+
+/**
+ * True when Flink refused a job submission (POST /jars/:jarid/run) because a job with that id
+ * exists or existed in the cluster: JarRunHandler answers 400 "Could not execute application."
+ * caused, through the program's FlinkException, by DuplicateJobSubmissionException.
+ * Caveat: a JobManager whose error text carries no cause chain cannot be told apart; look for the
+ * job id (GET /jobs/:jobid) instead.
+ */
+export function isDuplicateJobSubmission(error: unknown): error is FlinkRestError {
+  return error instanceof FlinkRestError && error.source === 'flink' && (error.causes ?? []).includes(DUPLICATE_JOB_SUBMISSION_EXCEPTION);
 }

@@ -27,8 +27,10 @@ export interface TransportRequest {
   readonly method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Flink path including the query string, starting with `/`. */
   readonly path: string;
-  /** JSON text of the body, if any. */
-  readonly body?: string;
+  /** The body, if any: JSON text, or bytes (a multipart jar upload) whose type `contentType` names. */
+  readonly body?: string | Uint8Array;
+  /** Content type of the body; default `application/json`. */
+  readonly contentType?: string;
   readonly timeoutMs: number;
   /**
    * Called synchronously right before the request is written (after every asynchronous
@@ -70,7 +72,7 @@ export class HttpFlinkRestTransport implements FlinkRestTransport {
     const url = new URL(this.baseUrl + request.path);
     const headers: Record<string, string> = { Accept: 'application/json' };
     if (request.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
+      headers['Content-Type'] = request.contentType ?? 'application/json';
       headers['Content-Length'] = String(Buffer.byteLength(request.body));
     }
     const options: https.RequestOptions = { method: request.method, headers };

@@ -162,6 +162,56 @@ export type SavepointFormatType = 'CANONICAL' | 'NATIVE';
 /** Checkpoint type of POST /jobs/:id/checkpoints (Flink ≥ 1.17). */
 export type CheckpointType = 'CONFIGURED' | 'FULL' | 'INCREMENTAL';
 
+/** POST /jars/upload (`JarUploadResponseBody`): `filename` is the stored jar's path on the JobManager; its last segment is the jar id. */
+export interface FlinkJarUploadResponse {
+  filename: string;
+  /** `success` (UploadStatus). */
+  status: string;
+}
+
+/** One entry point of an uploaded jar (`JarListInfo.JarEntryInfo`). */
+export interface FlinkJarEntryInfo {
+  name: string;
+  description?: string | null;
+}
+
+/** One jar of GET /jars (`JarListInfo.JarFileInfo`). */
+export interface FlinkJarFileInfo {
+  /** The jar id (`<UUID>_<original file name>`), the `:jarid` of the jar endpoints. */
+  id: string;
+  /** The original file name. */
+  name: string;
+  /** Upload time, epoch ms. */
+  uploaded: number;
+  entry: FlinkJarEntryInfo[];
+}
+
+/** GET /jars (`JarListInfo`). */
+export interface FlinkJarList {
+  address: string;
+  files: FlinkJarFileInfo[];
+}
+
+/**
+ * POST /jars/:jarid/run (`JarRunRequestBody`), the fields the operator sends. Flink reads it with
+ * FAIL_ON_UNKNOWN_PROPERTIES: a field an older JobManager does not know is a 400, so a field is
+ * only sent when the caller gives it (`flinkConfiguration` exists from Flink 1.17).
+ */
+export interface FlinkJarRunRequestBody {
+  entryClass?: string;
+  programArgsList?: string[];
+  parallelism?: number;
+  jobId?: string;
+  allowNonRestoredState?: boolean;
+  savepointPath?: string;
+  flinkConfiguration?: Record<string, string>;
+}
+
+/** POST /jars/:jarid/run answer (`JarRunResponseBody`). */
+export interface FlinkJarRunResponse {
+  jobid: string;
+}
+
 // ---- What the client returns (operator-facing, not Flink's shapes) ----
 
 /** Outcome of PATCH /jobs/:id?mode=cancel. Job missing/terminal are answers, not errors. */

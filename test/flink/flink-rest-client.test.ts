@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FlinkRestClient, type FlinkRestClientOptions } from '../../src/flink/flink-rest-client.js';
-import { FlinkRestError } from '../../src/flink/flink-rest-error.js';
+import { multipartBoundary, parseMultipartFormData } from '../../src/devcluster/simulation/flink-jar-uploads.js';
+import { FlinkRestClient, flinkRestEndpoint, type FlinkRestClientOptions } from '../../src/flink/flink-rest-client.js';
+import { FlinkRestError, isDuplicateJobSubmission } from '../../src/flink/flink-rest-error.js';
 import { HttpFlinkRestTransport } from '../../src/flink/flink-rest-transport.js';
 import { withScriptedServer, type ScriptedFlinkRestServer } from './scripted-flink-rest-server.js';
 
@@ -500,4 +501,221 @@ test('beforeWrite (the leadership fence) runs right before a request that change
       'the refused POST never reached Flink',
     );
   });
+});
+
+// ---- jar endpoints of a session cluster ----
+
+const JAR_ID = '5b1a6c1e-8d1c-4b4e-9a53-2f7c1d2e3f40_StateMachineExample.jar';
+const UPLOAD_DIR = '/tmp/flink-web-0c9a1b2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d/flink-web-upload';
+
+interface RawRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** Answers every request with `answer` and keeps the raw bytes of each request (a multipart body is not JSON). */
+async function withRawServer(answer: { status: number; json: unknown }, fn: (url: string, received: RawRequest[]) => Promise<void>): Promise<void> {
+  const received: RawRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+      res.writeHead(answer.status, { 'Content-Type': 'application/json' }).end(JSON.stringify(answer.json));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    await fn(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, received);
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+// Flink's web UI and the REST docs' curl example (`curl -F "jarfile=@job.jar"`) upload one
+// multipart/form-data file part named `jarfile`; JarUploadHandler answers {filename: <stored path>,
+// status: success} and the jar id is the path's last segment (the Apache operator's runJar).
+test('uploadJar sends the jar as one multipart file part "jarfile" with its name and returns the jar id', async () => {
+  // Bytes that look like multipart syntax must arrive unchanged.
+  const jar = Buffer.concat([Buffer.from('PK\u0003\u0004'), Buffer.from('\r\n--not-a-boundary\r\n\r\n'), Buffer.from([0, 255, 13, 10, 45, 45])]);
+  await withRawServer({ status: 200, json: { filename: `${UPLOAD_DIR}/${JAR_ID}`, status: 'success' } }, async (url, received) => {
+    assert.equal(await clientFor(url).uploadJar(jar, 'StateMachineExample.jar'), JAR_ID);
+    assert.equal(received.length, 1);
+    const [request] = received;
+    assert.equal(`${request.method} ${request.path}`, 'POST /jars/upload');
+    assert.equal(Number(request.headers['content-length']), request.body.length);
+    const boundary = multipartBoundary(request.headers['content-type']);
+    assert.ok(boundary, `a multipart/form-data content type, got ${request.headers['content-type']}`);
+    const form = parseMultipartFormData(request.body, boundary);
+    assert.deepEqual(
+      form?.files.map((f) => [f.field, f.filename, f.contentType, f.size]),
+      [['jarfile', 'StateMachineExample.jar', 'application/x-java-archive', jar.length]],
+    );
+    assert.equal(form?.attributes.size, 0, 'no other parts');
+    const headerEnd = request.body.indexOf('\r\n\r\n') + 4;
+    assert.deepEqual(request.body.subarray(headerEnd, headerEnd + jar.length), jar, 'the jar bytes, unchanged');
+    assert.match(request.body.subarray(0, headerEnd).toString(), /Content-Disposition: form-data; name="jarfile"; filename="StateMachineExample\.jar"\r\n/);
+  });
+});
+
+test('uploadJar refuses a name Flink would refuse, before sending anything', async () => {
+  await withRawServer({ status: 200, json: {} }, async (url, received) => {
+    await assert.rejects(clientFor(url).uploadJar(new Uint8Array(4), 'job.zip'), /invalid jar file name "job\.zip": Flink only takes names ending in \.jar/);
+    await assert.rejects(clientFor(url).uploadJar(new Uint8Array(4), 'a"b.jar'), /invalid jar file name/);
+    assert.equal(received.length, 0);
+  });
+});
+
+test('runJar posts exactly the given JarRunRequestBody fields and returns the job id', async () => {
+  await withScriptedServer(
+    [
+      {
+        method: 'POST',
+        path: `/jars/${JAR_ID}/run`,
+        headers: { 'content-type': 'application/json' },
+        body: {
+          jobId: JOB,
+          entryClass: 'org.apache.flink.streaming.examples.statemachine.StateMachineExample',
+          programArgsList: ['--error-rate', '0.0'],
+          parallelism: 2,
+          savepointPath: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab',
+          allowNonRestoredState: true,
+          flinkConfiguration: { 'execution.checkpointing.interval': '10s' },
+        },
+        answer: { status: 200, json: { jobid: JOB } },
+      },
+      // Only jobId: no other field is sent (Flink < 1.17 refuses an unknown `flinkConfiguration`).
+      { method: 'POST', path: `/jars/${JAR_ID}/run`, body: { jobId: JOB }, answer: { status: 200, json: { jobid: JOB } } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      const jobId = await client.runJar(JAR_ID, {
+        jobId: JOB,
+        entryClass: 'org.apache.flink.streaming.examples.statemachine.StateMachineExample',
+        args: ['--error-rate', '0.0'],
+        parallelism: 2,
+        savepointPath: 'file:/flink-data/savepoints/savepoint-0f1e2d-0123456789ab',
+        allowNonRestoredState: true,
+        flinkConfiguration: { 'execution.checkpointing.interval': '10s' },
+      });
+      assert.equal(jobId, JOB);
+      assert.equal(await client.runJar(JAR_ID, { jobId: JOB }), JOB);
+      await assert.rejects(client.runJar(JAR_ID, { jobId: 'nope' }), /invalid Flink job id "nope"/);
+      await assert.rejects(client.runJar(JAR_ID, { jobId: JOB, parallelism: 0 }), /invalid parallelism 0/);
+      await assert.rejects(client.runJar('../config', { jobId: JOB }), /invalid Flink jar id/);
+    },
+  );
+});
+
+/**
+ * A duplicate run as Flink answers it: JarRunHandler wraps the failure in RestHandlerException
+ * "Could not execute application." (400), AbstractHandler.handleException sends it stringified with
+ * its causes, the last being the Dispatcher's DuplicateJobSubmissionException. Real traces run to
+ * many frames, so the telling cause comes far beyond the first 1000 characters.
+ */
+function duplicateRunErrorText(): string {
+  const frames = (cls: string, n: number) => Array.from({ length: n }, (_, i) => `\tat ${cls}.step${i}(${cls.split('.').pop()}.java:${100 + i})`).join('\n');
+  return [
+    'org.apache.flink.runtime.rest.handler.RestHandlerException: Could not execute application.',
+    frames('org.apache.flink.runtime.webmonitor.handlers.JarRunHandler', 12),
+    'Caused by: java.util.concurrent.CompletionException: org.apache.flink.util.FlinkRuntimeException: Could not execute application.',
+    frames('java.util.concurrent.CompletableFuture', 8),
+    'Caused by: org.apache.flink.util.FlinkRuntimeException: Could not execute application.',
+    frames('org.apache.flink.client.deployment.application.DetachedApplicationRunner', 6),
+    "Caused by: org.apache.flink.client.program.ProgramInvocationException: The main method caused an error: Failed to execute job 'StateMachineExample'.",
+    frames('org.apache.flink.client.program.PackagedProgram', 6),
+    "Caused by: org.apache.flink.util.FlinkException: Failed to execute job 'StateMachineExample'.",
+    frames('org.apache.flink.streaming.api.environment.StreamExecutionEnvironment', 6),
+    'Caused by: org.apache.flink.runtime.client.DuplicateJobSubmissionException: Job has already been submitted.',
+    frames('org.apache.flink.runtime.dispatcher.Dispatcher', 4),
+  ].join('\n');
+}
+
+test('a run of a job id the cluster already has is recognised as a duplicate submission; other run failures are not', async () => {
+  const text = duplicateRunErrorText();
+  assert.ok(text.indexOf('DuplicateJobSubmissionException') > 1000, 'the cause lies beyond what error messages keep');
+  await withScriptedServer(
+    [
+      { method: 'POST', path: `/jars/${JAR_ID}/run`, body: { jobId: JOB }, answer: { status: 400, json: { errors: [text] } } },
+      {
+        method: 'POST',
+        path: `/jars/${JAR_ID}/run`,
+        body: { jobId: JOB },
+        answer: {
+          status: 400,
+          json: { errors: [`org.apache.flink.runtime.rest.handler.RestHandlerException: Jar file ${UPLOAD_DIR}/${JAR_ID} does not exist\n\tat x`] },
+        },
+      },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      const duplicate = await rejection(client.runJar(JAR_ID, { jobId: JOB }));
+      assert.equal(duplicate.status, 400);
+      assert.ok(isDuplicateJobSubmission(duplicate));
+      assert.equal(duplicate.causes?.at(-1), 'org.apache.flink.runtime.client.DuplicateJobSubmissionException');
+      assert.match(
+        duplicate.message,
+        /POST \/jars\/.*\/run failed with 400 Bad Request: org\.apache\.flink\.runtime\.rest\.handler\.RestHandlerException: Could not execute application\./,
+      );
+      const missingJar = await rejection(client.runJar(JAR_ID, { jobId: JOB }));
+      assert.equal(isDuplicateJobSubmission(missingJar), false);
+      assert.equal(isDuplicateJobSubmission(new Error('DuplicateJobSubmissionException')), false);
+      assert.equal(server.received.length, 2);
+    },
+  );
+});
+
+test('a run is never retried: not on 503, not on a lost answer', async () => {
+  await withScriptedServer(
+    [
+      { method: 'POST', path: `/jars/${JAR_ID}/run`, body: { jobId: JOB }, answer: { status: 503, json: { errors: ['leader election'] } } },
+      { method: 'POST', path: `/jars/${JAR_ID}/run`, body: { jobId: JOB }, answer: { hang: true } },
+    ],
+    async (server) => {
+      const client = clientFor(server, { retry: { getAttempts: 5, backoffMs: [1] }, timeouts: { jarRunMs: 150 } });
+      const unavailable = await rejection(client.runJar(JAR_ID, { jobId: JOB }));
+      assert.equal(unavailable.status, 503);
+      assert.equal(server.received.length, 1);
+      const lost = await rejection(client.runJar(JAR_ID, { jobId: JOB }));
+      assert.equal(lost.code, 'ETIMEDOUT');
+      assert.match(lost.message, /no complete answer within 150 ms.*The POST was not retried/);
+      assert.equal(server.received.length, 2);
+    },
+  );
+});
+
+test('listJars reads GET /jars; deleteJar deletes, and a jar Flink no longer has counts as deleted', async () => {
+  const list = { address: 'http://session-rest:8081', files: [{ id: JAR_ID, name: 'StateMachineExample.jar', uploaded: 1700000000000, entry: [] }] };
+  await withScriptedServer(
+    [
+      { method: 'GET', path: '/jars', answer: { status: 200, json: list } },
+      { method: 'DELETE', path: `/jars/${JAR_ID}`, answer: { status: 200, json: {} } },
+      {
+        method: 'DELETE',
+        path: `/jars/${JAR_ID}`,
+        answer: {
+          status: 400,
+          json: { errors: [`org.apache.flink.runtime.rest.handler.RestHandlerException: File ${JAR_ID} does not exist in ${UPLOAD_DIR}.\n\tat x`] },
+        },
+      },
+      { method: 'DELETE', path: `/jars/${JAR_ID}`, answer: { status: 500, json: { errors: [`Failed to delete jar ${JAR_ID}.`] } } },
+    ],
+    async (server) => {
+      const client = clientFor(server);
+      assert.deepEqual(await client.listJars(), list.files);
+      await client.deleteJar(JAR_ID);
+      await client.deleteJar(JAR_ID);
+      assert.equal((await rejection(client.deleteJar(JAR_ID))).status, 500);
+    },
+  );
+});
+
+test('jar paths become low-cardinality metric endpoints', () => {
+  assert.equal(flinkRestEndpoint('/jars'), '/jars');
+  assert.equal(flinkRestEndpoint('/jars/upload'), '/jars/upload');
+  assert.equal(flinkRestEndpoint(`/jars/${JAR_ID}/run`), '/jars/:jarid/run');
+  assert.equal(flinkRestEndpoint(`/jars/${JAR_ID}`), '/jars/:jarid');
 });
