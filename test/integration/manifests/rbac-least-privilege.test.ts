@@ -17,14 +17,23 @@
  *    request allowed by each variant; every granted permission was used, except the few listed
  *    with their reason in NEVER_REQUESTED (which must really stay unused, so the list stays exact)
  *    and NOT_ALWAYS_EXERCISED (code paths these flows reach only depending on timing).
+ * 4. FlinkSessionJobs: every variant grants `flinksessionjobs`, `flinksessionjobs/status` and
+ *    `flinksessionjobs/finalizers` exactly the verbs, in exactly the scopes, it grants their
+ *    FlinkDeployment counterparts (a missing rule, a missing verb or an extra verb fails), and the
+ *    dev cluster's SubjectAccessReview API answers so for the operator's ServiceAccount: allowed in
+ *    the watched namespaces, refused elsewhere and for every other verb. These flows run no
+ *    FlinkSessionJob, so these grants are the only ones allowed to go unused here; each
+ *    FlinkDeployment grant they mirror is used (3.).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
-import type { FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
+import { FLINK_SESSION_JOB_PLURAL } from '../../../src/api/flink-session-job.js';
 import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
 import { kubeconfigYamlFor, startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
+import { ALL_AUTHENTICATED, serviceAccountGroups, serviceAccountUsername } from '../../../src/devcluster/apiserver/rbac-authorizer.js';
 import { statusOf } from '../devcluster/raw-http.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
@@ -60,6 +69,31 @@ const NOT_ALWAYS_EXERCISED: Record<string, string> = {
   'get apps/deployments':
     'read when a create answers AlreadyExists, or when the JobManager is not cached and Flink HA metadata is to be reset first, or during a native teardown (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
 };
+
+/**
+ * The verbs the operator's ServiceAccount has on a FlinkDeployment or FlinkSessionJob, by
+ * subresource ('' = the resource itself), as manifests/cluster/clusterrole.yaml and
+ * manifests/namespaced/role.yaml grant them (the same for both kinds, design/010 "RBAC").
+ */
+const FLINK_RESOURCE_VERBS: Record<string, string[]> = {
+  '': ['get', 'list', 'watch', 'update'],
+  status: ['update', 'patch'],
+  finalizers: ['update'],
+};
+/** The standard verbs of a resource request (k8s.io/apiserver/pkg/endpoints/request/requestinfo.go), so that refusals are checked too. */
+const RESOURCE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
+/** Why the FlinkSessionJob grants may be unused in these flows (where every FlinkDeployment grant is used). */
+const SESSION_JOB_GRANTS_UNUSED =
+  'these flows run no FlinkSessionJob; the FlinkSessionJob grants equal the FlinkDeployment ones verb for verb (checkSessionJobsMirrorDeployments), which are used';
+
+/** `flinkdeployments[/sub]` → `flinksessionjobs[/sub]`; undefined for any other resource. */
+function sessionJobCounterpart(resource: string): string | undefined {
+  const [plural, subresource] = resource.split('/');
+  if (plural !== FLINK_DEPLOYMENT_PLURAL) return undefined;
+  return subresource === undefined ? FLINK_SESSION_JOB_PLURAL : `${FLINK_SESSION_JOB_PLURAL}/${subresource}`;
+}
+
+const isSessionJobResource = (p: Permission) => p.apiGroup === FLINK_GROUP && p.resource.split('/')[0] === FLINK_SESSION_JOB_PLURAL;
 
 let h: OperatorHarness;
 let manifestsCluster: DevCluster;
@@ -246,22 +280,80 @@ function used(grant: Permission, requests: Permission[]): boolean {
 /** `verb [group/]resource` (namespace left out). */
 const shortKey = (p: Permission) => `${p.verb} ${p.apiGroup ? `${p.apiGroup}/` : ''}${p.resource}`;
 
+/**
+ * The FlinkSessionJob grants are the FlinkDeployment grants with the resource renamed: the same
+ * verbs on the resource, `status` and `finalizers`, in the same namespaces (or cluster-wide).
+ */
+function checkSessionJobsMirrorDeployments(authorizer: RbacAuthorizer, label: string): void {
+  const granted = authorizer.granted();
+  const fromDeployments = granted.flatMap((p) => {
+    const resource = p.apiGroup === FLINK_GROUP ? sessionJobCounterpart(p.resource) : undefined;
+    return resource ? [permissionKey({ ...p, resource })] : [];
+  });
+  const sessionJobs = granted.filter(isSessionJobResource).map(permissionKey);
+  assert.ok(fromDeployments.length > 0, `${label}: no FlinkDeployment grants at all`);
+  assert.deepEqual(
+    [...new Set(sessionJobs)].sort(),
+    [...new Set(fromDeployments)].sort(),
+    `${label}: the FlinkSessionJob grants differ from the FlinkDeployment grants (missing rule or verb, or a verb FlinkDeployments do not have)`,
+  );
+}
+
 function checkExact(authorizer: RbacAuthorizer, requests: RequestLogEntry[], label: string): void {
+  checkSessionJobsMirrorDeployments(authorizer, label);
   const needed = requests.map(permissionOf);
   const denied = [...new Set(needed.filter((p) => !authorizer.allows(p)).map(permissionKey))].sort();
   assert.deepEqual(denied, [], `${label}: requests the manifests do not allow`);
-  const unused = [
-    ...new Set(
-      authorizer
-        .granted()
-        .filter((g) => !used(g, needed))
-        .map(shortKey),
-    ),
-  ].sort();
-  const unjustified = unused.filter((k) => !(k in NEVER_REQUESTED) && !(k in NOT_ALWAYS_EXERCISED));
+  const unusedGrants = authorizer.granted().filter((g) => !used(g, needed));
+  const unused = [...new Set(unusedGrants.map(shortKey))].sort();
+  // the unused FlinkSessionJob grants, checked above to be exactly the FlinkDeployment grants
+  const justified: Record<string, string> = {
+    ...NEVER_REQUESTED,
+    ...NOT_ALWAYS_EXERCISED,
+    ...Object.fromEntries(unusedGrants.filter(isSessionJobResource).map((g) => [shortKey(g), SESSION_JOB_GRANTS_UNUSED])),
+  };
+  const unjustified = unused.filter((k) => !(k in justified));
   assert.deepEqual(unjustified, [], `${label}: granted but never used (remove them, or give the reason in NEVER_REQUESTED / NOT_ALWAYS_EXERCISED)`);
   for (const key of Object.keys(NEVER_REQUESTED))
     assert.ok(unused.includes(key), `${label}: ${key} is listed as never requested but was requested (or not granted)`);
+}
+
+/**
+ * What the SubjectAccessReview API (pkg/registry/authorization/subjectaccessreview/rest.go) answers
+ * for the operator's ServiceAccount, with the groups its token carries, on `plural` and its subresources in `namespace` ('' = all namespaces): the
+ * allowed verbs by subresource, in RESOURCE_VERBS order.
+ */
+async function allowedVerbs(kc: KubeConfig, plural: string, namespace: string): Promise<Record<string, string[]>> {
+  const authorization = kc.makeApiClient(AuthorizationV1Api);
+  const out: Record<string, string[]> = {};
+  for (const subresource of Object.keys(FLINK_RESOURCE_VERBS)) {
+    const allowed: string[] = [];
+    for (const verb of RESOURCE_VERBS) {
+      const review = await authorization.createSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: {
+            user: serviceAccountUsername(SERVICE_ACCOUNT.namespace, SERVICE_ACCOUNT.name),
+            groups: [...serviceAccountGroups(SERVICE_ACCOUNT.namespace), ALL_AUTHENTICATED],
+            resourceAttributes: { verb, group: FLINK_GROUP, resource: plural, subresource, namespace },
+          },
+        },
+      });
+      if (review.status?.allowed) allowed.push(verb);
+    }
+    out[subresource] = allowed;
+  }
+  return out;
+}
+
+/** The operator's ServiceAccount has FLINK_RESOURCE_VERBS on both kinds where `granted`, nothing where not. */
+async function checkFlinkResourceAccess(kc: KubeConfig, label: string, granted: string[], refused: string[]): Promise<void> {
+  const none = Object.fromEntries(Object.keys(FLINK_RESOURCE_VERBS).map((s) => [s, []]));
+  for (const plural of [FLINK_SESSION_JOB_PLURAL, FLINK_DEPLOYMENT_PLURAL]) {
+    for (const ns of granted) assert.deepEqual(await allowedVerbs(kc, plural, ns), FLINK_RESOURCE_VERBS, `${label}: ${plural} in ${ns || 'all namespaces'}`);
+    for (const ns of refused) assert.deepEqual(await allowedVerbs(kc, plural, ns), none, `${label}: ${plural} in ${ns || 'all namespaces'}`);
+  }
 }
 
 test('the operator made requests in every area the manifests cover (the flows really ran)', () => {
@@ -312,6 +404,8 @@ test('the default install (direct Flink REST access) grants the same minus servi
   const authorizer = new RbacAuthorizer(SERVICE_ACCOUNT, objects);
   const direct = clusterWideRequests.filter((e) => e.subresource !== 'proxy');
   checkExact(authorizer, direct, 'manifests/');
+  // the ClusterRoleBinding: every namespace, and cluster-wide lists and watches
+  await checkFlinkResourceAccess(manifestsCluster.kubeConfig(), 'manifests/ (SubjectAccessReview)', ['', 'default', WATCHED_NAMESPACE], []);
   const deployment = JSON.parse(await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'json'])) as {
     spec: {
       replicas: number;
@@ -368,4 +462,9 @@ test('namespaced install with the apiserver-proxy overlay: the namespaced grants
     await kubectl.ok(['get', 'deployment', 'flink-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']),
   ) as string[];
   assert.ok(args.includes(`--namespace=${WATCHED_NAMESPACE}`) && args.includes('--flink-rest-access=apiserver-proxy'), args.join(' '));
+});
+
+test('namespaced install, on the cluster the namespaced operator ran on: its ServiceAccount may use FlinkSessionJobs as FlinkDeployments in the watched namespace only (SubjectAccessReview)', async () => {
+  // the harness cluster as before() left it: manifests/namespaced-apiserver-proxy/ applied, the ClusterRoleBinding deleted
+  await checkFlinkResourceAccess(h.kubeConfig, 'manifests/namespaced-apiserver-proxy', [WATCHED_NAMESPACE], ['', 'default', OPERATOR_NAMESPACE]);
 });
