@@ -18,12 +18,13 @@ import { registerDemoCommand } from './demo-command.js';
 import { registerInspectCommand } from './inspect-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
+import { makeFlinkSessionJobReconciler } from '../reconciler/session-job-wiring.js';
 import { OPERATOR_VERSION } from '../state/operator-version.js';
 
 const program = new Command('flink-operator')
   .description('A Kubernetes operator for Apache Flink whose internal state lives in a companion ConfigMap')
   .version(OPERATOR_VERSION);
-registerRunCommand(program, makeFlinkDeploymentReconciler);
+registerRunCommand(program, { flinkDeployments: makeFlinkDeploymentReconciler, flinkSessionJobs: makeFlinkSessionJobReconciler });
 registerDevClusterCommand(program);
 registerDemoCommand(program);
 registerMigrateCommand(program);

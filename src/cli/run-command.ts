@@ -14,7 +14,13 @@ import { createLogger } from '../runtime/logger.js';
  * On the first SIGTERM/SIGINT the manager shuts down gracefully (bounded by --shutdown-timeout);
  * a second signal exits at once with status 1.
  */
-export function registerRunCommand(program: Command, makeReconciler: ReconcilerFactory): void {
+/** The reconcilers an operator process runs: FlinkDeployments', and FlinkSessionJobs' when given. */
+export interface OperatorReconcilers {
+  readonly flinkDeployments: ReconcilerFactory;
+  readonly flinkSessionJobs?: ReconcilerFactory;
+}
+
+export function registerRunCommand(program: Command, reconcilers: OperatorReconcilers): void {
   const command = program.command('run').description('run the operator against a Kubernetes cluster');
   command.option('--config <file>', 'YAML or JSON file with settings (keys as in the README; env FLINK_OPERATOR_CONFIG)');
   for (const knob of OPERATOR_KNOBS) {
@@ -32,7 +38,7 @@ export function registerRunCommand(program: Command, makeReconciler: ReconcilerF
       if (error instanceof OperatorConfigError) command.error(`flink-operator run: ${error.message}`, { exitCode: 2 });
       throw error;
     }
-    const handle = await startOperator(config, makeReconciler);
+    const handle = await startOperator(config, reconcilers);
     await handle.stopped;
   });
 }
@@ -61,10 +67,22 @@ export interface OperatorHandle {
 }
 
 /** Starts a Manager with signal handling; used by `run` and by tests that spawn an operator process. */
-export async function startOperator(config: OperatorConfig, makeReconciler: ReconcilerFactory, kubeConfig?: KubeConfig): Promise<OperatorHandle> {
+export async function startOperator(
+  config: OperatorConfig,
+  reconcilers: OperatorReconcilers | ReconcilerFactory,
+  kubeConfig?: KubeConfig,
+): Promise<OperatorHandle> {
   const logger = createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
   const kc = kubeConfig ?? loadKubeConfig(config.kubeconfig);
-  const manager = new Manager({ config, kubeConfig: kc, makeReconciler, logger });
+  const { flinkDeployments, flinkSessionJobs } =
+    typeof reconcilers === 'function' ? { flinkDeployments: reconcilers, flinkSessionJobs: undefined } : reconcilers;
+  const manager = new Manager({
+    config,
+    kubeConfig: kc,
+    makeReconciler: flinkDeployments,
+    ...(flinkSessionJobs ? { makeSessionJobReconciler: flinkSessionJobs } : {}),
+    logger,
+  });
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;

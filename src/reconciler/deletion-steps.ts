@@ -5,6 +5,12 @@
  * JobManager and TaskManager Deployments, then Flink's HA ConfigMaps, the Services and the Flink
  * ConfigMap, then the finalizer. The state ConfigMap goes with the FlinkDeployment (ownerReference).
  *
+ * A session cluster (no spec.job) is not deleted while FlinkSessionJobs name it, nor while jobs no
+ * FlinkSessionJob manages still run on it (the Apache SessionReconciler, settings
+ * `session.deletion.block-on-session-jobs` and `…block-on-unmanaged-jobs`, both on by default):
+ * a CleanupFailed Warning names them, status.error says what to do, and the deletion goes on once
+ * they are gone (a session job's deletion enqueues its cluster).
+ *
  * Guarantees: with `savepoint-on-deletion`, a job that runs is never deleted without its final
  * savepoint because Flink's REST API did not answer: while the JobManager is available and its REST
  * API does not answer, deletion waits and says so (status.error, a Warning event), and tells how to
@@ -17,6 +23,7 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { emptyInternalState, type InternalState } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { deploymentKey, flinkConfigMapName, internalServiceName, restServiceName, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import type { ReconcileResult } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
@@ -46,6 +53,10 @@ export class DeletionSteps {
     this.hooks.announceOnce(deployment, 'cleanup', 'Normal', 'Cleanup', 'Cleaning up the Flink cluster before deleting the FlinkDeployment');
     const spec = deployment.spec as FlinkDeploymentSpec | undefined;
     const settings = deploymentOperatorSettings(spec ?? {});
+    if (spec && !spec.job) {
+      const blocked = await this.sessionJobsBlocking(deployment, settings, fence);
+      if (blocked) return blocked;
+    }
     let state: InternalState | undefined;
     try {
       const loaded = await d.store.load(deployment);
@@ -106,6 +117,51 @@ export class DeletionSteps {
     d.forgetDeployment(deployment);
     this.hooks.forget(deployment);
     return {};
+  }
+
+  /**
+   * A session cluster's deletion waits for its session jobs, then for jobs nobody manages (the
+   * Apache texts: "The session jobs [a, b] should be deleted first", "The session cluster has non
+   * terminated jobs [...] that should be cancelled first"). A cluster whose REST API does not answer
+   * has no jobs to wait for (as the Apache operator: it counts none).
+   */
+  private async sessionJobsBlocking(
+    deployment: FlinkDeploymentV1,
+    settings: ReturnType<typeof deploymentOperatorSettings>,
+    fence: SideEffectFence,
+  ): Promise<ReconcileResult | undefined> {
+    if (!settings.blockOnSessionJobs) return undefined;
+    const d = this.deps;
+    const { namespace, name } = deploymentKey(deployment);
+    const sessionJobs = [...d.sessionJobsOf(namespace, name)].sort();
+    let message: string | undefined;
+    if (sessionJobs.length > 0) {
+      message =
+        `The session jobs [${sessionJobs.join(', ')}] should be deleted first: ${name} is not deleted while FlinkSessionJobs run on it ` +
+        '(kubectl delete flinksessionjob …, or set kubernetes.operator.session.deletion.block-on-session-jobs: "false" to delete it with them)';
+    } else if (settings.blockOnUnmanagedJobs) {
+      let unmanaged: string[] = [];
+      try {
+        unmanaged = (await d.flinkApi(deployment, fence).listJobs()).filter((j) => !TERMINAL_JOB_STATES.has(j.state)).map((j) => j.jid);
+      } catch (error) {
+        if (!(error instanceof FlinkRestError)) throw error;
+      }
+      if (unmanaged.length > 0)
+        message =
+          `The session cluster has non terminated jobs [${unmanaged.join(', ')}] that should be cancelled first ` +
+          '(or set kubernetes.operator.session.deletion.block-on-unmanaged-jobs: "false")';
+    }
+    if (!message) return undefined;
+    this.hooks.announceOnce(deployment, message, 'Warning', 'CleanupFailed', message);
+    let state: InternalState = emptyInternalState();
+    try {
+      const loaded = await d.store.load(deployment);
+      if (loaded.kind === 'found') state = loaded.state;
+    } catch (error) {
+      d.log.warn({ err: (error as Error).message }, 'state unreadable while the deletion waits for session jobs');
+    }
+    const observed = await observe(d, deployment, state, fencedFlinkApi(d.flinkApi(deployment, fence), fence));
+    return this.deleting(deployment, state, observed, message, fence);
   }
 
   private async deleting(

@@ -5,7 +5,7 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, parseFlinkDuration } from '../api/flink-configuration.js';
-import type { InternalState, SavepointRecord } from '../api/internal-state.js';
+import type { AnyInternalState, SavepointRecord } from '../api/internal-state.js';
 
 export interface DeploymentOperatorSettings {
   /** `periodic.savepoint.interval`; undefined or 0 = off. */
@@ -36,6 +36,13 @@ export interface DeploymentOperatorSettings {
   jobManagerShutdownTtlMs: number;
   /** `cluster.health-check.*`: restart a job that restarts too often or stops checkpointing. */
   healthCheck: ClusterHealthSettings;
+  /**
+   * `session.deletion.block-on-session-jobs` (true; the issue's `session.block-on-session-jobs` is
+   * read too): a session cluster is not deleted while FlinkSessionJobs name it (SessionReconciler).
+   */
+  blockOnSessionJobs: boolean;
+  /** `session.deletion.block-on-unmanaged-jobs` (true; older key `session.block-on-unmanaged-jobs`): nor while jobs no FlinkSessionJob manages still run. */
+  blockOnUnmanagedJobs: boolean;
 }
 
 export interface ClusterHealthSettings {
@@ -55,7 +62,8 @@ export interface ClusterHealthSettings {
 
 const PREFIX = 'kubernetes.operator.';
 
-export function deploymentOperatorSettings(spec: FlinkDeploymentSpec): DeploymentOperatorSettings {
+/** The settings of a resource's (effective) Flink configuration: a FlinkDeployment's, or a session job's over its cluster's. */
+export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flinkConfiguration'>): DeploymentOperatorSettings {
   const flat = flattenFlinkConfiguration(spec.flinkConfiguration);
   const get = (key: string) => flat[PREFIX + key]?.trim() || undefined;
   // Never throws: an unparsable value is reported by validation (src/api/spec-validation.ts), and
@@ -97,6 +105,8 @@ export function deploymentOperatorSettings(spec: FlinkDeploymentSpec): Deploymen
         ? checkpointProgressWindow(flat, duration('cluster.health-check.checkpoint-progress.window', undefined))
         : undefined,
     },
+    blockOnSessionJobs: bool('session.deletion.block-on-session-jobs', bool('session.block-on-session-jobs', true)),
+    blockOnUnmanagedJobs: bool('session.deletion.block-on-unmanaged-jobs', bool('session.block-on-unmanaged-jobs', true)),
   };
 }
 
@@ -127,7 +137,12 @@ export type DueSavepoint = { triggerType: 'MANUAL'; nonce: number } | { triggerT
  * acknowledged one in lastReconciledSpec), else an elapsed periodic interval (counted from the
  * last periodic savepoint, or from the last deployment when there was none).
  */
-export function dueSavepoint(state: InternalState, desired: FlinkDeploymentSpec, settings: DeploymentOperatorSettings, now: number): DueSavepoint | undefined {
+export function dueSavepoint(
+  state: AnyInternalState,
+  desired: Pick<FlinkDeploymentSpec, 'job'>,
+  settings: DeploymentOperatorSettings,
+  now: number,
+): DueSavepoint | undefined {
   const nonce = desired.job?.savepointTriggerNonce;
   if (nonce !== undefined && nonce !== null && nonce !== state.lastReconciledSpec?.job?.savepointTriggerNonce) return { triggerType: 'MANUAL', nonce };
   if (settings.periodicSavepointIntervalMs === undefined) return undefined;
@@ -136,7 +151,7 @@ export function dueSavepoint(state: InternalState, desired: FlinkDeploymentSpec,
 }
 
 /** Milliseconds until the next periodic savepoint is due, if periodic savepoints are on. */
-export function untilNextPeriodicSavepoint(state: InternalState, settings: DeploymentOperatorSettings, now: number): number | undefined {
+export function untilNextPeriodicSavepoint(state: AnyInternalState, settings: DeploymentOperatorSettings, now: number): number | undefined {
   if (settings.periodicSavepointIntervalMs === undefined) return undefined;
   const since = state.lastPeriodicSavepointTimestamp ?? (state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now);
   return Math.max(0, since + settings.periodicSavepointIntervalMs - now);

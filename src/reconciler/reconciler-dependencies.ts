@@ -143,6 +143,8 @@ export interface FlinkDeploymentReconcilerDependencies {
   countTrimmedSavepoints(deployment: FlinkDeploymentV1): number;
   /** Drops what the store remembers of a deleted FlinkDeployment (its revision floor). */
   forgetDeployment(deployment: FlinkDeploymentV1): void;
+  /** Names of the FlinkSessionJobs in `namespace` whose spec.deploymentName is `cluster` (none when session jobs are not watched). */
+  sessionJobsOf(namespace: string, cluster: string): string[];
   counters: ReconcilerCounters;
   events: DeploymentEventSink;
   log: ReconcilerLog;

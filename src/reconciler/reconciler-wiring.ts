@@ -192,6 +192,10 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       trimmedForSize.take(deployment);
       if (store instanceof ConfigMapStateStore) store.forget(deployment);
     },
+    sessionJobsOf: (namespace, cluster) =>
+      (readers.flinkSessionJobs?.list() ?? [])
+        .filter((job) => job.metadata?.namespace === namespace && (job.spec as { deploymentName?: unknown } | undefined)?.deploymentName === cluster)
+        .map((job) => job.metadata?.name ?? ''),
     counters: {
       fencedOut: () => runtime.metrics.fencedSideEffects.inc(),
       driftDetected: () => runtime.metrics.driftDetected.inc(),

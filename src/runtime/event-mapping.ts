@@ -30,7 +30,7 @@ export const FLINK_TYPE_LABEL = 'type';
 export const FLINK_APP_LABEL = 'app';
 export const FLINK_RESOURCE_TYPES: readonly string[] = ['flink-standalone-kubernetes', 'flink-native-kubernetes'];
 
-export type WatchedKind = 'FlinkDeployment' | 'ConfigMap' | 'Deployment' | 'Service';
+export type WatchedKind = 'FlinkDeployment' | 'FlinkSessionJob' | 'ConfigMap' | 'Deployment' | 'Service';
 
 /** The FlinkDeployment keys (`namespace/name`) an object of `kind` maps to (0 or 1 of them). */
 export function ownerKeysOf(kind: string, object: KubernetesObject): string[] {

@@ -24,7 +24,16 @@ import { LifecycleTracker, OperatorMetrics, type LifecycleCounts } from './metri
 import type { OperatorConfig } from './operator-config.js';
 import { OwnWriteTracker, type WriteTracker } from './own-write-tracker.js';
 import type { Reconciler } from './reconcile.js';
-import { configMaps, deployments, flinkDeployments, services, type FlinkDeploymentObject, type WatchedResource } from './watched-resources.js';
+import { routeSessionJobEvent, SessionJobsByCluster, sessionClusterKeysOf } from './session-job-event-mapping.js';
+import {
+  configMaps,
+  deployments,
+  flinkDeployments,
+  flinkSessionJobs,
+  services,
+  type FlinkDeploymentObject,
+  type WatchedResource,
+} from './watched-resources.js';
 
 /**
  * The manager: wires the runtime together and owns its lifecycle.
@@ -32,7 +41,8 @@ import { configMaps, deployments, flinkDeployments, services, type FlinkDeployme
  * start(): HTTP port → informers (every replica runs them, so a standby is warm) → leadership
  * (a Lease: election by default; with --no-leader-elect the single-instance guard, which refuses to
  * act while another live instance holds the Lease; leader-election.ts). Each leadership term gets a fresh controller,
- * started once every cache has synced, seeded with every known FlinkDeployment.
+ * started once every cache has synced, seeded with every known FlinkDeployment; with a session-job
+ * reconciler, a second controller (its own work queue) for FlinkSessionJobs, seeded likewise.
  * Losing leadership stops that controller at once (in-flight reconciles are aborted).
  * stop() (SIGTERM): stop handing out work, let in-flight reconciles finish for up to
  * `shutdownTimeoutMs`, release the Lease, stop the informers, flush Events, close the port.
@@ -48,6 +58,8 @@ export interface OperatorReaders {
   readonly stateConfigMaps: ObservableObjectReader<V1ConfigMap>;
   readonly deployments: ObservableObjectReader<V1Deployment>;
   readonly services: ObservableObjectReader<V1Service>;
+  /** FlinkSessionJobs (v1), when the manager reconciles them. */
+  readonly flinkSessionJobs?: ObservableObjectReader<FlinkDeploymentObject>;
 }
 
 /** What the runtime gives the reconciler (see reconcile.ts for the contract itself). */
@@ -82,6 +94,8 @@ export interface ManagerOptions {
   readonly config: OperatorConfig;
   readonly kubeConfig: KubeConfig;
   readonly makeReconciler: ReconcilerFactory;
+  /** Reconcile FlinkSessionJobs too (their CRD must be installed: the manager watches them). */
+  readonly makeSessionJobReconciler?: ReconcilerFactory;
   readonly logger?: Logger;
   /** Serve the HTTP port (default true). */
   readonly serveHttp?: boolean;
@@ -101,6 +115,11 @@ export class Manager {
   private readonly health: HealthServer | undefined;
   private readonly reconciler: Reconciler;
   private controller: Controller | undefined;
+  private readonly sessionJobInformer: Informer<FlinkDeploymentObject> | undefined;
+  private readonly sessionJobReconciler: Reconciler | undefined;
+  private sessionJobController: Controller | undefined;
+  private readonly sessionJobsByCluster = new SessionJobsByCluster();
+  private readonly informerKinds: Array<[Informer<KubernetesObject>, string]>;
   private term = 0;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly unsubscribers: Array<() => void> = [];
@@ -132,6 +151,17 @@ export class Manager {
     const deploymentInformer = informerFor(deployments(clients), config.ownedResourceSelector);
     const serviceInformer = informerFor(services(clients), config.ownedResourceSelector);
     this.informers = [this.flinkInformer, stateInformer, deploymentInformer, serviceInformer] as Informer<KubernetesObject>[];
+    this.informerKinds = [
+      [this.informers[0], 'FlinkDeployment'],
+      [this.informers[1], 'ConfigMap'],
+      [this.informers[2], 'Deployment'],
+      [this.informers[3], 'Service'],
+    ];
+    if (options.makeSessionJobReconciler) {
+      this.sessionJobInformer = informerFor(flinkSessionJobs(clients));
+      this.informers.push(this.sessionJobInformer);
+      this.informerKinds.push([this.sessionJobInformer, 'FlinkSessionJob']);
+    }
 
     {
       this.elector = new LeaderElector({
@@ -179,6 +209,7 @@ export class Manager {
         stateConfigMaps: stateInformer,
         deployments: deploymentInformer,
         services: serviceInformer,
+        ...(this.sessionJobInformer ? { flinkSessionJobs: this.sessionJobInformer } : {}),
       },
       writeTracker: this.tracker,
       events: this.recorder,
@@ -202,6 +233,7 @@ export class Manager {
       return counts;
     });
     this.reconciler = options.makeReconciler(this.dependencies);
+    this.sessionJobReconciler = options.makeSessionJobReconciler?.(this.dependencies);
     if (options.serveHttp ?? true) {
       this.health = new HealthServer({
         port: config.httpPort,
@@ -218,17 +250,20 @@ export class Manager {
     this.state = 'running';
     const port = await this.health?.start();
     if (port !== undefined) this.logger.info({ port }, 'serving /metrics, /healthz, /readyz');
-    for (const [informer, kind] of [
-      [this.informers[0], 'FlinkDeployment'],
-      [this.informers[1], 'ConfigMap'],
-      [this.informers[2], 'Deployment'],
-      [this.informers[3], 'Service'],
-    ] as const) {
+    if (this.sessionJobInformer) this.unsubscribers.push(this.sessionJobInformer.subscribe((event) => this.sessionJobsByCluster.observe(event)));
+    for (const [informer, kind] of this.informerKinds) {
       this.unsubscribers.push(
         informer.subscribe((event) => {
+          // One echo check per event (it consumes the recorded write), shared by both mappings.
           const decision = routeEvent(kind, event, this.tracker);
-          if (decision.echo) this.metrics.echoSkipped.inc({ kind });
+          if (decision.echo) {
+            this.metrics.echoSkipped.inc({ kind });
+            return;
+          }
           for (const key of decision.keys) this.controller?.enqueue(key);
+          if (!this.sessionJobInformer) return;
+          for (const key of routeSessionJobEvent(kind, event, this.sessionJobsByCluster)) this.sessionJobController?.enqueue(key);
+          for (const key of sessionClusterKeysOf(kind, event)) this.controller?.enqueue(key);
         }),
       );
       informer.start();
@@ -265,11 +300,13 @@ export class Manager {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
     this.term++;
-    const controller = this.controller;
+    const controllers = [this.controller, this.sessionJobController].filter((c): c is Controller => c !== undefined);
     this.controller = undefined;
-    if (controller) {
-      this.logger.info({ inFlight: controller.inFlightKeys().length, graceMs: this.config.shutdownTimeoutMs }, 'shutting down: finishing in-flight reconciles');
-      await controller.stop(this.config.shutdownTimeoutMs);
+    this.sessionJobController = undefined;
+    if (controllers.length > 0) {
+      const inFlight = controllers.reduce((n, c) => n + c.inFlightKeys().length, 0);
+      this.logger.info({ inFlight, graceMs: this.config.shutdownTimeoutMs }, 'shutting down: finishing in-flight reconciles');
+      await Promise.all(controllers.map((c) => c.stop(this.config.shutdownTimeoutMs)));
     }
     await this.leadership.stop();
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
@@ -337,23 +374,50 @@ export class Manager {
     this.controller = controller;
     controller.start();
     for (const object of this.flinkInformer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
-    this.logger.info({ token, deployments: this.flinkInformer.list().length }, 'reconciling');
+    const sessionJobs = this.sessionJobInformer;
+    if (this.sessionJobReconciler && sessionJobs) {
+      const sessionController = new Controller({
+        reconciler: this.sessionJobReconciler,
+        parallelism: this.config.parallelism,
+        reconcileIntervalMs: this.config.reconcileIntervalMs,
+        requeueJitter: this.config.requeueJitter,
+        retryBaseDelayMs: this.config.retryBaseDelayMs,
+        retryMaxDelayMs: this.config.retryMaxDelayMs,
+        logger: this.logger.child({ controller: 'flinksessionjob' }),
+        metrics: this.metrics,
+        exists: (key) => objectOf(sessionJobs, key) !== undefined,
+        onError: (key, error) => {
+          const subject = objectOf(sessionJobs, key);
+          if (subject) this.recorder.warning(subject, EventReason.Error, error instanceof Error ? error.message : String(error));
+        },
+      });
+      this.sessionJobController = sessionController;
+      sessionController.start();
+      for (const object of sessionJobs.list()) sessionController.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
+    }
+    this.logger.info({ token, deployments: this.flinkInformer.list().length, sessionJobs: sessionJobs?.list().length }, 'reconciling');
   }
 
   private flinkDeploymentOf(key: string): FlinkDeploymentObject | undefined {
-    const slash = key.indexOf('/');
-    return this.flinkInformer.get(key.slice(0, slash), key.slice(slash + 1));
+    return objectOf(this.flinkInformer, key);
   }
 
   private endTerm(reason: string): void {
     this.term++;
-    const controller = this.controller;
+    const controllers = [this.controller, this.sessionJobController].filter((c): c is Controller => c !== undefined);
     this.controller = undefined;
-    if (controller) {
-      this.logger.warn({ reason, aborted: controller.inFlightKeys() }, 'stopped reconciling');
-      void controller.stop(0);
+    this.sessionJobController = undefined;
+    if (controllers.length > 0) {
+      this.logger.warn({ reason, aborted: controllers.flatMap((c) => c.inFlightKeys()) }, 'stopped reconciling');
+      for (const controller of controllers) void controller.stop(0);
     }
   }
+}
+
+/** The object of `namespace/name` in an informer's cache. */
+function objectOf(informer: Informer<FlinkDeploymentObject>, key: string): FlinkDeploymentObject | undefined {
+  const slash = key.indexOf('/');
+  return informer.get(key.slice(0, slash), key.slice(slash + 1));
 }
 
 /** `status.lifecycleState` of a FlinkDeployment, `UNKNOWN` when it has none. */

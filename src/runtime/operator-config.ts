@@ -1,4 +1,5 @@
 import type { FlinkRestAccessSetting } from '../flink/flink-rest-access.js';
+import { STATE_CONFIGMAP_SELECTOR } from '../state/state-configmap-codec.js';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
@@ -44,6 +45,10 @@ export interface OperatorConfig {
   readonly watchRestartMaxDelayMs: number;
   readonly eventBurst: number;
   readonly eventRefillIntervalMs: number;
+  /** jarURI schemes a FlinkSessionJob may use (the Apache `kubernetes.operator.user.artifacts.allowed-schemes`). */
+  readonly sessionJobJarSchemes: readonly string[];
+  /** Fetch session-job jars from loopback, link-local and private addresses too. */
+  readonly sessionJobJarRestrictedHosts: boolean;
 }
 
 type KnobType = 'string' | 'int' | 'number' | 'duration' | 'bool' | 'list' | 'enum';
@@ -232,8 +237,8 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
     key: 'stateConfigMapSelector',
     flag: 'state-configmap-selector',
     type: 'string',
-    default: 'flink.apache.org/deployment',
-    description: 'label selector of the state ConfigMaps the operator watches',
+    default: STATE_CONFIGMAP_SELECTOR,
+    description: "label selector of the state ConfigMaps the operator watches (FlinkDeployments' and FlinkSessionJobs')",
   }),
   knob({
     key: 'watchRestartMinDelayMs',
@@ -265,6 +270,23 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
     default: 300_000,
     defaultText: '300s',
     description: 'one more Event per object is allowed after each such interval (client-go: 1 per 5 min)',
+  }),
+  knob({
+    key: 'sessionJobJarSchemes',
+    flag: 'session-job-jar-scheme',
+    env: `${ENV_PREFIX}SESSION_JOB_JAR_SCHEMES`,
+    type: 'list',
+    default: ['https'],
+    description:
+      "jarURI scheme a FlinkSessionJob may use (the Apache operator's kubernetes.operator.user.artifacts.allowed-schemes, https by default); repeat for several: http, https or file (the operator fetches the jar and uploads it to the session cluster)",
+  }),
+  knob({
+    key: 'sessionJobJarRestrictedHosts',
+    flag: 'session-job-jar-restricted-hosts',
+    type: 'bool',
+    default: false,
+    description:
+      'let session-job jars be fetched from loopback, link-local (cloud metadata) and private addresses; off by default so a jarURI cannot make the operator read internal endpoints',
   }),
 ];
 

@@ -68,7 +68,12 @@ export class OwnWriteTracker implements WriteTracker {
     if (index < 0) return false;
     versions.splice(index, 1);
     if (versions.length === 0) this.ownVersions.delete(key);
-    if (kind === 'FlinkDeployment' && generation !== undefined && lastGeneration !== undefined && generation !== lastGeneration) {
+    if (
+      (kind === 'FlinkDeployment' || kind === 'FlinkSessionJob') &&
+      generation !== undefined &&
+      lastGeneration !== undefined &&
+      generation !== lastGeneration
+    ) {
       return false;
     }
     this.skipped++;

@@ -12,7 +12,7 @@ import type { ApiClientFactory } from './api-client-factory.js';
 import type { WatchedKind } from './event-mapping.js';
 
 /**
- * The four kinds the operator watches, described for the informer: the watch path and the list
+ * The kinds the operator watches (FlinkSessionJobs only when session jobs are reconciled), described for the informer: the watch path and the list
  * call (cluster-wide or per namespace) with a label selector.
  *
  * FlinkDeployments are watched in version v1 (group flink.apache.org, plural flinkdeployments).
@@ -36,12 +36,16 @@ export interface FlinkDeploymentObject extends KubernetesObject {
 }
 
 export function flinkDeployments(clients: ApiClientFactory): WatchedResource<FlinkDeploymentObject> {
+  return flinkResources(clients, 'FlinkDeployment', FLINK_DEPLOYMENT_PLURAL);
+}
+
+/** A flink.apache.org kind in v1. */
+function flinkResources(clients: ApiClientFactory, kind: 'FlinkDeployment' | 'FlinkSessionJob', plural: string): WatchedResource<FlinkDeploymentObject> {
   const api = clients.make(CustomObjectsApi);
   const group = 'flink.apache.org';
   const version = FLINK_DEPLOYMENT_VERSION;
-  const plural = FLINK_DEPLOYMENT_PLURAL;
   return {
-    kind: 'FlinkDeployment',
+    kind,
     resource: plural,
     path: (ns) => (ns ? `/apis/${group}/${version}/namespaces/${ns}/${plural}` : `/apis/${group}/${version}/${plural}`),
     list: async (ns, labelSelector) =>
@@ -54,6 +58,13 @@ export function flinkDeployments(clients: ApiClientFactory): WatchedResource<Fli
             ...(labelSelector ? { labelSelector } : {}),
           })) as KubernetesListObject<FlinkDeploymentObject>,
   };
+}
+
+export const FLINK_SESSION_JOB_PLURAL = 'flinksessionjobs';
+
+/** FlinkSessionJobs, watched in v1 like FlinkDeployments. */
+export function flinkSessionJobs(clients: ApiClientFactory): WatchedResource<FlinkDeploymentObject> {
+  return flinkResources(clients, 'FlinkSessionJob', FLINK_SESSION_JOB_PLURAL);
 }
 
 export function configMaps(clients: ApiClientFactory): WatchedResource<V1ConfigMap> {

@@ -40,11 +40,17 @@ import { phaseFromReconciliationState, type DeploymentPhase } from '../api/deplo
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { RECONCILIATION_STATES, type ReconciliationState } from '../api/flink-deployment-status.js';
 import { sameValue } from '../api/canonical-json.js';
-import { INTERNAL_STATE_FORMAT_VERSION, SavepointRecordSchema, type AnyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
+import {
+  INTERNAL_STATE_FORMAT_VERSION,
+  SavepointRecordSchema,
+  type AnyInternalState,
+  type InternalState,
+  type SavepointRecord,
+} from '../api/internal-state.js';
 import { formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import { OPERATOR_WRITER } from './operator-version.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, StateTooLargeError } from './state-errors.js';
-import { DEPLOYMENT_LABEL, FLINK_DEPLOYMENT_STATE, type StateKind, type StateOwner } from './state-kinds.js';
+import { FLINK_DEPLOYMENT_STATE, type StateKind, type StateOwner } from './state-kinds.js';
 
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const COMPONENT_LABEL = 'app.kubernetes.io/component';

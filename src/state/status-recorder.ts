@@ -64,7 +64,7 @@ export function statusPatch<R extends StatusOwner>(base: R, status: NonNullable<
   const desired = normalized(status);
   if (isDeepStrictEqual(current ?? {}, desired)) return [];
   if (current === undefined || current === null) return [{ op: 'add', path: '/status', value: desired }];
-  return jsonPatch.compare(current as object, desired as object).map((op) => ({ ...op, path: `/status${op.path}` }) as Operation);
+  return jsonPatch.compare(current, desired).map((op) => ({ ...op, path: `/status${op.path}` }) as Operation);
 }
 
 export class StatusRecorder<R extends StatusOwner = FlinkDeploymentV1> {

@@ -21,16 +21,18 @@ import {
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster, type SimulationOptions } from '../../src/devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../../src/reconciler/reconciler-wiring.js';
+import { makeFlinkSessionJobReconciler } from '../../src/reconciler/session-job-wiring.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../../src/runtime/operator-config.js';
 import { createLogger } from '../../src/runtime/logger.js';
 
 export const CRD_FILE = fileURLToPath(new URL('../../crds/flinkdeployments.flink.apache.org.yaml', import.meta.url));
+export const SESSION_JOB_CRD_FILE = fileURLToPath(new URL('../../crds/flinksessionjobs.flink.apache.org.yaml', import.meta.url));
 const GROUP = 'flink.apache.org';
 const PLURAL = 'flinkdeployments';
 
-export async function installCrd(kubeConfig: KubeConfig): Promise<void> {
-  const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(CRD_FILE, 'utf8'));
+export async function installCrd(kubeConfig: KubeConfig, file = CRD_FILE): Promise<void> {
+  const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(file, 'utf8'));
   await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
 }
 
@@ -77,11 +79,17 @@ export interface OperatorHarness {
 }
 
 export async function startHarness(
-  options: { simulation?: SimulationOptions; operator?: Partial<Record<keyof OperatorConfig, unknown>> | false } = {},
+  options: {
+    simulation?: SimulationOptions;
+    operator?: Partial<Record<keyof OperatorConfig, unknown>> | false;
+    /** Install the FlinkSessionJob CRD and reconcile session jobs too. */
+    sessionJobs?: boolean;
+  } = {},
 ): Promise<OperatorHarness> {
   const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 60, ...options.simulation } });
   const kubeConfig = world.cluster.kubeConfig();
   await installCrd(kubeConfig);
+  if (options.sessionJobs) await installCrd(kubeConfig, SESSION_JOB_CRD_FILE);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
@@ -99,6 +107,7 @@ export async function startHarness(
         config,
         kubeConfig,
         makeReconciler: makeFlinkDeploymentReconciler,
+        ...(options.sessionJobs ? { makeSessionJobReconciler: makeFlinkSessionJobReconciler } : {}),
         logger: createLogger({ format: 'json', level: config.logLevel as never }),
       });
       await manager.start();

@@ -246,6 +246,8 @@ interface HarnessOptions {
   /** The fence refuses these checks. */
   refuses?: (what: string) => boolean;
   leading?: boolean;
+  /** FlinkSessionJobs naming this deployment as their session cluster. */
+  sessionJobs?: string[];
 }
 
 function harness(options: HarnessOptions) {
@@ -303,6 +305,7 @@ function harness(options: HarnessOptions) {
     returnTrimmedSavepoints: () => {},
     countTrimmedSavepoints: () => 0,
     forgetDeployment: () => log.push('forgetDeployment'),
+    sessionJobsOf: (namespace, cluster) => (namespace === NS && cluster === NAME ? (options.sessionJobs ?? []) : []),
     counters: {
       fencedOut: () => void counters.fencedOut++,
       driftDetected: () => void counters.driftDetected++,
@@ -544,5 +547,43 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     await h.pass();
     assert.ok(!h.log.some((c) => c.startsWith('cluster.apply')), `a finished job was deployed again:\n${h.log.join('\n')}`);
     assert.equal(h.store.states.get(NAME)?.phase, 'FINISHED');
+  });
+
+  const JOB_B = 'b'.repeat(32);
+  test('a session cluster is not deleted while FlinkSessionJobs name it, nor while unmanaged jobs run; then it is (SessionReconciler.cleanupInternal)', async () => {
+    const { job: _job, ...session } = spec();
+    const deleting = () => {
+      const d = deploymentOf(session);
+      d.metadata.deletionTimestamp = new Date(NOW);
+      return d;
+    };
+    const blocked = harness({ deployment: deleting(), state: stateIn('RUNNING', session), cluster: runningCluster(JOB_A), sessionJobs: ['job-b', 'job-a'] });
+    await blocked.pass();
+    assert.ok(!blocked.log.some((l) => l.startsWith('cluster.delete') || l === 'finalizers.remove'), blocked.log.join('\n'));
+    assert.deepEqual(
+      blocked.events.filter((e) => e.reason === 'CleanupFailed').map((e) => e.message.split(':')[0]),
+      ['The session jobs [job-a, job-b] should be deleted first'],
+    );
+    assert.match(blocked.statuses.at(-1)?.error ?? '', /block-on-session-jobs/);
+    assert.equal(blocked.statuses.at(-1)?.lifecycleState, 'DELETING');
+
+    const unmanaged = harness({
+      deployment: deleting(),
+      state: stateIn('RUNNING', session),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_B, 'RUNNING')],
+    });
+    await unmanaged.pass();
+    assert.ok(!unmanaged.log.includes('finalizers.remove'));
+    assert.match(unmanaged.events.find((e) => e.reason === 'CleanupFailed')?.message ?? '', new RegExp(`non terminated jobs \\[${JOB_B}\\]`));
+
+    const free = harness({
+      deployment: deleting(),
+      state: stateIn('RUNNING', session),
+      cluster: runningCluster(JOB_A),
+      jobs: [jobOverview(JOB_B, 'CANCELED')],
+    });
+    await free.pass();
+    assert.ok(free.log.includes('finalizers.remove'), free.log.join('\n'));
   });
 });

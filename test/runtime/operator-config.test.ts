@@ -65,7 +65,7 @@ test('durations accept units or milliseconds', () => {
 test('the run command exposes every knob as a flag; --namespace repeats', async () => {
   const program = new Command().exitOverride();
   let captured: Record<string, unknown> | undefined;
-  registerRunCommand(program, () => ({ reconcile: async () => ({}) }));
+  registerRunCommand(program, { flinkDeployments: () => ({ reconcile: async () => ({}) }) });
   const run = program.commands.find((c) => c.name() === 'run')!;
   for (const knob of OPERATOR_KNOBS)
     assert.ok(

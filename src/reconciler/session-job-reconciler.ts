@@ -1,0 +1,237 @@
+/**
+ * The FlinkSessionJob reconciler: observe → decide → act → record, level-based, as the
+ * FlinkDeployment reconciler (flink-deployment-reconciler.ts) and under the same contract
+ * (src/runtime/reconcile.ts).
+ *
+ * One pass: load the state from the companion ConfigMap `<name>.sessionjob-state` (migrating an
+ * Apache v1beta1 status first), add the finalizer, validate the spec against its session cluster,
+ * observe the cluster and its jobs (session-job-observation.ts), ask the pure decision function
+ * for one step (session-job-decide.ts), perform it (session-job-steps.ts), record the status in
+ * one minimal patch (session-job-status.ts).
+ *
+ * Guarantees: as the FlinkDeployment reconciler's: every side effect is fenced by the term the
+ * pass started in and every state write is decided on the revision it read; a pass never submits
+ * a job id twice, never stops a running job for an invalid spec, and whatever a step throws the
+ * status says so.
+ * Assumptions: one key is never reconciled twice at once (the work queue).
+ */
+import { FLINK_SESSION_JOB_FINALIZER, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
+import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
+import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js';
+import type { SessionJobInternalState } from '../api/internal-state.js';
+import { formatFieldErrors } from '../api/spec-validation.js';
+import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { StaleLeaderError } from '../runtime/fencing-token.js';
+import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
+import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
+import {
+  CorruptStateError,
+  ForeignStateError,
+  MisplacedStateError,
+  NotLeaderError,
+  RegressedStateError,
+  StatePreconditionError,
+} from '../state/state-errors.js';
+import { deploymentOperatorSettings } from './deployment-operator-settings.js';
+import type { SessionJobFlinkApi, SessionJobReconcilerDependencies } from './session-job-dependencies.js';
+import { decideSessionJob, type SessionJobDecision, type SessionJobObservation } from './session-job-decide.js';
+import { latestCheckpointOf, observeSessionJob } from './session-job-observation.js';
+import { buildSessionJobStatus } from './session-job-status.js';
+import { executeSessionJobStep, type SessionJobStepResult } from './session-job-steps.js';
+
+export class FlinkSessionJobReconciler implements Reconciler {
+  /** Event key last announced per uid and reason (event hygiene only). */
+  private readonly announced = new Map<string, string>();
+
+  constructor(private readonly deps: SessionJobReconcilerDependencies) {}
+
+  async reconcile(request: ReconcileRequest, signal: AbortSignal = new AbortController().signal): Promise<ReconcileResult> {
+    const d = this.deps;
+    const fence = d.fenceFor(signal);
+    if (!fence) return {};
+    try {
+      return await this.reconcileInTerm(request, fence);
+    } catch (error) {
+      if (error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError) {
+        d.counters.fencedOut();
+        d.log.warn({ reason: error.message }, 'side effect refused by the leadership fence; this pass stops here');
+        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+      }
+      if (error instanceof StatePreconditionError) {
+        d.log.info({ reason: error.message }, 'the state changed under this pass; deciding again');
+        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+      }
+      throw error;
+    }
+  }
+
+  private async reconcileInTerm(request: ReconcileRequest, fence: SideEffectFence): Promise<ReconcileResult> {
+    const d = this.deps;
+    let job = d.sessionJobs.get(request.namespace, request.name);
+    if (!job) return {};
+    const deleting = job.metadata.deletionTimestamp !== undefined && job.metadata.deletionTimestamp !== null;
+    if (deleting && !job.metadata.finalizers?.includes(FLINK_SESSION_JOB_FINALIZER)) return {};
+
+    let state: SessionJobInternalState;
+    try {
+      // Before any write through v1: a legacy status would lose its internal fields (design/002).
+      if (job.status && !job.status.stateRef && (await d.store.load(job)).kind === 'missing') {
+        fence.check(`migrate the legacy status of FlinkSessionJob ${request.namespace}/${request.name}`);
+        const migration = await d.legacy.migrateIfLegacy(job);
+        if (migration.kind === 'migrated' || migration.kind === 'resumed') {
+          d.events.emit(job, 'Normal', 'Migrated', migration.message);
+          job = d.sessionJobs.get(request.namespace, request.name) ?? job;
+        } else if (migration.kind !== 'already-migrated') {
+          d.events.emit(job, 'Warning', 'MigrationFailed', `${migration.message}; run \`flink-operator migrate -n ${request.namespace}\` after fixing it`);
+          return { requeueAfterMs: d.timings.reconcileIntervalMs };
+        }
+      }
+      const loaded = await d.store.load(job);
+      state = loaded.kind === 'found' ? loaded.state : await d.store.update(job, (s) => s, { fence });
+    } catch (error) {
+      if (
+        error instanceof ForeignStateError ||
+        error instanceof CorruptStateError ||
+        error instanceof RegressedStateError ||
+        error instanceof MisplacedStateError
+      ) {
+        d.events.emit(job, 'Warning', 'StateError', error.message);
+        await d.status.record(job, { ...(job.status ?? {}), error: error.message }, fence);
+        return { requeueAfterMs: d.timings.reconcileIntervalMs };
+      }
+      throw error;
+    }
+    if (!deleting && !job.metadata.finalizers?.includes(FLINK_SESSION_JOB_FINALIZER)) job = await d.finalizers.add(job, fence);
+    const current = job;
+
+    // Validate against the session cluster; an invalid spec is reported and the last valid one kept.
+    const generation = current.metadata.generation ?? 0;
+    const userSpec = current.spec as FlinkSessionJobSpec | undefined;
+    const deploymentName = userSpec?.deploymentName ?? state.lastReconciledSpec?.deploymentName ?? '';
+    const sessionCluster = deploymentName ? d.sessionClusters.get(request.namespace, deploymentName) : undefined;
+    const errors = validateFlinkSessionJob(
+      { metadata: current.metadata, spec: userSpec ?? {} },
+      {
+        ...(sessionCluster && !sessionCluster.spec?.job ? { sessionCluster } : {}),
+        ...(state.lastReconciledSpec ? { previous: { spec: state.lastReconciledSpec } } : {}),
+        allowedJarSchemes: d.allowedJarSchemes,
+      },
+    );
+    let validationError: string | undefined;
+    if (errors.length > 0) {
+      validationError =
+        `Invalid spec (generation ${generation}): ${formatFieldErrors(errors)}. ` +
+        (state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is submitted until the spec is fixed.');
+      this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
+    }
+    if (validationError && !state.lastReconciledSpec && !deleting) {
+      await this.record(current, state, { cluster: { kind: 'missing' } }, validationError, fence, false);
+      return { requeueAfterMs: d.timings.reconcileIntervalMs };
+    }
+    const desired = validationError ? state.lastReconciledSpec! : userSpec!;
+    const desiredGeneration = validationError ? (state.lastReconciledGeneration ?? generation) : generation;
+
+    // Observe the session cluster and its jobs.
+    const apis = new Map<string, SessionJobFlinkApi>();
+    const apiFor = (cluster: NonNullable<typeof sessionCluster>) => {
+      const key = cluster.metadata.uid ?? '';
+      let api = apis.get(key);
+      if (!api) apis.set(key, (api = d.flinkApi(cluster, fence)));
+      return api;
+    };
+    const seen = await observeSessionJob(d, current, desired.deploymentName ?? '', apiFor);
+    let observed: SessionJobObservation = seen.observation;
+    const api = seen.cluster && !seen.cluster.spec?.job ? apiFor(seen.cluster) : undefined;
+    const effective = { flinkConfiguration: { ...(seen.cluster?.spec?.flinkConfiguration ?? {}), ...(desired.flinkConfiguration ?? {}) } };
+    const settings = deploymentOperatorSettings(effective);
+    const resource = `${request.namespace}/${request.name}`;
+
+    let decision: SessionJobDecision = decideSessionJob({ state, desired, desiredGeneration, observed, settings, deleting, now: d.now(), resource });
+    if (decision.step.kind === 'gather-checkpoint' && api && state.deployedJobId) {
+      try {
+        observed = { ...observed, latestCheckpoint: await latestCheckpointOf(api, state.deployedJobId) };
+        decision = decideSessionJob({ state, desired, desiredGeneration, observed, settings, deleting, now: d.now(), resource });
+      } catch (error) {
+        if (!(error instanceof FlinkRestError)) throw error;
+      }
+    }
+    if (decision.announce) this.announceOnce(current, decision.announce.key, decision.announce.type, decision.announce.reason, decision.announce.message);
+
+    // Act: one step.
+    let passState = state;
+    const context = {
+      deps: d,
+      job: current,
+      cluster: seen.cluster,
+      api,
+      observed,
+      fence,
+      settings,
+      state: () => passState,
+      save: async (fn: (s: SessionJobInternalState) => SessionJobInternalState) =>
+        (passState = await d.store.update(current, fn, { fence, basedOnRevision: passState.revision })),
+    };
+    let result: SessionJobStepResult;
+    try {
+      result = await executeSessionJobStep(context, decision.step);
+    } catch (error) {
+      if (isFencingOrPrecondition(error)) throw error;
+      if (!(error instanceof FlinkRestError)) {
+        await this.record(
+          current,
+          passState,
+          observed,
+          validationError ?? `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`,
+          fence,
+          deleting,
+        );
+        throw error;
+      }
+      result = { requeue: 'progress', error: `Flink REST call failed: ${error.message}` };
+    }
+    if (decision.step.kind === 'release') return {};
+    if (result.requeue === 'continue' && passState.revision === state.revision) result = { ...result, requeue: 'progress' };
+
+    // Record.
+    const error = validationError ?? result.error;
+    if (decision.step.kind !== 'wait' || error !== undefined) {
+      d.log.info(
+        { namespace: request.namespace, name: request.name, phase: state.phase, step: decision.step.kind, ...(error !== undefined ? { error } : {}) },
+        `session job step ${decision.step.kind}`,
+      );
+    }
+    await this.record(current, passState, observed, error, fence, deleting);
+    return { requeueAfterMs: this.requeueFor(result) };
+  }
+
+  private async record(
+    job: FlinkSessionJobV1,
+    state: SessionJobInternalState,
+    observed: SessionJobObservation,
+    error: string | undefined,
+    fence: SideEffectFence,
+    deleting: boolean,
+  ): Promise<void> {
+    const status = buildSessionJobStatus(job, state, { observed, ...(error ? { error } : {}), deleting }, new Date(this.deps.now()));
+    await this.deps.status.record(job, status, fence);
+  }
+
+  private requeueFor(result: SessionJobStepResult): number {
+    const t = this.deps.timings;
+    if (result.requeue === 'continue') return 0;
+    const interval = result.requeue === 'progress' ? t.progressCheckIntervalMs : t.reconcileIntervalMs;
+    return result.wakeUpInMs !== undefined ? Math.min(interval, Math.max(result.wakeUpInMs, 50)) : interval;
+  }
+
+  private announceOnce(job: FlinkSessionJobV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    const uid = job.metadata.uid ?? `${job.metadata.namespace}/${job.metadata.name}`;
+    const marker = `${reason}:${key}`;
+    if (this.announced.get(`${uid}/${reason}`) === marker) return;
+    this.announced.set(`${uid}/${reason}`, marker);
+    this.deps.events.emit(job, type, reason, message);
+  }
+}
+
+function isFencingOrPrecondition(error: unknown): boolean {
+  return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError || error instanceof StatePreconditionError;
+}

@@ -1,0 +1,352 @@
+/**
+ * The session-job steps (session-job-decide.ts names them): each is at most one side effect,
+ * written intent → effect → result in the state ConfigMap (design/010, "The reconciler").
+ *
+ * | step | intent (before) | effect | result (after) |
+ * |---|---|---|---|
+ * | pin | DEPLOYING, new jobIdToSubmit, restore path, reconciled spec | — | — |
+ * | submit | (the pin) | upload the jar, run it with jobIdToSubmit | DEPLOYED, deployedJobId |
+ * | stop (savepoint) | STOPPING/SUSPENDING, pending savepoint with its trigger id | stop-with-savepoint | (follow-savepoint) |
+ * | stop (cancel) | STOPPING/SUSPENDING, restore path (last-state: the newest checkpoint) | cancel | (follow-cancel) |
+ * | follow-savepoint | — | (a re-send only when Flink never saw the trigger) | history + STOPPED/SUSPENDED |
+ * | follow-cancel | — | cancel again while the job still runs | STOPPED/SUSPENDED |
+ * | start-savepoint | pending savepoint with its trigger id | trigger | (follow-savepoint) |
+ * | release | — | the finalizer removed | — |
+ *
+ * Guarantees: a crash after any write leaves a state from which the next pass resolves by
+ * looking: a pinned job id known to Flink is recorded, never run again; a trigger id is re-sent
+ * only when Flink has no trace of it (pending-savepoint.ts), and Flink de-duplicates trigger ids.
+ * The run of a jar is never retried within a pass.
+ * Assumptions: the state update functions here set fields from values captured before the call
+ * (idempotent, as the store requires).
+ */
+import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
+import type { FlinkSessionJobV1 } from '../api/flink-session-job.js';
+import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
+import type { PendingSnapshot, SavepointRecord, SessionJobInternalState } from '../api/internal-state.js';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { FlinkRestError, isDuplicateJobSubmission } from '../flink/flink-rest-error.js';
+import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import type { StateUpdateFunction } from '../state/state-store.js';
+import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
+import { savepointProgress } from './pending-savepoint.js';
+import type { SessionJobFlinkApi, SessionJobReconcilerDependencies, SessionJobRunRequest } from './session-job-dependencies.js';
+import type { SessionJobObservation, SessionJobStep } from './session-job-decide.js';
+
+/** What a step needs: the pass's parts and its state cursor. */
+export interface SessionJobStepContext {
+  readonly deps: SessionJobReconcilerDependencies;
+  readonly job: FlinkSessionJobV1;
+  readonly cluster: FlinkDeploymentV1 | undefined;
+  /** The session cluster's REST API (fenced); undefined when there is no cluster. */
+  readonly api: SessionJobFlinkApi | undefined;
+  readonly observed: SessionJobObservation;
+  readonly fence: SideEffectFence;
+  /** The settings of the job's effective configuration (the cluster's overlaid by the job's). */
+  readonly settings: DeploymentOperatorSettings;
+  state(): SessionJobInternalState;
+  save(fn: StateUpdateFunction<SessionJobInternalState>): Promise<SessionJobInternalState>;
+}
+
+export interface SessionJobStepResult {
+  requeue: 'continue' | 'progress' | 'steady';
+  error?: string;
+  wakeUpInMs?: number;
+}
+
+const OPERATOR_KEY_PREFIX = 'kubernetes.operator.';
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+function apiOf(ctx: SessionJobStepContext): SessionJobFlinkApi {
+  if (!ctx.api) throw new Error('no session cluster to call (the decision should have waited)');
+  return ctx.api;
+}
+
+/** The job's flinkConfiguration as sent with the run: Flink keys only (the operator's own are read, not sent). */
+function runConfiguration(spec: FlinkSessionJobSpec): Record<string, string> | undefined {
+  const flat = flattenFlinkConfiguration(spec.flinkConfiguration);
+  const entries = Object.entries(flat).filter(([key]) => !key.startsWith(OPERATOR_KEY_PREFIX));
+  return entries.length > 0 ? Object.fromEntries(entries) : undefined;
+}
+
+/** The run request of the pinned deployment. */
+export function runRequestOf(state: SessionJobInternalState): SessionJobRunRequest {
+  const spec = state.lastReconciledSpec ?? {};
+  const job = spec.job ?? {};
+  const configuration = runConfiguration(spec);
+  return {
+    jobId: state.jobIdToSubmit ?? '',
+    ...(job.entryClass ? { entryClass: job.entryClass } : {}),
+    ...(job.args && job.args.length > 0 ? { args: job.args } : {}),
+    ...(job.parallelism !== undefined ? { parallelism: job.parallelism } : {}),
+    ...(state.upgradeSavepointPath ? { savepointPath: state.upgradeSavepointPath } : {}),
+    ...(job.allowNonRestoredState !== undefined && job.allowNonRestoredState !== null ? { allowNonRestoredState: job.allowNonRestoredState } : {}),
+    ...(configuration ? { flinkConfiguration: configuration } : {}),
+  };
+}
+
+/** The result write of a submission (or of finding the pinned job already known to Flink). */
+function deployed(jobId: string): StateUpdateFunction<SessionJobInternalState> {
+  return (s) =>
+    s.phase !== 'DEPLOYING' || s.jobIdToSubmit !== jobId
+      ? s
+      : {
+          ...s,
+          phase: 'DEPLOYED',
+          deployedJobId: jobId,
+          jobIdToSubmit: undefined,
+          upgradeSavepointPath: undefined,
+          ...(s.upgradeSavepointPath ? { deployedFrom: s.upgradeSavepointPath } : { deployedFrom: undefined }),
+          firstDeployment: false,
+        };
+}
+
+export async function executeSessionJobStep(ctx: SessionJobStepContext, step: SessionJobStep): Promise<SessionJobStepResult> {
+  const { deps } = ctx;
+  switch (step.kind) {
+    case 'wait':
+      return { requeue: step.requeue, ...(step.error ? { error: step.error } : {}), ...(step.wakeUpInMs !== undefined ? { wakeUpInMs: step.wakeUpInMs } : {}) };
+    case 'gather-checkpoint':
+      return { requeue: 'progress', error: 'Could not learn the newest checkpoint for a last-state upgrade' };
+    case 'pin': {
+      const jobId = deps.newJobId();
+      const at = rfc3339(deps.now());
+      await ctx.save((s) => ({
+        ...s,
+        phase: 'DEPLOYING',
+        jobIdToSubmit: jobId,
+        upgradeSavepointPath: step.restoreFrom,
+        lastReconciledSpec: step.spec,
+        lastReconciledGeneration: step.generation,
+        reconciliationTimestamp: at,
+        deployedJobId: undefined,
+        failedUpgrade: undefined,
+        firstDeployment: s.firstDeployment ?? true,
+      }));
+      return { requeue: 'continue' };
+    }
+    case 'submit':
+      return submit(ctx);
+    case 'record-submitted':
+      await ctx.save(deployed(ctx.state().jobIdToSubmit ?? ''));
+      return { requeue: 'continue' };
+    case 'record-running':
+      await ctx.save((s) =>
+        s.phase !== 'DEPLOYED' ? s : { ...s, phase: 'RUNNING', lastStableSpec: s.lastReconciledSpec, lastStableGeneration: s.lastReconciledGeneration },
+      );
+      return { requeue: 'steady' };
+    case 'record-finished':
+      await ctx.save((s) => ({ ...s, phase: 'FINISHED' }));
+      return { requeue: 'steady' };
+    case 'record-suspended': {
+      const at = rfc3339(deps.now());
+      await ctx.save((s) => ({
+        ...s,
+        phase: 'SUSPENDED',
+        lastReconciledSpec: step.spec,
+        lastReconciledGeneration: step.generation,
+        reconciliationTimestamp: at,
+        deployedJobId: undefined,
+      }));
+      return { requeue: 'steady' };
+    }
+    case 'stop':
+      return stop(ctx, step);
+    case 'follow-savepoint':
+      return followSavepoint(ctx);
+    case 'follow-cancel':
+      return followCancel(ctx);
+    case 'start-savepoint': {
+      const jobId = ctx.state().deployedJobId ?? '';
+      const pending = newPendingSavepoint(ctx, { triggerType: step.triggerType, jobId, stopJob: false, nonce: step.nonce });
+      const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending }));
+      return sendSavepoint(ctx, state.pendingSavepoint!);
+    }
+    case 'release':
+      await deps.finalizers.remove(ctx.job, ctx.fence);
+      deps.forgetSessionJob(ctx.job);
+      deps.log.info({ namespace: ctx.job.metadata.namespace, name: ctx.job.metadata.name, why: step.why }, 'session job deleted');
+      return { requeue: 'steady' };
+  }
+}
+
+async function submit(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {
+  const { deps } = ctx;
+  const state = ctx.state();
+  const api = apiOf(ctx);
+  const request = runRequestOf(state);
+  const spec = state.lastReconciledSpec ?? {};
+  let jar;
+  try {
+    jar = await deps.fetchJar(spec);
+  } catch (error) {
+    return { requeue: 'progress', error: `Could not fetch the job jar: ${(error as Error).message}` };
+  }
+  const jarId = await api.uploadJar(jar.bytes, jar.fileName);
+  const cluster = spec.deploymentName ?? '';
+  deps.events.emit(
+    ctx.job,
+    'Normal',
+    'Submit',
+    `Starting job ${request.jobId} on session cluster ${cluster}${request.savepointPath ? ` from ${request.savepointPath}` : ' without state'}`,
+  );
+  try {
+    await api.runJar(jarId, request);
+  } catch (error) {
+    if (!isDuplicateJobSubmission(error)) {
+      await deleteJarQuietly(api, jarId);
+      // The run's fate may be unknown (a lost answer): the next pass lists the jobs before anything else.
+      return { requeue: 'progress', error: `Flink did not run the job: ${(error as Error).message}` };
+    }
+  }
+  await deleteJarQuietly(api, jarId);
+  await ctx.save(deployed(request.jobId));
+  return { requeue: 'progress' };
+}
+
+async function deleteJarQuietly(api: SessionJobFlinkApi, jarId: string): Promise<void> {
+  try {
+    await api.deleteJar(jarId);
+  } catch (error) {
+    if (!(error instanceof FlinkRestError)) throw error;
+    // An uploaded jar left behind costs disk on the JobManager only; the next upload does not need it.
+  }
+}
+
+function newPendingSavepoint(
+  ctx: SessionJobStepContext,
+  request: { triggerType: PendingSnapshot['triggerType']; jobId: string; stopJob: boolean; nonce?: number | undefined },
+): PendingSnapshot {
+  const flat = flattenFlinkConfiguration({ ...(ctx.cluster?.spec?.flinkConfiguration ?? {}), ...(ctx.state().lastReconciledSpec?.flinkConfiguration ?? {}) });
+  const target = savepointDirectory(flat);
+  const format = flat['kubernetes.operator.savepoint.format.type']?.toUpperCase();
+  return {
+    kind: 'savepoint',
+    triggerType: request.triggerType,
+    jobId: request.jobId,
+    stopJob: request.stopJob,
+    requestedAt: ctx.deps.now(),
+    triggerId: ctx.deps.newJobId(),
+    ...(target ? { targetDirectory: target } : {}),
+    ...(format === 'NATIVE' || format === 'CANONICAL' ? { formatType: format } : {}),
+    ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
+  };
+}
+
+async function sendSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot): Promise<SessionJobStepResult> {
+  const api = apiOf(ctx);
+  const options = {
+    ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
+    ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
+  };
+  if (pending.stopJob) await api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
+  else await api.triggerSavepoint(pending.jobId, options);
+  return { requeue: 'progress' };
+}
+
+async function stop(ctx: SessionJobStepContext, step: Extract<SessionJobStep, { kind: 'stop' }>): Promise<SessionJobStepResult> {
+  const { deps } = ctx;
+  const jobId = ctx.state().deployedJobId ?? '';
+  const at = rfc3339(deps.now());
+  const phase = step.suspend ? ('SUSPENDING' as const) : ('STOPPING' as const);
+  const base = { phase, lastReconciledSpec: step.spec, lastReconciledGeneration: step.generation, reconciliationTimestamp: at };
+  deps.events.emit(ctx.job, 'Normal', 'SpecChanged', `${step.why}: ${step.mode === 'savepoint' ? 'stopping job with a savepoint' : 'cancelling job'} ${jobId}`);
+  if (step.mode === 'savepoint') {
+    const pending = newPendingSavepoint(ctx, { triggerType: 'UPGRADE', jobId, stopJob: true });
+    const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, ...base, pendingSavepoint: pending }));
+    return sendSavepoint(ctx, state.pendingSavepoint!);
+  }
+  await ctx.save((s) => ({ ...s, ...base, upgradeSavepointPath: step.restoreFrom }));
+  await apiOf(ctx).cancelJob(jobId);
+  return { requeue: 'progress' };
+}
+
+function stoppedPhase(s: SessionJobInternalState): SessionJobInternalState['phase'] {
+  return s.phase === 'SUSPENDING' ? 'SUSPENDED' : s.phase === 'STOPPING' ? 'STOPPED' : s.phase;
+}
+
+async function followCancel(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {
+  const jobId = ctx.state().deployedJobId;
+  const listed = jobId ? ctx.observed.jobs?.find((j) => j.jobId === jobId) : undefined;
+  if (listed && !TERMINAL_JOB_STATES.has(listed.state)) {
+    if (listed.state === 'CANCELLING') return { requeue: 'progress' };
+    // The intent is recorded and the job still runs: the cancel did not reach Flink (Flink takes a repeated cancel as one).
+    await apiOf(ctx).cancelJob(listed.jobId);
+    return { requeue: 'progress' };
+  }
+  await ctx.save((s) => (s.phase !== 'STOPPING' && s.phase !== 'SUSPENDING' ? s : { ...s, phase: stoppedPhase(s), deployedJobId: undefined }));
+  return { requeue: 'continue' };
+}
+
+async function followSavepoint(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {
+  const pending = ctx.state().pendingSavepoint!;
+  const progress = await savepointProgress(apiOf(ctx), pending);
+  switch (progress.kind) {
+    case 'in-progress':
+      return { requeue: 'progress' };
+    case 'not-sent':
+      return sendSavepoint(ctx, pending);
+    case 'completed':
+      return completeSavepoint(ctx, pending, progress.location);
+    case 'failed':
+    case 'lost':
+      return failSavepoint(ctx, pending, progress.reason);
+  }
+}
+
+async function completeSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot, location: string): Promise<SessionJobStepResult> {
+  const now = ctx.deps.now();
+  const record: SavepointRecord = {
+    location,
+    timeStamp: now,
+    triggerType: pending.triggerType,
+    ...(pending.formatType ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
+    jobId: pending.jobId,
+  };
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    const next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
+    if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: stoppedPhase(s), deployedJobId: undefined });
+    if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
+    if (pending.triggerType === 'MANUAL' && next.lastReconciledSpec)
+      next.lastReconciledSpec = { ...next.lastReconciledSpec, job: { ...next.lastReconciledSpec.job, savepointTriggerNonce: pending.triggerNonce } };
+    return next;
+  });
+  ctx.deps.events.emit(ctx.job, 'Normal', 'SavepointCompleted', `${pending.triggerType} savepoint of job ${pending.jobId} completed: ${location}`);
+  return { requeue: 'continue' };
+}
+
+/**
+ * A failed or lost savepoint. A stop's failure leaves the job running its previous spec (the
+ * upgrade is tried again for the next generation); a manual one is acknowledged and a periodic one
+ * counted as taken, so neither is retried in a loop. Each is a SavepointError event.
+ */
+async function failSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot, reason: string): Promise<SessionJobStepResult> {
+  const { deps } = ctx;
+  const now = deps.now();
+  const message = `${pending.triggerType} savepoint of job ${pending.jobId} failed: ${reason}`;
+  deps.events.emit(ctx.job, 'Warning', 'SavepointError', message);
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    const next: SessionJobInternalState = { ...s, pendingSavepoint: undefined };
+    if (pending.stopJob) {
+      Object.assign(next, {
+        phase: s.lastStableSpec ? 'RUNNING' : 'DEPLOYED',
+        lastReconciledSpec: s.lastStableSpec ?? s.lastReconciledSpec,
+        lastReconciledGeneration: s.lastStableGeneration ?? s.lastReconciledGeneration,
+        failedUpgrade: { generation: s.lastReconciledGeneration ?? 0, reason, at: rfc3339(now) },
+      });
+    }
+    if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
+    if (pending.triggerType === 'MANUAL' && next.lastReconciledSpec)
+      next.lastReconciledSpec = { ...next.lastReconciledSpec, job: { ...next.lastReconciledSpec.job, savepointTriggerNonce: pending.triggerNonce } };
+    return next;
+  });
+  return { requeue: 'progress', ...(pending.stopJob ? { error: `${message}; the job keeps running its previous spec` } : {}) };
+}

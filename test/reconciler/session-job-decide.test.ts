@@ -1,0 +1,231 @@
+/**
+ * Table tests of the session-job decision function (src/reconciler/session-job-decide.ts): each
+ * row a phase and its state, the desired spec, what was observed of the session cluster → the one
+ * step and its key fields. The deletion rows follow the Apache operator's
+ * SessionJobReconciler.cleanupInternal (apache/flink-kubernetes-operator @ 6e9caeb4).
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defaultSessionJobSpec } from '../../src/api/flink-session-job-builder.js';
+import type { FlinkSessionJobSpec } from '../../src/api/flink-session-job-spec.js';
+import { emptyInternalState, type SessionJobInternalState } from '../../src/api/internal-state.js';
+import { deploymentOperatorSettings } from '../../src/reconciler/deployment-operator-settings.js';
+import {
+  decideSessionJob,
+  needsNewSubmission,
+  suspendedSpec,
+  type SessionJobDecisionInput,
+  type SessionJobObservation,
+  type SessionJobStep,
+} from '../../src/reconciler/session-job-decide.js';
+
+const NOW = Date.parse('2026-12-01T12:00:00Z');
+const JOB_A = 'a'.repeat(32);
+const SAVEPOINT = 's3://flink/savepoints/savepoint-aaaa-1';
+const CHECKPOINT = 's3://flink/checkpoints/aaaa/chk-7';
+
+function spec(change: (s: FlinkSessionJobSpec) => void = () => {}): FlinkSessionJobSpec {
+  const s = defaultSessionJobSpec();
+  change(s);
+  return s;
+}
+
+function stateIn(phase: SessionJobInternalState['phase'], extra: Partial<SessionJobInternalState> = {}): SessionJobInternalState {
+  const running = spec();
+  return {
+    ...emptyInternalState(),
+    revision: 3,
+    phase,
+    lastReconciledSpec: running,
+    lastReconciledGeneration: 1,
+    lastStableSpec: running,
+    lastStableGeneration: 1,
+    ...(phase === 'DEPLOYED' || phase === 'RUNNING' ? { deployedJobId: JOB_A } : {}),
+    savepointHistory: [{ location: SAVEPOINT, timeStamp: NOW - 60_000, triggerType: 'UPGRADE', jobId: JOB_A }],
+    ...extra,
+  };
+}
+
+const ready = (jobs: Array<[string, string]> = []): SessionJobObservation => ({
+  cluster: { kind: 'ready', highAvailability: false },
+  jobs: jobs.map(([jobId, state]) => ({ jobId, state })),
+});
+
+function input(
+  state: SessionJobInternalState,
+  desired: FlinkSessionJobSpec,
+  observed: SessionJobObservation,
+  more: Partial<SessionJobDecisionInput> = {},
+): SessionJobDecisionInput {
+  return {
+    state,
+    desired,
+    desiredGeneration: 2,
+    observed,
+    settings: deploymentOperatorSettings(desired),
+    deleting: false,
+    now: NOW,
+    resource: 'team-a/orders',
+    ...more,
+  };
+}
+
+function stepOf(i: SessionJobDecisionInput): SessionJobStep {
+  return decideSessionJob(i).step;
+}
+
+function expectStep(i: SessionJobDecisionInput, expected: Partial<SessionJobStep> & { kind: SessionJobStep['kind'] }): SessionJobStep {
+  const step = stepOf(i);
+  for (const [key, value] of Object.entries(expected)) assert.deepEqual((step as Record<string, unknown>)[key], value, `${key} of ${JSON.stringify(step)}`);
+  return step;
+}
+
+describe('session-job decisions: submission', () => {
+  test('NEW on a ready cluster: pin (a state write only), restoring from initialSavepointPath', () => {
+    const desired = spec((s) => (s.job!.initialSavepointPath = SAVEPOINT));
+    expectStep(input(emptyInternalState(), desired, ready()), { kind: 'pin', restoreFrom: SAVEPOINT, generation: 2, why: 'first submission' });
+  });
+  test('NEW with job.state suspended: recorded SUSPENDED without a cluster', () => {
+    const desired = spec((s) => (s.job!.state = 'suspended'));
+    expectStep(input(emptyInternalState(), desired, { cluster: { kind: 'missing' } }), { kind: 'record-suspended' });
+  });
+  test('the cluster missing, an application cluster, not ready, or silent: wait, saying what to fix', () => {
+    const cases: Array<[SessionJobObservation, RegExp]> = [
+      [
+        { cluster: { kind: 'missing' } },
+        /Session cluster session-cluster not found in namespace team-a: create a FlinkDeployment session-cluster without spec\.job/,
+      ],
+      [{ cluster: { kind: 'application' } }, /is an application cluster/],
+      [{ cluster: { kind: 'not-ready', reason: 'its JobManager is not available', highAvailability: false } }, /not ready \(its JobManager is not available\)/],
+      [{ cluster: { kind: 'ready', highAvailability: false }, restUnreachable: 'ECONNREFUSED' }, /does not answer \(ECONNREFUSED\)/],
+    ];
+    for (const [observed, message] of cases) {
+      const step = expectStep(input(emptyInternalState(), spec(), observed), { kind: 'wait', requeue: 'progress' });
+      assert.match((step as { error?: string }).error ?? '', message);
+    }
+  });
+  test('DEPLOYING: submit only when Flink does not know the pinned job id; known → recorded, never run again', () => {
+    const pinned = stateIn('DEPLOYING', { jobIdToSubmit: JOB_A, deployedJobId: undefined });
+    expectStep(input(pinned, spec(), ready()), { kind: 'submit' });
+    expectStep(input(pinned, spec(), ready([[JOB_A, 'INITIALIZING']])), { kind: 'record-submitted' });
+    // Flink not asked: no submission.
+    expectStep(input(pinned, spec(), { cluster: { kind: 'ready', highAvailability: false } }), { kind: 'wait' });
+  });
+  test('DEPLOYED and the job runs: RUNNING', () => {
+    expectStep(input(stateIn('DEPLOYED'), spec(), ready([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'record-running' });
+  });
+  test('RUNNING and nothing changed: wait steady, no error', () => {
+    expectStep(input(stateIn('RUNNING'), spec(), ready([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'wait', requeue: 'steady' });
+  });
+  test('the job is gone from an answering cluster (restarted without HA): a new pin from the newest savepoint, and a JobLost warning', () => {
+    const decision = decideSessionJob(input(stateIn('RUNNING'), spec(), ready(), { desiredGeneration: 1 }));
+    assert.equal(decision.step.kind, 'pin');
+    assert.equal((decision.step as { restoreFrom?: string }).restoreFrom, SAVEPOINT);
+    assert.equal(decision.announce?.reason, 'JobLost');
+    const stateless = spec((s) => (s.job!.upgradeMode = 'stateless'));
+    expectStep(input(stateIn('RUNNING'), stateless, ready(), { desiredGeneration: 1 }), { kind: 'pin', restoreFrom: undefined });
+  });
+});
+
+describe('session-job decisions: upgrades, suspend, resume', () => {
+  const newArgs = spec((s) => (s.job!.args = ['--speed', '2']));
+  test('a spec change in savepoint mode: stop with a savepoint, the new spec reconciled suspended (as the Apache operator records it)', () => {
+    expectStep(input(stateIn('RUNNING'), newArgs, ready([[JOB_A, 'RUNNING']])), {
+      kind: 'stop',
+      mode: 'savepoint',
+      spec: suspendedSpec(newArgs),
+      suspend: false,
+      generation: 2,
+    });
+  });
+  test('stateless: cancel; last-state: the newest checkpoint first, then cancel restoring from it, or a savepoint when there is none', () => {
+    const stateless = spec((s) => ((s.job!.upgradeMode = 'stateless'), (s.job!.args = ['x'])));
+    expectStep(input(stateIn('RUNNING'), stateless, ready([[JOB_A, 'RUNNING']])), { kind: 'stop', mode: 'cancel', restoreFrom: undefined });
+    const lastState = spec((s) => ((s.job!.upgradeMode = 'last-state'), (s.job!.args = ['x'])));
+    expectStep(input(stateIn('RUNNING'), lastState, ready([[JOB_A, 'RUNNING']])), { kind: 'gather-checkpoint' });
+    expectStep(input(stateIn('RUNNING'), lastState, { ...ready([[JOB_A, 'RUNNING']]), latestCheckpoint: CHECKPOINT }), {
+      kind: 'stop',
+      mode: 'cancel',
+      restoreFrom: CHECKPOINT,
+    });
+    expectStep(input(stateIn('RUNNING'), lastState, { ...ready([[JOB_A, 'RUNNING']]), latestCheckpoint: null }), { kind: 'stop', mode: 'savepoint' });
+  });
+  test('suspend: a stop with a savepoint that ends SUSPENDED; resume: a pin from the suspend savepoint (none when stateless)', () => {
+    const suspended = spec((s) => (s.job!.state = 'suspended'));
+    expectStep(input(stateIn('RUNNING'), suspended, ready([[JOB_A, 'RUNNING']])), { kind: 'stop', mode: 'savepoint', suspend: true, spec: suspended });
+    const afterSuspend = stateIn('SUSPENDED', { deployedJobId: undefined, upgradeSavepointPath: SAVEPOINT, lastReconciledSpec: suspended });
+    expectStep(input(afterSuspend, spec(), ready()), { kind: 'pin', restoreFrom: SAVEPOINT, why: 'resume' });
+    expectStep(input(afterSuspend, suspended, ready()), { kind: 'wait', requeue: 'steady' });
+    expectStep(
+      input(
+        afterSuspend,
+        spec((s) => (s.job!.upgradeMode = 'stateless')),
+        ready(),
+      ),
+      { kind: 'pin', restoreFrom: undefined },
+    );
+  });
+  test('in flight: a pending savepoint is followed, a cancel is followed; STOPPED pins the new job from the upgrade savepoint', () => {
+    const pending = stateIn('STOPPING', {
+      pendingSavepoint: { kind: 'savepoint', triggerType: 'UPGRADE', jobId: JOB_A, stopJob: true, requestedAt: NOW, triggerId: 'f'.repeat(32) },
+    });
+    expectStep(input(pending, newArgs, ready([[JOB_A, 'RUNNING']])), { kind: 'follow-savepoint' });
+    expectStep(input(stateIn('STOPPING'), newArgs, ready([[JOB_A, 'CANCELLING']])), { kind: 'follow-cancel' });
+    const stopped = stateIn('STOPPED', { deployedJobId: undefined, upgradeSavepointPath: SAVEPOINT });
+    expectStep(input(stopped, newArgs, ready()), { kind: 'pin', restoreFrom: SAVEPOINT, why: 'upgrade to generation 2' });
+  });
+  test('restartNonce restarts; a new savepointTriggerNonce alone is a manual savepoint, not a new submission', () => {
+    expectStep(
+      input(
+        stateIn('RUNNING'),
+        spec((s) => (s.restartNonce = 1)),
+        ready([[JOB_A, 'RUNNING']]),
+      ),
+      { kind: 'stop', why: 'restart (restartNonce changed)' },
+    );
+    const nonce = spec((s) => (s.job!.savepointTriggerNonce = 7));
+    assert.equal(needsNewSubmission(spec(), nonce), false);
+    expectStep(input(stateIn('RUNNING'), nonce, ready([[JOB_A, 'RUNNING']])), { kind: 'start-savepoint', triggerType: 'MANUAL', nonce: 7 });
+  });
+  test('periodic savepoints are taken when due (counted from the last one)', () => {
+    const periodic = spec((s) => (s.flinkConfiguration = { 'kubernetes.operator.periodic.savepoint.interval': '1h' }));
+    const state = stateIn('RUNNING', { lastPeriodicSavepointTimestamp: NOW - 2 * 3600_000, lastReconciledSpec: periodic });
+    expectStep(input(state, periodic, ready([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'start-savepoint', triggerType: 'PERIODIC' });
+    const fresh = { ...state, lastPeriodicSavepointTimestamp: NOW - 600_000 };
+    expectStep(input(fresh, periodic, ready([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'wait', wakeUpInMs: 3000_000 });
+  });
+  test('an upgrade whose stop failed is not retried for the same generation', () => {
+    const failed = stateIn('RUNNING', { failedUpgrade: { generation: 2, reason: 'savepoint failed', at: '2026-12-01T11:00:00Z' } });
+    const step = expectStep(input(failed, newArgs, ready([[JOB_A, 'RUNNING']])), { kind: 'wait', requeue: 'steady' });
+    assert.match((step as { error?: string }).error ?? '', /generation 2 failed: savepoint failed/);
+  });
+});
+
+describe('session-job decisions: deletion (SessionJobReconciler.cleanupInternal)', () => {
+  const del = (state: SessionJobInternalState, observed: SessionJobObservation, flinkConfiguration?: Record<string, string>) =>
+    input(state, spec(), observed, { deleting: true, settings: deploymentOperatorSettings({ flinkConfiguration }) });
+  test('nothing runs, or the cluster is gone: the finalizer is released at once', () => {
+    expectStep(del(emptyInternalState(), ready()), { kind: 'release' });
+    expectStep(del(stateIn('SUSPENDED', { deployedJobId: undefined }), ready()), { kind: 'release' });
+    expectStep(del(stateIn('RUNNING'), { cluster: { kind: 'missing' } }), { kind: 'release' });
+    expectStep(del(stateIn('RUNNING'), ready([[JOB_A, 'CANCELED']])), { kind: 'release' });
+  });
+  test('a cluster being deleted: released unless it blocks on its session jobs (then the job is cancelled as usual)', () => {
+    expectStep(del(stateIn('RUNNING'), { cluster: { kind: 'deleting', blockOnSessionJobs: false, highAvailability: false }, jobs: [] }), { kind: 'release' });
+    expectStep(
+      del(stateIn('RUNNING'), { cluster: { kind: 'deleting', blockOnSessionJobs: true, highAvailability: false }, jobs: [{ jobId: JOB_A, state: 'RUNNING' }] }),
+      { kind: 'stop', mode: 'cancel' },
+    );
+  });
+  test('a cluster that is not ready: released without HA (its jobs are gone), waits with HA', () => {
+    expectStep(del(stateIn('RUNNING'), { cluster: { kind: 'not-ready', reason: 'x', highAvailability: false } }), { kind: 'release' });
+    expectStep(del(stateIn('RUNNING'), { cluster: { kind: 'not-ready', reason: 'x', highAvailability: true } }), { kind: 'wait' });
+  });
+  test('a running job is cancelled, or stopped with a savepoint with job.savepoint-on-deletion', () => {
+    expectStep(del(stateIn('RUNNING'), ready([[JOB_A, 'RUNNING']])), { kind: 'stop', mode: 'cancel', why: 'deletion' });
+    expectStep(del(stateIn('RUNNING'), ready([[JOB_A, 'RUNNING']]), { 'kubernetes.operator.job.savepoint-on-deletion': 'true' }), {
+      kind: 'stop',
+      mode: 'savepoint',
+    });
+  });
+});
