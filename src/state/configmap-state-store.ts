@@ -77,9 +77,10 @@ function sameState(a: AnyInternalState, b: AnyInternalState): boolean {
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
-export class ConfigMapStateStore<State extends AnyInternalState = InternalState, Owner extends StateOwner = FlinkDeploymentV1>
-  implements StateStore<Owner, State>
-{
+export class ConfigMapStateStore<State extends AnyInternalState = InternalState, Owner extends StateOwner = FlinkDeploymentV1> implements StateStore<
+  Owner,
+  State
+> {
   /** Our writes, overlaid on the informer. */
   readonly overlay: ReadYourWritesCache<V1ConfigMap>;
   private readonly unsubscribe: (() => void) | undefined;
@@ -142,7 +143,8 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     const namespace = configMap.metadata?.namespace ?? '';
     const name = configMap.metadata?.name ?? '';
     if (state.revision < seen) throw new RegressedStateError(name, namespace, state.revision, seen, 'already written or read by this operator');
-    if (state.revision < inStatus) throw new RegressedStateError(name, namespace, state.revision, inStatus, `status.stateRef.revision of the ${this.kind.ownerKind}`);
+    if (state.revision < inStatus)
+      throw new RegressedStateError(name, namespace, state.revision, inStatus, `status.stateRef.revision of the ${this.kind.ownerKind}`);
     this.newestRevision.set(uid, state.revision);
   }
 
