@@ -72,7 +72,8 @@ export const WriterSchema = Type.Object({
 /**
  * The internal-state schema of a resource whose spec is `spec`: FlinkDeployments and
  * FlinkSessionJobs keep the same fields (a session job has no cluster of its own, so it never sets
- * replaceJobManagerUid, deployedFrom or the rollback fields), each with its own spec type.
+ * replaceJobManagerUid or the rollback fields; its deployedFrom is what its running job was
+ * submitted from), each with its own spec type.
  */
 function internalStateSchema<Spec extends TSchema>(spec: Spec) {
   return Type.Object({

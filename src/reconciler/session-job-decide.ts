@@ -29,6 +29,7 @@ import type { DeploymentPhase } from '../api/deployment-phase.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
+import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { type DeploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
 
@@ -87,6 +88,8 @@ export type SessionJobStep =
   /** DEPLOYED and the job runs: RUNNING, the spec promoted stable. */
   | { kind: 'record-running' }
   | { kind: 'record-finished' }
+  /** A spec change that needs no new submission (a savepoint nonce, operator settings): recorded as reconciled, the nonce not yet acknowledged. */
+  | { kind: 'acknowledge'; spec: FlinkSessionJobSpec; generation: number }
   /** NEW and the spec asks for a suspended job: record it without submitting anything. */
   | { kind: 'record-suspended'; spec: FlinkSessionJobSpec; generation: number }
   /**
@@ -128,11 +131,28 @@ export function runningSpec(spec: FlinkSessionJobSpec): FlinkSessionJobSpec {
   return { ...spec, job: { ...spec.job, state: 'running' } };
 }
 
-/** The spec without what never needs a new submission (the manual savepoint nonce, the job state). */
+/**
+ * The spec without what never needs a new submission: the manual savepoint nonce, the job state,
+ * and the operator's own settings (`kubernetes.operator.*`, read by the operator, never sent to
+ * Flink — the Apache operator's IGNORE diff for them).
+ */
 function upgradeRelevant(spec: FlinkSessionJobSpec | undefined): unknown {
   if (!spec) return undefined;
   const { savepointTriggerNonce: _nonce, state: _state, ...job } = spec.job ?? {};
-  return JSON.parse(JSON.stringify({ ...spec, job })) as unknown;
+  const flinkConfiguration = Object.entries(flattenFlinkConfiguration(spec.flinkConfiguration))
+    .filter(([key]) => !key.startsWith(OPERATOR_KEY_PREFIX))
+    .sort(([a], [b]) => a.localeCompare(b));
+  return JSON.parse(JSON.stringify({ ...spec, job, flinkConfiguration })) as unknown;
+}
+
+const OPERATOR_KEY_PREFIX = 'kubernetes.operator.';
+
+/** The spec to record as reconciled without a new submission: the desired one, running, its savepoint nonce only once the savepoint was taken. */
+export function acknowledgedSpec(desired: FlinkSessionJobSpec, state: SessionJobInternalState): FlinkSessionJobSpec {
+  const spec = runningSpec(desired);
+  const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
+  const { savepointTriggerNonce: _nonce, ...job } = spec.job ?? {};
+  return { ...spec, job: acked === undefined ? job : { ...job, savepointTriggerNonce: acked } };
 }
 
 /** True when `desired` must be submitted anew to replace what `reconciled` runs. */
@@ -255,6 +275,8 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
   if (change) return change;
   if (job.state === 'FINISHED' && state.phase !== 'FINISHED') return { step: { kind: 'record-finished' } };
   if (job.state === 'RUNNING' && state.phase === 'DEPLOYED') return { step: { kind: 'record-running' } };
+  if (state.lastReconciledGeneration !== desiredGeneration)
+    return { step: { kind: 'acknowledge', spec: acknowledgedSpec(desired, state), generation: desiredGeneration } };
   if (job.state === 'RUNNING') {
     const due = dueSavepoint(state, desired, settings, now);
     if (due) return { step: { kind: 'start-savepoint', ...due } };

@@ -26,8 +26,10 @@ import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-conf
 import type { PendingSnapshot, SavepointRecord, SessionJobInternalState } from '../api/internal-state.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { FlinkRestError, isDuplicateJobSubmission } from '../flink/flink-rest-error.js';
+import { StaleLeaderError } from '../runtime/fencing-token.js';
+import { NotLeaderError } from '../state/state-errors.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
-import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { savepointProgress } from './pending-savepoint.js';
@@ -139,6 +141,15 @@ export async function executeSessionJobStep(ctx: SessionJobStepContext, step: Se
         s.phase !== 'DEPLOYED' ? s : { ...s, phase: 'RUNNING', lastStableSpec: s.lastReconciledSpec, lastStableGeneration: s.lastReconciledGeneration },
       );
       return { requeue: 'steady' };
+    case 'acknowledge':
+      await ctx.save((s) => ({
+        ...s,
+        lastReconciledSpec: step.spec,
+        lastReconciledGeneration: step.generation,
+        // Nothing is resubmitted: while it runs, the running spec stays the stable one, now under this generation.
+        ...(s.phase === 'RUNNING' ? { lastStableSpec: step.spec, lastStableGeneration: step.generation } : {}),
+      }));
+      return { requeue: 'continue' };
     case 'record-finished':
       await ctx.save((s) => ({ ...s, phase: 'FINISHED' }));
       return { requeue: 'steady' };
@@ -188,24 +199,30 @@ async function submit(ctx: SessionJobStepContext): Promise<SessionJobStepResult>
   }
   const jarId = await api.uploadJar(jar.bytes, jar.fileName);
   const cluster = spec.deploymentName ?? '';
-  deps.events.emit(
-    ctx.job,
-    'Normal',
-    'Submit',
-    `Starting job ${request.jobId} on session cluster ${cluster}${request.savepointPath ? ` from ${request.savepointPath}` : ' without state'}`,
-  );
   try {
     await api.runJar(jarId, request);
   } catch (error) {
+    // A refused fence ends the pass here (the jar stays; the next leader uploads its own).
+    if (isFencingRefusal(error)) throw error;
     if (!isDuplicateJobSubmission(error)) {
       await deleteJarQuietly(api, jarId);
       // The run's fate may be unknown (a lost answer): the next pass lists the jobs before anything else.
       return { requeue: 'progress', error: `Flink did not run the job: ${(error as Error).message}` };
     }
   }
+  deps.events.emit(
+    ctx.job,
+    'Normal',
+    'Submit',
+    `Started job ${request.jobId} on session cluster ${cluster}${request.savepointPath ? ` from ${request.savepointPath}` : ' without state'}`,
+  );
   await deleteJarQuietly(api, jarId);
   await ctx.save(deployed(request.jobId));
   return { requeue: 'progress' };
+}
+
+function isFencingRefusal(error: unknown): boolean {
+  return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError;
 }
 
 async function deleteJarQuietly(api: SessionJobFlinkApi, jarId: string): Promise<void> {
@@ -251,7 +268,8 @@ async function sendSavepoint(ctx: SessionJobStepContext, pending: PendingSnapsho
 
 async function stop(ctx: SessionJobStepContext, step: Extract<SessionJobStep, { kind: 'stop' }>): Promise<SessionJobStepResult> {
   const { deps } = ctx;
-  const jobId = ctx.state().deployedJobId ?? '';
+  // DEPLOYING: a submission whose answer was lost may run under the pinned id (deletion stops it too).
+  const jobId = ctx.state().deployedJobId ?? ctx.state().jobIdToSubmit ?? '';
   const at = rfc3339(deps.now());
   const phase = step.suspend ? ('SUSPENDING' as const) : ('STOPPING' as const);
   const base = { phase, lastReconciledSpec: step.spec, lastReconciledGeneration: step.generation, reconciliationTimestamp: at };
@@ -271,7 +289,7 @@ function stoppedPhase(s: SessionJobInternalState): SessionJobInternalState['phas
 }
 
 async function followCancel(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {
-  const jobId = ctx.state().deployedJobId;
+  const jobId = ctx.state().deployedJobId ?? ctx.state().jobIdToSubmit;
   const listed = jobId ? ctx.observed.jobs?.find((j) => j.jobId === jobId) : undefined;
   if (listed && !TERMINAL_JOB_STATES.has(listed.state)) {
     if (listed.state === 'CANCELLING') return { requeue: 'progress' };

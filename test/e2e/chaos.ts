@@ -51,7 +51,7 @@ import { parseFlinkConfigYaml } from '../../src/devcluster/simulation/flink-conf
 import { randomHex, seededRandom, type RandomSource } from '../../src/devcluster/simulation/simulation-random.js';
 import type { StoredSnapshot } from '../../src/devcluster/simulation/snapshot-storage.js';
 import { OperatorProcess } from './crash-recovery.js';
-import { installCrd } from './operator-harness.js';
+import { installCrd, SESSION_JOB_CRD_FILE } from './operator-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GROUP = 'flink.apache.org';
@@ -200,6 +200,7 @@ export async function startChaosWorld(): Promise<ChaosWorld> {
     const kubeconfigPath = join(mkdtempSync(join(tmpdir(), 'chaos-test-')), 'kubeconfig');
     writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
     await installCrd(world.cluster.kubeConfig());
+    await installCrd(world.cluster.kubeConfig(), SESSION_JOB_CRD_FILE);
     const noLeaderElectFlag = /^\s+--no-leader-elect\b/m.test(await help); // an option line, not a mention in a description
     return { world, kubeconfigPath, kubeConfig: world.cluster.kubeConfig(), noLeaderElectFlag, runsBySeed: new Map(), stop: () => world.stop() };
   } catch (error) {

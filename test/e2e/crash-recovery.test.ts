@@ -1,12 +1,13 @@
 /**
  * Crash safety (issues 7, 8 and 15): the operator SIGKILLed during a savepoint upgrade (5 seeds), a
  * manual savepoint and a rollback (1 seed each), the fix of an upgrade whose JobManager never started
- * and the recovery of a deleted JobManager Deployment (2 seeds each);
- * `npm run test:crash -- --runs 30 [--scenario ...]` for more.
+ * and the recovery of a deleted JobManager Deployment (2 seeds each), and the savepoint upgrade of a
+ * FlinkSessionJob (issue 18, 2 seeds); `npm run test:crash -- --runs 30 [--scenario ...]` for more.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { crashRun, runKeptInvariants, startCrashWorld, type CrashScenario, type CrashWorld } from './crash-recovery.js';
+import { closeJarServer, sessionJobCrashRun } from './session-job-crash.js';
 
 let world: CrashWorld;
 before(async () => {
@@ -14,9 +15,10 @@ before(async () => {
 });
 after(async () => {
   await world?.stop();
+  await closeJarServer();
 });
 
-const runs: Array<[CrashScenario, number]> = [
+const runs: Array<[CrashScenario | 'session-job-upgrade', number]> = [
   ['savepoint-upgrade', 11],
   ['savepoint-upgrade', 23],
   ['savepoint-upgrade', 37],
@@ -28,11 +30,13 @@ const runs: Array<[CrashScenario, number]> = [
   ['non-running-upgrade', 17],
   ['jobmanager-recovery', 9],
   ['jobmanager-recovery', 29],
+  ['session-job-upgrade', 13],
+  ['session-job-upgrade', 31],
 ];
 
 for (const [scenario, seed] of runs) {
   test(`operator killed during a ${scenario} converges without repeating or losing anything (seed ${seed})`, { timeout: 120_000 }, async () => {
-    const r = await crashRun(world, seed, scenario);
+    const r = scenario === 'session-job-upgrade' ? await sessionJobCrashRun(world, seed) : await crashRun(world, seed, scenario);
     const context = `killed during ${r.killedDuring.join(', ')}: ${r.detail}`;
     assert.equal(r.savepointsForUpgrade, r.expectedSavepoints, `exactly ${r.expectedSavepoints} savepoint(s) for the change; ${context}`);
     assert.deepEqual(r.duplicateJobIds, [], 'no job id submitted twice');

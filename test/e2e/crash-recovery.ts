@@ -15,7 +15,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy,
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster } from '../../src/devcluster/simulated-cluster.js';
-import { installCrd } from './operator-harness.js';
+import { installCrd, SESSION_JOB_CRD_FILE } from './operator-harness.js';
 import { seededRandom } from '../../src/devcluster/simulation/simulation-random.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -31,7 +31,9 @@ export async function startCrashWorld(): Promise<CrashWorld> {
   const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 150 } });
   const kubeconfigPath = join(mkdtempSync(join(tmpdir(), 'crash-test-')), 'kubeconfig');
   writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
+  // Both CRDs, as `kubectl apply -f crds/` installs them: `flink-operator run` watches both kinds.
   await installCrd(world.cluster.kubeConfig());
+  await installCrd(world.cluster.kubeConfig(), SESSION_JOB_CRD_FILE);
   return { world, kubeconfigPath, stop: () => world.stop() };
 }
 
@@ -179,7 +181,7 @@ export class OperatorProcess {
 export type CrashScenario = 'savepoint-upgrade' | 'manual-savepoint' | 'rollback' | 'non-running-upgrade' | 'jobmanager-recovery';
 
 export interface CrashRunResult {
-  scenario: CrashScenario;
+  scenario: CrashScenario | 'session-job-upgrade';
   seed: number;
   kills: number;
   /** The persisted step found in the state ConfigMap right after each kill. */
@@ -195,7 +197,7 @@ export interface CrashRunResult {
   detail: string;
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe().catch(() => undefined);

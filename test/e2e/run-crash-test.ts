@@ -1,8 +1,9 @@
 /**
- * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback|non-running-upgrade|jobmanager-recovery]`: the crash test of crash-recovery.ts, many times,
+ * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback|non-running-upgrade|jobmanager-recovery|session-job-upgrade]`: the crash test of crash-recovery.ts, many times,
  * with a summary of where the kills landed and whether every run kept the invariants.
  */
 import { crashRun, runKeptInvariants, startCrashWorld, type CrashRunResult, type CrashScenario } from './crash-recovery.js';
+import { closeJarServer, sessionJobCrashRun } from './session-job-crash.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -12,7 +13,7 @@ const option = (name: string, fallback: number) => {
 const runs = option('--runs', 30);
 const firstSeed = option('--seed', 1000);
 const scenarioIndex = args.indexOf('--scenario');
-const scenario = (scenarioIndex >= 0 ? args[scenarioIndex + 1] : 'savepoint-upgrade') as CrashScenario;
+const scenario = (scenarioIndex >= 0 ? args[scenarioIndex + 1] : 'savepoint-upgrade') as CrashScenario | 'session-job-upgrade';
 
 const world = await startCrashWorld();
 const results: CrashRunResult[] = [];
@@ -21,7 +22,7 @@ try {
   for (let i = 0; i < runs; i++) {
     const seed = firstSeed + i;
     try {
-      const r = await crashRun(world, seed, scenario);
+      const r = scenario === 'session-job-upgrade' ? await sessionJobCrashRun(world, seed) : await crashRun(world, seed, scenario);
       results.push(r);
       const ok = runKeptInvariants(r);
       if (!ok) failures++;
@@ -35,6 +36,7 @@ try {
   }
 } finally {
   await world.stop();
+  await closeJarServer();
 }
 const phases = new Map<string, number>();
 for (const r of results) for (const p of r.killedDuring) phases.set(p, (phases.get(p) ?? 0) + 1);

@@ -198,3 +198,45 @@ test('three session jobs on one session cluster: submitted once each, upgraded w
   }
   await h.waitUntil(async () => ((await h.get(CLUSTER)) ? undefined : true), 'session cluster deleted once its jobs are gone', 30_000);
 });
+
+test('the session cluster upgraded underneath (its JobManager replaced, no HA): the lost job is submitted again under a new id from its newest savepoint, with a JobLost warning', async () => {
+  const cluster = 'upgraded-sessions';
+  await h.create(flinkDeployment(cluster).withoutJob().build());
+  await h.waitFor(cluster, (d) => d.status?.lifecycleState === 'STABLE', 'session cluster STABLE', 30_000);
+  const name = 'survivor';
+  await sessionJobs.create(
+    flinkSessionJob(name)
+      .onCluster(cluster)
+      .withJob({ jarURI: `${jarBase}/jobs/${name}.jar`, entryClass: 'com.example.Survivor', parallelism: 1, upgradeMode: 'savepoint' })
+      .build(),
+  );
+  await sessionJobs.waitFor(name, runningAt(1), 'RUNNING');
+  // A manual savepoint first (a new nonce), so there is a newest savepoint to come back from.
+  await sessionJobs.patchJob(name, { savepointTriggerNonce: 1 });
+  const before = await sessionJobs.waitFor(
+    name,
+    (j) => runningAt(2)(j) && j.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL',
+    'RUNNING with a manual savepoint',
+  );
+  const firstJob = before.status!.jobStatus!.jobId!;
+  const savepoint = before.status!.jobStatus!.lastSavepoint!.location;
+
+  await h.patch(cluster, { spec: { image: 'flink:1.20.1' } });
+  const after = await sessionJobs.waitFor(
+    name,
+    (j) => runningAt(2)(j) && j.status?.jobStatus?.jobId !== firstJob,
+    'running again after the cluster upgrade',
+    45_000,
+  );
+  const lost = (await h.events(name)).find((e) => e.reason === 'JobLost');
+  assert.match(lost?.message ?? '', new RegExp(`Job ${firstJob} is not known to session cluster ${cluster} any more`));
+  const runs = h.world.simulation.lineage('default', cluster).submissions.filter((s) => s.entryClass === 'com.example.Survivor');
+  assert.deepEqual(
+    runs.map((s) => [s.jobId, s.restoredFrom]),
+    [
+      [firstJob, null],
+      [after.status?.jobStatus?.jobId, savepoint],
+    ],
+    'submitted twice in all, under two ids, the second from the manual savepoint',
+  );
+});

@@ -174,7 +174,7 @@ describe('session-job decisions: upgrades, suspend, resume', () => {
     const stopped = stateIn('STOPPED', { deployedJobId: undefined, upgradeSavepointPath: SAVEPOINT });
     expectStep(input(stopped, newArgs, ready()), { kind: 'pin', restoreFrom: SAVEPOINT, why: 'upgrade to generation 2' });
   });
-  test('restartNonce restarts; a new savepointTriggerNonce alone is a manual savepoint, not a new submission', () => {
+  test('restartNonce restarts; a new savepointTriggerNonce alone (or operator settings) is recorded, then a manual savepoint: not a new submission', () => {
     expectStep(
       input(
         stateIn('RUNNING'),
@@ -185,7 +185,21 @@ describe('session-job decisions: upgrades, suspend, resume', () => {
     );
     const nonce = spec((s) => (s.job!.savepointTriggerNonce = 7));
     assert.equal(needsNewSubmission(spec(), nonce), false);
-    expectStep(input(stateIn('RUNNING'), nonce, ready([[JOB_A, 'RUNNING']])), { kind: 'start-savepoint', triggerType: 'MANUAL', nonce: 7 });
+    // First the new generation is recorded (observedGeneration follows), the nonce not yet acknowledged; then the savepoint.
+    const ack = expectStep(input(stateIn('RUNNING'), nonce, ready([[JOB_A, 'RUNNING']])), { kind: 'acknowledge', generation: 2 });
+    assert.equal((ack as { spec: FlinkSessionJobSpec }).spec.job?.savepointTriggerNonce, undefined);
+    const acknowledged = stateIn('RUNNING', { lastReconciledGeneration: 2 });
+    expectStep(input(acknowledged, nonce, ready([[JOB_A, 'RUNNING']])), { kind: 'start-savepoint', triggerType: 'MANUAL', nonce: 7 });
+    // Operator settings only (kubernetes.operator.*): recorded, never resubmitted.
+    const settingsOnly = spec((s) => (s.flinkConfiguration = { 'kubernetes.operator.periodic.savepoint.interval': '1h' }));
+    assert.equal(needsNewSubmission(spec(), settingsOnly), false);
+    assert.equal(
+      needsNewSubmission(
+        spec(),
+        spec((s) => (s.flinkConfiguration = { 'pipeline.max-parallelism': '64' })),
+      ),
+      true,
+    );
   });
   test('periodic savepoints are taken when due (counted from the last one)', () => {
     const periodic = spec((s) => (s.flinkConfiguration = { 'kubernetes.operator.periodic.savepoint.interval': '1h' }));
