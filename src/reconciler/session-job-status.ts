@@ -130,6 +130,7 @@ export function buildSessionJobStatus(
         : {}),
     },
     conditions: [readyCondition(state, lifecycle, job, outcome.error, previous?.conditions, nowText)],
-    stateRef: { configMapName: sessionJobStateConfigMapName(sessionJob.metadata.name ?? ''), revision: state.revision },
+    // No stateRef before the first state write: it would name a ConfigMap that does not exist yet.
+    ...(state.revision > 0 ? { stateRef: { configMapName: sessionJobStateConfigMapName(sessionJob.metadata.name ?? ''), revision: state.revision } } : {}),
   };
 }
