@@ -26,16 +26,22 @@ import {
 import type { Command } from 'commander';
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { flinkDeployment } from '../api/flink-deployment-builder.js';
-import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { FLINK_DEPLOYMENT_PLURAL, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { flinkSessionJob } from '../api/flink-session-job-builder.js';
+import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import { type SimulatedCluster, startSimulatedCluster } from '../devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
+import { makeFlinkSessionJobReconciler } from '../reconciler/session-job-wiring.js';
+import { sessionJobStateConfigMapName } from '../state/state-store.js';
 import { createLogger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
 import { resolveOperatorConfig } from '../runtime/operator-config.js';
 
 const GROUP = 'flink.apache.org';
-const PLURAL = 'flinkdeployments';
+const PLURAL = FLINK_DEPLOYMENT_PLURAL;
 const NAME = 'demo';
+const SESSION_CLUSTER = 'demo-sessions';
+const SESSION_JOB = 'demo-session-job';
 
 interface DemoOptions {
   exit?: boolean;
@@ -58,8 +64,8 @@ export function registerDemoCommand(program: Command): void {
     });
 }
 
-function crdPath(): string {
-  return fileURLToPath(new URL('../../crds/flinkdeployments.flink.apache.org.yaml', import.meta.url)).replace('/dist/crds/', '/crds/');
+function crdPath(file = 'flinkdeployments.flink.apache.org.yaml'): string {
+  return fileURLToPath(new URL(`../../crds/${file}`, import.meta.url)).replace('/dist/crds/', '/crds/');
 }
 
 function kubectlAvailable(): boolean {
@@ -141,9 +147,11 @@ async function walkThrough(
   const cacheDir = makeTempDir('flink-operator-demo-kubectl-');
   say(`Development cluster serving at ${world.cluster.url} (kubeconfig ${kubeconfigPath})`);
 
-  const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(crdPath(), 'utf8'));
-  await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
-  say('Installed the FlinkDeployment CRD (crds/flinkdeployments.flink.apache.org.yaml)');
+  for (const file of ['flinkdeployments.flink.apache.org.yaml', 'flinksessionjobs.flink.apache.org.yaml']) {
+    const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(crdPath(file), 'utf8'));
+    await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
+  }
+  say('Installed the FlinkDeployment and FlinkSessionJob CRDs (crds/)');
 
   const config = resolveOperatorConfig({
     flags: {
@@ -158,7 +166,13 @@ async function walkThrough(
     env: {},
   });
   checkNotAborted();
-  const manager = new Manager({ config, kubeConfig, makeReconciler: makeFlinkDeploymentReconciler, logger: createLogger({ format: 'pretty', level: 'warn' }) });
+  const manager = new Manager({
+    config,
+    kubeConfig,
+    makeReconciler: makeFlinkDeploymentReconciler,
+    makeSessionJobReconciler: makeFlinkSessionJobReconciler,
+    logger: createLogger({ format: 'pretty', level: 'warn' }),
+  });
   running.manager = manager;
   await manager.start();
   checkNotAborted();
@@ -253,9 +267,48 @@ async function walkThrough(
   say(`Simulated Flink saw ${lineage.submissions.length} job submissions and ${lineage.savepoints.length} savepoints:`);
   for (const s of lineage.submissions) say(`  job ${s.jobId} restored from ${s.restoredFrom ?? '(nothing)'}`);
 
+  say('\n== 5. A session cluster and a FlinkSessionJob on it (no jarURI: the entry class comes from the cluster classpath)');
+  await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: 'v1',
+    namespace: 'default',
+    plural: PLURAL,
+    body: flinkDeployment(SESSION_CLUSTER).withoutJob().build(),
+  });
+  const sessionJob = flinkSessionJob(SESSION_JOB).onCluster(SESSION_CLUSTER).build();
+  const { jarURI: _jar, ...jobWithoutJar } = sessionJob.spec.job ?? {};
+  await custom.createNamespacedCustomObject({
+    group: GROUP,
+    version: 'v1',
+    namespace: 'default',
+    plural: FLINK_SESSION_JOB_PLURAL,
+    body: { ...sessionJob, spec: { ...sessionJob.spec, job: jobWithoutJar } },
+  });
+  const getSessionJob = async () =>
+    (await custom.getNamespacedCustomObject({
+      group: GROUP,
+      version: 'v1',
+      namespace: 'default',
+      plural: FLINK_SESSION_JOB_PLURAL,
+      name: SESSION_JOB,
+    })) as FlinkSessionJobV1;
+  const deadline = Date.now() + 60_000;
+  let lastLine = '';
+  for (;;) {
+    const j = await getSessionJob();
+    const line =
+      `  session job: lifecycle ${j.status?.lifecycleState ?? '-'}, job ${j.status?.jobStatus?.state ?? '-'} ${j.status?.jobStatus?.jobId ?? ''}`.trimEnd();
+    if (line !== lastLine) say(line);
+    lastLine = line;
+    if (j.status?.lifecycleState === 'STABLE' && j.status.jobStatus?.state === 'RUNNING') break;
+    if (Date.now() > deadline) throw new Error(`the demo session job did not start in 60 s; last status: ${JSON.stringify(j.status)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  say(`  its state: kubectl get configmap ${sessionJobStateConfigMapName(SESSION_JOB)} -o yaml`);
+
   say('\nTry it yourself:');
   say(`  export KUBECONFIG=${kubeconfigPath}`);
-  say('  kubectl get flinkdeployments');
+  say('  kubectl get flinkdeployments,flinksessionjobs');
   say(`  kubectl get configmap ${NAME}-operator-state -o yaml`);
   say(`  kubectl patch flinkdeployment ${NAME} --type merge -p '{"spec":{"job":{"parallelism":3}}}'`);
   say(`  kubectl describe flinkdeployment ${NAME}`);

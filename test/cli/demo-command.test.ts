@@ -69,6 +69,8 @@ test('the demo walks through deploy, savepoint upgrade, suspend and resume, then
   assert.match(restores[1], /savepoint-/);
   assert.match(restores[2], /savepoint-/);
   assert.notEqual(restores[1], restores[2], 'the resume restored from the suspend savepoint, not the upgrade one');
+  assert.match(output, /session job: lifecycle STABLE, job RUNNING [0-9a-f]{32}/, 'the session job runs on the session cluster');
+  assert.match(output, /kubectl get configmap demo-session-job\.sessionjob-state -o yaml/);
   assert.match(output, /Demo finished\./);
   assert.deepEqual(leftovers, [], 'no temporary directory is left behind');
 });
