@@ -24,7 +24,6 @@
  * Guarantees: `phaseFromReconciliationState(reconciliationStateOfPhase(p), fields)` is `p` for every
  * state the operator writes (tested), so a migration to the Apache layout and back keeps the phase.
  */
-import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
 import type { ReconciliationState } from './flink-deployment-status.js';
 
 export const DEPLOYMENT_PHASES = [
@@ -59,10 +58,15 @@ export function reconciliationStateOfPhase(phase: DeploymentPhase): Reconciliati
   }
 }
 
+/** What the phase needs of a spec (a FlinkDeployment's or a FlinkSessionJob's): whether its job is suspended. */
+export interface PhaseEvidenceSpec {
+  readonly job?: { readonly state?: string | undefined } | undefined;
+}
+
 /** The fields of a state (format 1, or decoded from an Apache status) that tell its phase. */
 export interface PhaseEvidence {
-  lastReconciledSpec?: FlinkDeploymentSpec | undefined;
-  lastStableSpec?: FlinkDeploymentSpec | undefined;
+  lastReconciledSpec?: PhaseEvidenceSpec | undefined;
+  lastStableSpec?: PhaseEvidenceSpec | undefined;
   jobIdToSubmit?: string | undefined;
   deployedJobId?: string | undefined;
   pendingSavepoint?: { stopJob: boolean } | undefined;

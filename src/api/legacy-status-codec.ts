@@ -5,6 +5,15 @@
  * resource), by the legacy-layout state store and by the benchmark. design/002-state-split.md lists
  * every field and where it goes.
  *
+ * Both kinds that keep internal state are handled by one decoder and one encoder over a
+ * {@link LegacyLayout}: FlinkDeployment ({@link decodeLegacyStatus}, {@link encodeLegacyStatus})
+ * and FlinkSessionJob ({@link decodeLegacySessionJobStatus}, {@link encodeLegacySessionJobStatus}).
+ * The Apache operator writes the same classes for both (CommonStatus, JobStatus, SavepointInfo,
+ * CheckpointInfo, ReconciliationStatus); a session job's status lacks the cluster fields
+ * (jobManagerDeploymentStatus, clusterInfo, taskManager), its spec strings hold a
+ * FlinkSessionJobSpec, and its reconciliation state means what the Apache session-job reconciler
+ * makes it mean (see {@link sessionJobPhase}).
+ *
  * The Apache operator stores `reconciliationStatus.lastReconciledSpec` / `lastStableSpec` as JSON
  * strings; {@link parseLegacySpec} reads every format it ever wrote:
  *
@@ -17,9 +26,11 @@
  *
  * Guarantees
  * - decode never loses a value the split layout has a place for, and never guesses: malformed JSON
- *   or an impossible shape throws {@link LegacyStatusError} naming the resource and the field.
+ *   or an impossible shape throws {@link LegacyStatusError} naming the resource and the field, and
+ *   so does a session job's UPGRADING status whose situation the Apache layout leaves open.
  * - Round trip: `decode(encode(decode(x)))` deep-equals `decode(x)`, and `encode(decode(x))` has the
- *   same user-facing fields and the same specs (as objects, nulls dropped) as `x`.
+ *   same user-facing fields and the same specs (as objects, nulls dropped; for a session job
+ *   `"parallelism":0` too, Jackson's value of an unset int) as `x`.
  * - encode writes the current Apache format (`resource_metadata`, plus `metadata.generation` when a
  *   generation is known, which current Apache readers ignore), so the result is readable by the
  *   Apache operator too.
@@ -43,6 +54,9 @@
 import { sameValue } from './canonical-json.js';
 import { phaseFromReconciliationState, reconciliationStateOfPhase } from './deployment-phase.js';
 import type { FlinkDeploymentSpec } from './flink-deployment-spec.js';
+import type { FlinkSessionJobSpec } from './flink-session-job-spec.js';
+import type { FlinkSessionJobStatusV1, FlinkSessionJobStatusV1beta1 } from './flink-session-job-status.js';
+import { FLINK_SESSION_JOB_KIND } from './flink-session-job.js';
 import {
   CHECKPOINT_TYPES,
   RECONCILIATION_STATES,
@@ -59,8 +73,15 @@ import {
   type LegacySavepointInfo,
   type LegacyReconciliationStatus,
 } from './flink-deployment-status.js';
-import { emptyInternalState, type InternalState, type PendingSnapshot, type SavepointRecord } from './internal-state.js';
-import { FLINK_GROUP, API_VERSION_V1BETA1 } from './flink-deployment.js';
+import {
+  emptyInternalState,
+  type AnyInternalState,
+  type InternalState,
+  type PendingSnapshot,
+  type SavepointRecord,
+  type SessionJobInternalState,
+} from './internal-state.js';
+import { FLINK_DEPLOYMENT_KIND, FLINK_GROUP, API_VERSION_V1BETA1 } from './flink-deployment.js';
 
 /** The Apache operator's default `resource_metadata.apiVersion`. */
 export const LEGACY_SPEC_API_VERSION = `${FLINK_GROUP}/${API_VERSION_V1BETA1}`;
@@ -79,8 +100,11 @@ export class LegacyStatusError extends Error {
   }
 }
 
-export interface LegacySpecEnvelope {
-  spec: FlinkDeploymentSpec;
+/** The kinds whose Apache status this codec reads. */
+export type LegacyOwnerKind = typeof FLINK_DEPLOYMENT_KIND | typeof FLINK_SESSION_JOB_KIND;
+
+export interface LegacySpecEnvelope<Spec = FlinkDeploymentSpec> {
+  spec: Spec;
   apiVersion?: string;
   firstDeployment?: boolean;
   generation?: number;
@@ -106,8 +130,14 @@ function withoutNulls(value: unknown): unknown {
  * Parses a `lastReconciledSpec` / `lastStableSpec` string in any format the Apache operator wrote.
  * `field` is the status path and `resource` is `namespace/name`; both end up in the error message:
  * `default/orders: status.reconciliationStatus.lastReconciledSpec is not valid JSON (Unexpected token …)`.
+ * `ownerKind` only words the messages (the envelope is the same for both kinds).
  */
-export function parseLegacySpec(json: string, field: string, resource: string): LegacySpecEnvelope {
+export function parseLegacySpec<Spec = FlinkDeploymentSpec>(
+  json: string,
+  field: string,
+  resource: string,
+  ownerKind: LegacyOwnerKind = FLINK_DEPLOYMENT_KIND,
+): LegacySpecEnvelope<Spec> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(json);
@@ -116,7 +146,7 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
   }
   if (!isPlainObject(parsed)) {
     throw new LegacyStatusError(
-      `${resource}: ${field} must be a JSON object holding a FlinkDeployment spec, got ${Array.isArray(parsed) ? 'an array' : String(parsed)}`,
+      `${resource}: ${field} must be a JSON object holding a ${ownerKind} spec, got ${Array.isArray(parsed) ? 'an array' : String(parsed)}`,
       field,
     );
   }
@@ -125,7 +155,7 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
     if (!isPlainObject(metadata)) throw new LegacyStatusError(`${resource}: ${field}: resource_metadata must be an object`, field);
     const spec = parsed['spec'];
     if (!isPlainObject(spec)) throw new LegacyStatusError(`${resource}: ${field}: "spec" must be an object next to resource_metadata`, field);
-    const envelope: LegacySpecEnvelope = { spec: withoutNulls(spec) as FlinkDeploymentSpec, variant: 'resource_metadata' };
+    const envelope: LegacySpecEnvelope<Spec> = { spec: withoutNulls(spec) as Spec, variant: 'resource_metadata' };
     if (typeof metadata['apiVersion'] === 'string') envelope.apiVersion = metadata['apiVersion'];
     if (typeof metadata['firstDeployment'] === 'boolean') envelope.firstDeployment = metadata['firstDeployment'];
     const innerMeta = metadata['metadata'];
@@ -145,11 +175,11 @@ export function parseLegacySpec(json: string, field: string, resource: string): 
   // Old formats: the object is the spec itself, possibly with a top-level apiVersion (the Apache reader strips it).
   const { apiVersion, ...spec } = parsed;
   if (apiVersion !== undefined) {
-    const envelope: LegacySpecEnvelope = { spec: withoutNulls(spec) as FlinkDeploymentSpec, variant: 'top-level-apiVersion' };
+    const envelope: LegacySpecEnvelope<Spec> = { spec: withoutNulls(spec) as Spec, variant: 'top-level-apiVersion' };
     if (typeof apiVersion === 'string') envelope.apiVersion = apiVersion;
     return envelope;
   }
-  return { spec: withoutNulls(parsed) as FlinkDeploymentSpec, variant: 'bare' };
+  return { spec: withoutNulls(parsed) as Spec, variant: 'bare' };
 }
 
 /** Apache's (Jackson's) field order, so encoded specs read like the ones the Apache operator writes. */
@@ -168,6 +198,8 @@ const SPEC_ORDER = [
   'logConfiguration',
   'mode',
 ];
+/** FlinkSessionJobSpec: AbstractFlinkSpec's fields, then its own (api/spec/FlinkSessionJobSpec.java). */
+const SESSION_JOB_SPEC_ORDER = ['job', 'restartNonce', 'flinkConfiguration', 'deploymentName'];
 const JOB_ORDER = [
   'jarURI',
   'parallelism',
@@ -193,8 +225,8 @@ function ordered(value: unknown, order: readonly string[]): unknown {
   return out;
 }
 
-function orderedSpec(spec: FlinkDeploymentSpec): Record<string, unknown> {
-  const out = ordered(withoutNulls(spec), SPEC_ORDER) as Record<string, unknown>;
+function orderedSpec(spec: unknown, specOrder: readonly string[]): Record<string, unknown> {
+  const out = ordered(withoutNulls(spec), specOrder) as Record<string, unknown>;
   if (out['job'] !== undefined) out['job'] = ordered(out['job'], JOB_ORDER);
   for (const component of ['jobManager', 'taskManager']) {
     if (out[component] === undefined) continue;
@@ -209,16 +241,24 @@ function orderedSpec(spec: FlinkDeploymentSpec): Record<string, unknown> {
  * Serializes a spec in the current Apache format: compact JSON
  * `{"spec":{…},"resource_metadata":{"apiVersion":…,["metadata":{"generation":N},]"firstDeployment":b}}`.
  * Nulls are not written; `metadata.generation` only when `generation` is set; `firstDeployment` only when set.
+ * `ownerKind` picks the Apache field order of the spec.
  */
-export function serializeLegacySpec(envelope: Omit<LegacySpecEnvelope, 'variant'>): string {
+export function serializeLegacySpec<Spec = FlinkDeploymentSpec>(
+  envelope: Omit<LegacySpecEnvelope<Spec>, 'variant'>,
+  ownerKind: LegacyOwnerKind = FLINK_DEPLOYMENT_KIND,
+): string {
   const resourceMetadata: Record<string, unknown> = { apiVersion: envelope.apiVersion ?? LEGACY_SPEC_API_VERSION };
   if (envelope.generation !== undefined) resourceMetadata['metadata'] = { generation: envelope.generation };
   if (envelope.firstDeployment !== undefined) resourceMetadata['firstDeployment'] = envelope.firstDeployment;
-  return JSON.stringify({ spec: orderedSpec(envelope.spec), resource_metadata: resourceMetadata });
+  const specOrder = ownerKind === FLINK_SESSION_JOB_KIND ? SESSION_JOB_SPEC_ORDER : SPEC_ORDER;
+  return JSON.stringify({ spec: orderedSpec(envelope.spec, specOrder), resource_metadata: resourceMetadata });
 }
 
+/** Either kind's v1beta1 status (a session job's has the same fields minus the cluster ones). */
+type LegacyStatus = FlinkDeploymentStatusV1beta1 | FlinkSessionJobStatusV1beta1;
+
 /** True when the status carries any Apache operator-internal field (so the resource still needs migration). */
-export function hasLegacyFields(status: FlinkDeploymentStatusV1beta1 | undefined): boolean {
+export function hasLegacyFields(status: LegacyStatus | undefined): boolean {
   if (!status) return false;
   const job = status.jobStatus;
   return (
@@ -232,6 +272,11 @@ export function hasLegacyFields(status: FlinkDeploymentStatusV1beta1 | undefined
 export interface DecodedLegacyStatus {
   state: InternalState;
   userStatus: FlinkDeploymentStatusV1;
+}
+
+export interface DecodedLegacySessionJobStatus {
+  state: SessionJobInternalState;
+  userStatus: FlinkSessionJobStatusV1;
 }
 
 function epochMillisToRfc3339(ms: number, field: string, resource: string): string {
@@ -304,34 +349,144 @@ function pendingFrom(
   return pending;
 }
 
-const USER_STATUS_KEYS = ['observedGeneration', 'lifecycleState', 'jobManagerDeploymentStatus', 'error', 'clusterInfo', 'taskManager', 'conditions'] as const;
 const USER_JOB_STATUS_KEYS = ['jobName', 'jobId', 'state', 'startTime', 'updateTime'] as const;
 
-function copyKeys<T extends object>(from: T | undefined, keys: readonly (keyof T)[]): Partial<T> {
-  const out: Partial<T> = {};
-  if (!from) return out;
-  for (const key of keys) if (from[key] !== undefined) out[key] = structuredClone(from[key]);
-  return out;
+function copyKeys<T extends object>(from: T | undefined, keys: readonly string[]): Partial<T> {
+  const out: Record<string, unknown> = {};
+  if (!from) return out as Partial<T>;
+  const source = from as Record<string, unknown>;
+  for (const key of keys) if (source[key] !== undefined) out[key] = structuredClone(source[key]);
+  return out as Partial<T>;
 }
 
 /**
- * Splits a v1beta1 (Apache layout) status into the internal state and the v1 user status.
- *
- * - userStatus: the user-facing fields exactly as they were, `jobStatus.lastSavepoint` from
- *   `jobStatus.lastSavepoint` or else `savepointInfo.lastSavepoint`, and `stateRef = {configMapName,
- *   revision: state.revision}`.
- * - state: reconciliation state (Apache's default UPGRADING when absent) and timestamp (epoch ms →
- *   RFC 3339), both specs as objects with their generation (lastReconciledSpec: from its envelope,
- *   else status.observedGeneration) and firstDeployment, upgradeSavepointPath,
- *   pending savepoint/checkpoint (legacy trigger fields with a triggerId; jobId from jobStatus.jobId),
- *   savepoint history, periodic timestamps, deployedJobId = jobStatus.jobId;
- *   revision {@link MIGRATED_STATE_REVISION}.
- *
- * @param resource `namespace/name`, for error messages.
- * @throws LegacyStatusError for a malformed spec string or timestamp, or a pending trigger without a job id.
+ * What the two kinds' Apache statuses differ in. `State` is the kind's internal state; the decoder
+ * and encoder below are written once over it.
  */
-export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resource: string, configMapName: string): DecodedLegacyStatus {
-  const state: InternalState = { ...emptyInternalState(), revision: MIGRATED_STATE_REVISION };
+interface LegacyLayout<State extends AnyInternalState> {
+  readonly ownerKind: LegacyOwnerKind;
+  /** The user-facing top-level status keys, copied as they are (jobStatus aside). */
+  readonly userStatusKeys: readonly string[];
+  /** The spec as the state holds it, from the parsed (nulls dropped) legacy spec. */
+  readonly specFromLegacy: (spec: NonNullable<State['lastReconciledSpec']>) => NonNullable<State['lastReconciledSpec']>;
+  /**
+   * Sets `state.phase` (and whatever the phase implies) from the Apache reconciliation state and
+   * the decoded fields; throws LegacyStatusError for a status whose meaning cannot be told.
+   */
+  readonly decodePhase: (reconciliationState: ReconciliationState, state: State, status: LegacyStatus, resource: string) => void;
+}
+
+/** The phase by deployment-phase.ts from the decoded fields; `finished`: the Apache status says the job is over for good. */
+function phaseOfDecoded(reconciliationState: ReconciliationState, state: AnyInternalState, finished: boolean): AnyInternalState['phase'] {
+  return phaseFromReconciliationState(reconciliationState, {
+    lastReconciledSpec: state.lastReconciledSpec,
+    lastStableSpec: state.lastStableSpec,
+    deployedJobId: state.deployedJobId,
+    pendingSavepoint: state.pendingSavepoint,
+    reconciledIsStable: state.lastStableSpec !== undefined && sameValue(state.lastStableSpec, state.lastReconciledSpec),
+    finishedAndShutDown: finished,
+  });
+}
+
+function decodePhaseOfDeployment(reconciliationState: ReconciliationState, state: InternalState, status: LegacyStatus): void {
+  const jobManagerGone = (status as FlinkDeploymentStatusV1beta1).jobManagerDeploymentStatus === 'MISSING';
+  state.phase = phaseOfDecoded(reconciliationState, state, status.jobStatus?.state === 'FINISHED' && jobManagerGone);
+}
+
+const FLINK_DEPLOYMENT_LAYOUT: LegacyLayout<InternalState> = {
+  ownerKind: FLINK_DEPLOYMENT_KIND,
+  userStatusKeys: ['observedGeneration', 'lifecycleState', 'jobManagerDeploymentStatus', 'error', 'clusterInfo', 'taskManager', 'conditions'],
+  specFromLegacy: (spec) => spec,
+  decodePhase: decodePhaseOfDeployment,
+};
+
+/**
+ * A session job's phase. The Apache session-job reconciler (1.10 – 1.13,
+ * op/reconciler/deployment/AbstractJobReconciler.reconcileSpecChange with
+ * op/reconciler/sessionjob/SessionJobReconciler) leaves `UPGRADING` in these situations, told apart
+ * by the reconciled spec's job.state and `jobStatus.jobId`:
+ *
+ * | reconciled job.state | jobStatus.jobId | jobStatus.state | situation | phase |
+ * |---|---|---|---|---|
+ * | running | set | (CANCELLING) | an asynchronous cancel (stateless / last-state upgrade or suspend) not yet seen to end; the checkpoint to restore from is recorded only once it has | refused |
+ * | suspended | set | CANCELED, CANCELLING | either the cancelled job (before the redeploy) or the id of the new one (`SessionJobReconciler.deploy` patches it before submitting) | refused |
+ * | suspended | set | other / none | the id `deploy` recorded before submitting (a first attempt, or the redeploy after a stop-with-savepoint, which clears the old id) | DEPLOYING, `jobIdToSubmit` = that id |
+ * | suspended | – | | stopped for an upgrade (a stop-with-savepoint is synchronous for session jobs; a user suspend is recorded DEPLOYED), the redeploy restores from `upgradeSavepointPath` | STOPPED |
+ *
+ * DEPLOYING adopts the id when the session cluster lists it and submits it otherwise: what the
+ * Apache operator does on restart (op/observer/sessionjob/FlinkSessionJobObserver.checkIfAlreadyUpgraded
+ * adopts a listed job that is not CANCELLING/CANCELED), never a second job under another id. A
+ * pending stop-with-savepoint and every other reconciliation state are read as for FlinkDeployments
+ * (deployment-phase.ts), with a FINISHED job under DEPLOYED as FINISHED (a session job has no
+ * JobManager of its own to shut down).
+ */
+function sessionJobPhase(reconciliationState: ReconciliationState, state: SessionJobInternalState, status: LegacyStatus, resource: string): void {
+  const job = status.jobStatus ?? {};
+  const reconciled = state.lastReconciledSpec;
+  if (reconciliationState === 'UPGRADING' && reconciled && !state.pendingSavepoint?.stopJob) {
+    const suspended = reconciled.job?.state === 'suspended';
+    if (job.jobId && !suspended) {
+      throw new LegacyStatusError(
+        `${resource}: job ${job.jobId} is being cancelled for an upgrade or suspend (status.reconciliationStatus.state UPGRADING with a running lastReconciledSpec, jobStatus.state ${job.state ?? 'unset'}); ` +
+          'the checkpoint to restore from is recorded only once the cancel is seen to end, so migrate cannot carry the upgrade on: ' +
+          'start the Apache operator again until lifecycleState is DEPLOYED, STABLE or SUSPENDED, stop it, then rerun migrate',
+        'status.reconciliationStatus.state',
+      );
+    }
+    if (job.jobId && (job.state === 'CANCELED' || job.state === 'CANCELLING')) {
+      throw new LegacyStatusError(
+        `${resource}: status.jobStatus.jobId ${job.jobId} is either the job cancelled for the upgrade or the one the Apache operator was about to submit ` +
+          `(status.reconciliationStatus.state UPGRADING, jobStatus.state ${job.state}); migrate cannot tell which. Look it up on the session cluster (GET /jobs/${job.jobId}): ` +
+          'if it runs, set status.jobStatus.state to RUNNING; if it is CANCELED or unknown, remove status.jobStatus.jobId; then rerun migrate',
+        'status.jobStatus.jobId',
+      );
+    }
+    if (job.jobId) {
+      state.phase = 'DEPLOYING';
+      state.jobIdToSubmit = job.jobId;
+      delete state.deployedJobId;
+      return;
+    }
+    if (suspended) {
+      state.phase = 'STOPPED';
+      return;
+    }
+  }
+  state.phase = phaseOfDecoded(reconciliationState, state, job.state === 'FINISHED');
+}
+
+/**
+ * Apache's JobSpec.parallelism is a Java int: Jackson writes 0 when it is unset, and 0 means "not
+ * set" to the Apache operator (op/service/AbstractFlinkService submits a session job with
+ * `parallelism > 0 ? parallelism : null`); the state holds it as absent.
+ */
+function sessionJobSpecFromLegacy(spec: FlinkSessionJobSpec): FlinkSessionJobSpec {
+  if (spec.job?.parallelism !== 0) return spec;
+  const { parallelism: _unset, ...job } = spec.job;
+  return { ...spec, job };
+}
+
+const FLINK_SESSION_JOB_LAYOUT: LegacyLayout<SessionJobInternalState> = {
+  ownerKind: FLINK_SESSION_JOB_KIND,
+  userStatusKeys: ['observedGeneration', 'lifecycleState', 'error', 'conditions'],
+  specFromLegacy: sessionJobSpecFromLegacy,
+  decodePhase: sessionJobPhase,
+};
+
+/** The user status of either kind as the codec handles it (jobStatus and stateRef are alike). */
+interface AnyUserStatus {
+  jobStatus?: JobStatusV1;
+  stateRef?: { configMapName: string; revision: number };
+}
+
+function decodeWithLayout<State extends AnyInternalState, UserStatus extends AnyUserStatus>(
+  layout: LegacyLayout<State>,
+  status: LegacyStatus,
+  resource: string,
+  configMapName: string,
+): { state: State; userStatus: UserStatus } {
+  type Spec = NonNullable<State['lastReconciledSpec']>;
+  const state = { ...emptyInternalState(), revision: MIGRATED_STATE_REVISION } as State;
   const rs: LegacyReconciliationStatus = status.reconciliationStatus ?? {};
   let reconciliationState: ReconciliationState = 'UPGRADING';
   if (rs.state !== undefined) {
@@ -347,8 +502,8 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     state.reconciliationTimestamp = epochMillisToRfc3339(rs.reconciliationTimestamp, 'status.reconciliationStatus.reconciliationTimestamp', resource);
   }
   if (typeof rs.lastReconciledSpec === 'string' && rs.lastReconciledSpec !== '') {
-    const env = parseLegacySpec(rs.lastReconciledSpec, 'status.reconciliationStatus.lastReconciledSpec', resource);
-    state.lastReconciledSpec = env.spec;
+    const env = parseLegacySpec<Spec>(rs.lastReconciledSpec, 'status.reconciliationStatus.lastReconciledSpec', resource, layout.ownerKind);
+    state.lastReconciledSpec = layout.specFromLegacy(env.spec);
     // Since Apache PR #834 the generation is no longer in the envelope: status.observedGeneration,
     // written together with lastReconciledSpec (FLINK-33803), is the generation of that spec.
     const generation = env.generation ?? status.observedGeneration;
@@ -356,8 +511,8 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     if (env.firstDeployment !== undefined) state.firstDeployment = env.firstDeployment;
   }
   if (typeof rs.lastStableSpec === 'string' && rs.lastStableSpec !== '') {
-    const env = parseLegacySpec(rs.lastStableSpec, 'status.reconciliationStatus.lastStableSpec', resource);
-    state.lastStableSpec = env.spec;
+    const env = parseLegacySpec<Spec>(rs.lastStableSpec, 'status.reconciliationStatus.lastStableSpec', resource, layout.ownerKind);
+    state.lastStableSpec = layout.specFromLegacy(env.spec);
     if (env.generation !== undefined) state.lastStableGeneration = env.generation;
     if (env.firstDeployment !== undefined) state.lastStableFirstDeployment = env.firstDeployment;
   }
@@ -381,18 +536,11 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
     if (pending) state.pendingCheckpoint = pending;
   }
 
-  state.phase = phaseFromReconciliationState(reconciliationState, {
-    lastReconciledSpec: state.lastReconciledSpec,
-    lastStableSpec: state.lastStableSpec,
-    deployedJobId: state.deployedJobId,
-    pendingSavepoint: state.pendingSavepoint,
-    reconciledIsStable: state.lastStableSpec !== undefined && sameValue(state.lastStableSpec, state.lastReconciledSpec),
-    finishedAndShutDown: job.state === 'FINISHED' && status.jobManagerDeploymentStatus === 'MISSING',
-  });
+  layout.decodePhase(reconciliationState, state, status, resource);
 
-  const userStatus: FlinkDeploymentStatusV1 = copyKeys(status, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1beta1)[]);
+  const userStatus = copyKeys(status, layout.userStatusKeys) as UserStatus;
   if (status.jobStatus !== undefined) {
-    const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1beta1)[]);
+    const jobStatus: JobStatusV1 = copyKeys(job, USER_JOB_STATUS_KEYS);
     const lastSavepoint = job.lastSavepoint ? structuredClone(job.lastSavepoint) : lastSavepointFromLegacy(sp?.lastSavepoint);
     if (lastSavepoint) jobStatus.lastSavepoint = lastSavepoint;
     // A jobStatus holding only legacy bookkeeping has nothing for users.
@@ -402,6 +550,51 @@ export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resourc
   return { state, userStatus };
 }
 
+/**
+ * Splits a v1beta1 (Apache layout) status into the internal state and the v1 user status.
+ *
+ * - userStatus: the user-facing fields exactly as they were, `jobStatus.lastSavepoint` from
+ *   `jobStatus.lastSavepoint` or else `savepointInfo.lastSavepoint`, and `stateRef = {configMapName,
+ *   revision: state.revision}`.
+ * - state: reconciliation state (Apache's default UPGRADING when absent) and timestamp (epoch ms →
+ *   RFC 3339), both specs as objects with their generation (lastReconciledSpec: from its envelope,
+ *   else status.observedGeneration) and firstDeployment, upgradeSavepointPath,
+ *   pending savepoint/checkpoint (legacy trigger fields with a triggerId; jobId from jobStatus.jobId),
+ *   savepoint history, periodic timestamps, deployedJobId = jobStatus.jobId;
+ *   revision {@link MIGRATED_STATE_REVISION}.
+ *
+ * @param resource `namespace/name`, for error messages.
+ * @throws LegacyStatusError for a malformed spec string or timestamp, or a pending trigger without a job id.
+ */
+export function decodeLegacyStatus(status: FlinkDeploymentStatusV1beta1, resource: string, configMapName: string): DecodedLegacyStatus {
+  return decodeWithLayout<InternalState, FlinkDeploymentStatusV1>(FLINK_DEPLOYMENT_LAYOUT, status, resource, configMapName);
+}
+
+/**
+ * {@link decodeLegacyStatus} for a FlinkSessionJob: the same fields (no cluster ones), specs as
+ * FlinkSessionJobSpecs (`parallelism: 0` read as unset), the phase by {@link sessionJobPhase}.
+ * `spec` is the resource's current spec: a pending MANUAL savepoint answers its
+ * `job.savepointTriggerNonce` (the Apache layout does not record the nonce with the trigger; its
+ * observer acknowledges the spec's nonce when the savepoint completes,
+ * op/observer/SnapshotObserver.observeTriggeredSavepoint), so it is recorded with the pending one
+ * and acknowledged on completion instead of asked for again.
+ *
+ * @throws LegacyStatusError as decodeLegacyStatus, and for an UPGRADING status whose meaning
+ *   cannot be told (see sessionJobPhase).
+ */
+export function decodeLegacySessionJobStatus(
+  status: FlinkSessionJobStatusV1beta1,
+  resource: string,
+  configMapName: string,
+  spec?: FlinkSessionJobSpec,
+): DecodedLegacySessionJobStatus {
+  const decoded = decodeWithLayout<SessionJobInternalState, FlinkSessionJobStatusV1>(FLINK_SESSION_JOB_LAYOUT, status, resource, configMapName);
+  const pending = decoded.state.pendingSavepoint;
+  const nonce = spec?.job?.savepointTriggerNonce;
+  if (pending?.triggerType === 'MANUAL' && nonce !== undefined && nonce !== null) pending.triggerNonce = nonce;
+  return decoded;
+}
+
 function legacySavepointFromRecord(record: SavepointRecord): LegacySavepoint {
   const out: LegacySavepoint = { timeStamp: record.timeStamp, location: record.location, triggerType: record.triggerType };
   if (record.formatType !== undefined) out.formatType = record.formatType;
@@ -409,15 +602,13 @@ function legacySavepointFromRecord(record: SavepointRecord): LegacySavepoint {
   return out;
 }
 
-/**
- * The inverse of {@link decodeLegacyStatus}: the Apache layout of a state and a user status (used
- * by the legacy-layout state store and the benchmark). `stateRef` is not written (the legacy layout
- * has no ConfigMap); see the module comment for what else has no legacy counterpart.
- */
-export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploymentStatusV1): FlinkDeploymentStatusV1beta1 {
-  const out: FlinkDeploymentStatusV1beta1 = copyKeys(userStatus, USER_STATUS_KEYS as unknown as (keyof FlinkDeploymentStatusV1)[]);
+/** What encoding needs of a layout (nothing that depends on the state's spec type). */
+type LegacyEncoding = Pick<LegacyLayout<AnyInternalState>, 'ownerKind' | 'userStatusKeys'>;
+
+function encodeWithLayout<LegacyOut extends LegacyStatus>(layout: LegacyEncoding, state: AnyInternalState, userStatus: AnyUserStatus): LegacyOut {
+  const out = copyKeys(userStatus, layout.userStatusKeys) as LegacyOut;
   const user = userStatus.jobStatus;
-  const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS as unknown as (keyof JobStatusV1)[]);
+  const job: JobStatusV1beta1 = copyKeys(user, USER_JOB_STATUS_KEYS);
   if (job.jobId === undefined && state.deployedJobId !== undefined) job.jobId = state.deployedJobId;
   if (state.upgradeSavepointPath !== undefined) job.upgradeSavepointPath = state.upgradeSavepointPath;
 
@@ -450,25 +641,46 @@ export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploy
   job.checkpointInfo = checkpointInfo;
   out.jobStatus = job;
 
+  const observedGeneration = (userStatus as { observedGeneration?: number }).observedGeneration;
   const rs: LegacyReconciliationStatus = { state: reconciliationStateOfPhase(state.phase) };
   if (state.reconciliationTimestamp !== undefined) rs.reconciliationTimestamp = Date.parse(state.reconciliationTimestamp);
   if (state.lastReconciledSpec !== undefined) {
-    rs.lastReconciledSpec = serializeLegacySpec({
-      spec: state.lastReconciledSpec,
-      // Written only when observedGeneration does not already say it (the current Apache format has none).
-      ...(state.lastReconciledGeneration !== undefined && state.lastReconciledGeneration !== userStatus.observedGeneration
-        ? { generation: state.lastReconciledGeneration }
-        : {}),
-      ...(state.firstDeployment !== undefined ? { firstDeployment: state.firstDeployment } : {}),
-    });
+    rs.lastReconciledSpec = serializeLegacySpec(
+      {
+        spec: state.lastReconciledSpec,
+        // Written only when observedGeneration does not already say it (the current Apache format has none).
+        ...(state.lastReconciledGeneration !== undefined && state.lastReconciledGeneration !== observedGeneration
+          ? { generation: state.lastReconciledGeneration }
+          : {}),
+        ...(state.firstDeployment !== undefined ? { firstDeployment: state.firstDeployment } : {}),
+      },
+      layout.ownerKind,
+    );
   }
   if (state.lastStableSpec !== undefined) {
-    rs.lastStableSpec = serializeLegacySpec({
-      spec: state.lastStableSpec,
-      ...(state.lastStableGeneration !== undefined ? { generation: state.lastStableGeneration } : {}),
-      ...(state.lastStableFirstDeployment !== undefined ? { firstDeployment: state.lastStableFirstDeployment } : {}),
-    });
+    rs.lastStableSpec = serializeLegacySpec(
+      {
+        spec: state.lastStableSpec,
+        ...(state.lastStableGeneration !== undefined ? { generation: state.lastStableGeneration } : {}),
+        ...(state.lastStableFirstDeployment !== undefined ? { firstDeployment: state.lastStableFirstDeployment } : {}),
+      },
+      layout.ownerKind,
+    );
   }
   out.reconciliationStatus = rs;
   return out;
+}
+
+/**
+ * The inverse of {@link decodeLegacyStatus}: the Apache layout of a state and a user status (used
+ * by the legacy-layout state store and the benchmark). `stateRef` is not written (the legacy layout
+ * has no ConfigMap); see the module comment for what else has no legacy counterpart.
+ */
+export function encodeLegacyStatus(state: InternalState, userStatus: FlinkDeploymentStatusV1): FlinkDeploymentStatusV1beta1 {
+  return encodeWithLayout<FlinkDeploymentStatusV1beta1>(FLINK_DEPLOYMENT_LAYOUT, state, userStatus);
+}
+
+/** The inverse of {@link decodeLegacySessionJobStatus}, as {@link encodeLegacyStatus} (specs in the Apache FlinkSessionJobSpec field order). */
+export function encodeLegacySessionJobStatus(state: SessionJobInternalState, userStatus: FlinkSessionJobStatusV1): FlinkSessionJobStatusV1beta1 {
+  return encodeWithLayout<FlinkSessionJobStatusV1beta1>(FLINK_SESSION_JOB_LAYOUT, state, userStatus);
 }

@@ -1,23 +1,27 @@
 /**
  * `flink-operator migrate [--kubeconfig F] [-n NS | -A] [--selector L] [--dry-run] [--ignore-webhooks] [--revert]`: moves the
- * Apache operator's internal state out of every selected FlinkDeployment's status into its
- * companion ConfigMap (src/state/legacy-migration.ts does the work, the same code the operator runs).
+ * Apache operator's internal state out of every selected FlinkDeployment's and then every selected
+ * FlinkSessionJob's status into its companion ConfigMap (src/state/legacy-migration.ts does the
+ * work, the same code the operator runs).
  *
  * Output: one line per FlinkDeployment (`<outcome>  <namespace/name>: <what happened>`), the dry-run
- * diff under its line, then a summary. Exit status: 0 when every resource is migrated, resumed,
- * already migrated or (dry run) would migrate; 1 when any was refused or failed; 2 for usage errors.
+ * diff under its line, then a summary; then the same for FlinkSessionJobs, each line naming the kind
+ * (`<outcome>  FlinkSessionJob <namespace/name>: …`), with a summary when there are any (and a note
+ * when the FlinkSessionJob CRD is not installed: the deployments are migrated all the same). Exit
+ * status: 0 when every resource is migrated, resumed, already migrated or (dry run) would migrate;
+ * 1 when any was refused or failed; 2 for usage errors.
  *
- * Reads the deployments through the v1beta1 endpoint (the only one whose schema still shows the
- * legacy fields). Refuses to start (nothing written) while the Apache operator's CRD is installed:
- * its schema has no `stateRef`, so the API server would prune it from the rewritten status.
+ * Reads the resources through the v1beta1 endpoint (the only one whose schema still shows the
+ * legacy fields). Refuses to start (nothing written) while the Apache operator's CRD of either kind
+ * is installed: its schema has no `stateRef`, so the API server would prune it from the rewritten status.
  * Also refuses to start while admission webhooks of the Apache operator (or any webhook configuration
- * whose rules match flink.apache.org flinkdeployments) are registered: served by the stopped
+ * whose rules match flink.apache.org flinkdeployments, or flinksessionjobs) are registered: served by the stopped
  * flink-kubernetes-operator Deployment with failurePolicy Fail, they refuse every later write;
  * the output has the exact `kubectl delete ...webhookconfiguration` command (`--ignore-webhooks`
  * skips the check).
  * `--revert` goes back: the Apache layout written from the current state ConfigMap, which is then
  * deleted (src/state/legacy-revert.ts).
- * Sequential: one deployment at a time, so the output order is the list order.
+ * Sequential: one resource at a time, so the output order is the list order.
  */
 import { hostname } from 'node:os';
 import {
@@ -29,12 +33,31 @@ import {
   type V1RuleWithOperations,
 } from '@kubernetes/client-node';
 import type { Command } from 'commander';
-import { API_VERSION_V1BETA1, FLINK_DEPLOYMENT_CRD_NAME, FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
+import {
+  API_VERSION_V1BETA1,
+  FLINK_DEPLOYMENT_CRD_NAME,
+  FLINK_DEPLOYMENT_KIND,
+  FLINK_DEPLOYMENT_PLURAL,
+  FLINK_GROUP,
+  type FlinkDeploymentV1beta1,
+} from '../api/flink-deployment.js';
+import { FLINK_SESSION_JOB_CRD_NAME, FLINK_SESSION_JOB_KIND, FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1beta1 } from '../api/flink-session-job.js';
 import { toKubeApiError } from '../kube/api-errors.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../kube/configmap-client.js';
-import { KubeFlinkDeploymentClient, type FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
-import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment, type MigrationOutcome, type MigrationOutcomeKind } from '../state/legacy-migration.js';
-import { revertDeployment, type RevertOutcome, type RevertOutcomeKind } from '../state/legacy-revert.js';
+import {
+  KubeFlinkDeploymentClient,
+  KubeFlinkSessionJobClient,
+  type FlinkDeploymentClient,
+  type FlinkSessionJobClient,
+} from '../kube/flink-deployment-client.js';
+import {
+  MIGRATE_COMMAND_WRITER,
+  migrateLegacyDeployment,
+  migrateLegacySessionJob,
+  type MigrationOutcome,
+  type MigrationOutcomeKind,
+} from '../state/legacy-migration.js';
+import { revertDeployment, revertSessionJob, type RevertOutcome, type RevertOutcomeKind, type SessionJobRevertOutcome } from '../state/legacy-revert.js';
 
 export interface MigrateOptions {
   /** One namespace; undefined with allNamespaces = every namespace. */
@@ -69,10 +92,32 @@ export interface MigrateClients {
    * `warning` instead when they cannot be listed (RBAC), an empty list when the API is not served.
    */
   listWebhookConfigurations(): Promise<{ configurations: WebhookConfiguration[]; warning?: string }>;
+  /** The FlinkSessionJob side (migrateClientsFor always has it; without it only FlinkDeployments are handled). */
+  readonly sessionJobs?: SessionJobMigrateClients;
+}
+
+/** What migrate needs for FlinkSessionJobs. */
+export interface SessionJobMigrateClients {
+  readonly client: FlinkSessionJobClient;
+  /** Lists FlinkSessionJobs through v1beta1. */
+  listV1beta1(namespace: string | undefined, selector: string | undefined): Promise<FlinkSessionJobV1beta1[]>;
+  /** As MigrateClients.checkCrd; `missing` when the FlinkSessionJob CRD is not installed (nothing to migrate). */
+  checkCrd(): Promise<CrdCheck>;
+}
+
+/** What the CRD check found: an `error` stops migrate before it writes anything. */
+export interface CrdCheck {
+  readonly error?: string;
+  readonly warning?: string;
+  /** The CRD does not exist. */
+  readonly missing?: boolean;
 }
 
 export interface MigrateReport {
+  /** One per FlinkDeployment. */
   readonly outcomes: readonly MigrationOutcome[];
+  /** One per FlinkSessionJob. */
+  readonly sessionJobOutcomes: readonly MigrationOutcome[];
   readonly exitCode: number;
 }
 
@@ -89,32 +134,44 @@ const LABEL: Record<MigrationOutcomeKind, string> = {
 export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
   const fieldManager = 'flink-operator-migrate';
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+  const listV1beta1 = async <T>(plural: string, namespace: string | undefined, selector: string | undefined): Promise<T[]> => {
+    const base = { group: FLINK_GROUP, version: API_VERSION_V1BETA1, plural, ...(selector ? { labelSelector: selector } : {}) };
+    try {
+      const list = (namespace ? await custom.listNamespacedCustomObject({ ...base, namespace }) : await custom.listClusterCustomObject(base)) as {
+        items?: T[];
+      };
+      return list.items ?? [];
+    } catch (error) {
+      throw toKubeApiError(error);
+    }
+  };
+  /** The CRD's problem for migration; `missing` (404) is an error for FlinkDeployments, a note for FlinkSessionJobs. */
+  const checkCrd = async (name: string): Promise<CrdCheck> => {
+    let crd: V1CustomResourceDefinition;
+    try {
+      crd = await kubeConfig.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name });
+    } catch (error) {
+      const e = toKubeApiError(error);
+      if (e.code === 404) return { missing: true, error: `the CustomResourceDefinition ${name} does not exist` };
+      return { warning: `cannot read the CustomResourceDefinition ${name} (${e.message}); not checking that it declares status.stateRef` };
+    }
+    return crdProblem(crd);
+  };
   return {
     configMaps: new KubeConfigMapClient(kubeConfig, fieldManager),
     deployments: new KubeFlinkDeploymentClient(kubeConfig, fieldManager),
-    async listV1beta1(namespace, selector) {
-      const base = { group: FLINK_GROUP, version: API_VERSION_V1BETA1, plural: FLINK_DEPLOYMENT_PLURAL, ...(selector ? { labelSelector: selector } : {}) };
-      try {
-        const list = (namespace ? await custom.listNamespacedCustomObject({ ...base, namespace }) : await custom.listClusterCustomObject(base)) as {
-          items?: FlinkDeploymentV1beta1[];
-        };
-        return list.items ?? [];
-      } catch (error) {
-        throw toKubeApiError(error);
-      }
-    },
+    listV1beta1: (namespace, selector) => listV1beta1<FlinkDeploymentV1beta1>(FLINK_DEPLOYMENT_PLURAL, namespace, selector),
     async checkCrd() {
-      let crd: V1CustomResourceDefinition;
-      try {
-        crd = await kubeConfig.makeApiClient(ApiextensionsV1Api).readCustomResourceDefinition({ name: FLINK_DEPLOYMENT_CRD_NAME });
-      } catch (error) {
-        const e = toKubeApiError(error);
-        if (e.code === 404) return { error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not exist` };
-        return {
-          warning: `cannot read the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (${e.message}); not checking that it declares status.stateRef`,
-        };
-      }
-      return crdProblem(crd);
+      const { missing: _missing, ...check } = await checkCrd(FLINK_DEPLOYMENT_CRD_NAME);
+      return check;
+    },
+    sessionJobs: {
+      client: new KubeFlinkSessionJobClient(kubeConfig, fieldManager),
+      listV1beta1: (namespace, selector) => listV1beta1<FlinkSessionJobV1beta1>(FLINK_SESSION_JOB_PLURAL, namespace, selector),
+      async checkCrd() {
+        const check = await checkCrd(FLINK_SESSION_JOB_CRD_NAME);
+        return check.missing ? { missing: true } : check;
+      },
     },
     async listWebhookConfigurations() {
       const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
@@ -142,23 +199,28 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
 
 const matches = (values: readonly string[] | undefined, wanted: string) => (values ?? []).some((v) => v === '*' || v === wanted);
 
+/** The webhook configurations with a rule for flink.apache.org `plural` (any version, CREATE or UPDATE). */
+export function flinkResourceWebhooks(configurations: readonly WebhookConfiguration[], plural: string): WebhookConfiguration[] {
+  return configurations.filter((c) =>
+    c.webhooks.some((w) =>
+      (w.rules ?? []).some(
+        (r) =>
+          matches(r.apiGroups, FLINK_GROUP) &&
+          (r.resources ?? []).some((res) => res === '*' || res === '*/*' || res === plural || res.startsWith(`${plural}/`)) &&
+          // An empty operations list matches nothing (kube-apiserver's rule matcher).
+          (matches(r.operations, 'CREATE') || matches(r.operations, 'UPDATE')),
+      ),
+    ),
+  );
+}
+
 /**
  * The webhook configurations with a rule for flink.apache.org flinkdeployments (any version,
  * CREATE or UPDATE): the Apache operator's (flink-operator-<namespace>-webhook-configuration in its
  * Helm chart), served by its stopped Deployment, refuse every later FlinkDeployment write.
  */
 export function flinkDeploymentWebhooks(configurations: readonly WebhookConfiguration[]): WebhookConfiguration[] {
-  return configurations.filter((c) =>
-    c.webhooks.some((w) =>
-      (w.rules ?? []).some(
-        (r) =>
-          matches(r.apiGroups, FLINK_GROUP) &&
-          (r.resources ?? []).some((res) => res === '*' || res === '*/*' || res === FLINK_DEPLOYMENT_PLURAL || res.startsWith(`${FLINK_DEPLOYMENT_PLURAL}/`)) &&
-          // An empty operations list matches nothing (kube-apiserver's rule matcher).
-          (matches(r.operations, 'CREATE') || matches(r.operations, 'UPDATE')),
-      ),
-    ),
-  );
+  return flinkResourceWebhooks(configurations, FLINK_DEPLOYMENT_PLURAL);
 }
 
 /** The kubectl commands deleting `configurations`. */
@@ -178,25 +240,97 @@ export function webhookDeleteCommands(configurations: readonly WebhookConfigurat
  * server prunes it from the rewritten status: the Apache operator's CRD).
  */
 export function crdProblem(crd: V1CustomResourceDefinition): { error?: string } {
+  const name = crd.metadata?.name ?? FLINK_DEPLOYMENT_CRD_NAME;
   const versions = crd.spec.versions ?? [];
   const v1beta1 = versions.find((v) => v.name === API_VERSION_V1BETA1);
   if (!v1beta1?.served)
     return {
-      error: `the CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} does not serve ${API_VERSION_V1BETA1}, through which the legacy status is read`,
+      error: `the CustomResourceDefinition ${name} does not serve ${API_VERSION_V1BETA1}, through which the legacy status is read`,
     };
   const storage = versions.find((v) => v.storage);
   const statusProps = storage?.schema?.openAPIV3Schema?.properties?.['status']?.properties;
   if (!statusProps?.['stateRef']) {
     return {
-      error: `the installed CustomResourceDefinition ${FLINK_DEPLOYMENT_CRD_NAME} (storage version ${storage?.name ?? '?'}) does not declare status.stateRef: it is still the Apache operator's`,
+      error: `the installed CustomResourceDefinition ${name} (storage version ${storage?.name ?? '?'}) does not declare status.stateRef: it is still the Apache operator's`,
     };
   }
   return {};
 }
 
+/** The line of one outcome: FlinkDeployment lines as they always were, other kinds named. */
+function outcomeLine(label: string, ownerKind: string, message: string): string {
+  return `${label.padEnd(13)} ${ownerKind === FLINK_DEPLOYMENT_KIND ? '' : `${ownerKind} `}${message}`;
+}
+
+const byResource = (a: { metadata: { namespace?: string; name?: string } }, b: { metadata: { namespace?: string; name?: string } }) =>
+  `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`);
+
+/** Migrates `items` of one kind in list order, printing a line each and the kind's summary; returns the outcomes and how many were not migrated. */
+async function migrateAll<T extends { metadata: { namespace?: string; name?: string } }>(
+  ownerKind: string,
+  items: T[],
+  migrate: (item: T) => Promise<MigrationOutcome>,
+  context: { options: MigrateOptions; scope: string; out: (line: string) => void; quietWhenNone: boolean },
+): Promise<{ outcomes: MigrationOutcome[]; bad: number }> {
+  const { options, scope, out } = context;
+  items.sort(byResource);
+  const outcomes: MigrationOutcome[] = [];
+  for (const item of items) {
+    const outcome = await migrate(item);
+    outcomes.push(outcome);
+    out(outcomeLine(LABEL[outcome.kind], ownerKind, outcome.message));
+    if (outcome.kind === 'would-migrate') for (const line of outcome.diff.split('\n')) out(`    ${line}`);
+  }
+  const count = (kind: MigrationOutcomeKind) => outcomes.filter((o) => o.kind === kind).length;
+  const bad = count('refused') + count('failed');
+  const changed = count('migrated') + count('resumed');
+  const selector = options.selector ? ` matching ${options.selector}` : '';
+  if (items.length === 0) {
+    if (!context.quietWhenNone) out(`no ${ownerKind}s${selector} in ${scope}; nothing to do`);
+  } else if (options.dryRun) {
+    out(
+      `dry run, nothing written: ${items.length} ${ownerKind}(s)${selector} in ${scope}: ${count('would-migrate')} would be migrated, ` +
+        `${count('already-migrated')} already migrated, ${count('refused')} refused, ${count('failed')} failed`,
+    );
+  } else if (changed === 0 && bad === 0) {
+    out(`nothing to migrate: all ${items.length} ${ownerKind}(s)${selector} in ${scope} are already migrated; nothing was changed`);
+  } else {
+    out(
+      `${items.length} ${ownerKind}(s)${selector} in ${scope}: ${count('migrated')} migrated, ${count('resumed')} resumed, ` +
+        `${count('already-migrated')} already migrated, ${count('refused')} refused, ${count('failed')} failed`,
+    );
+  }
+  if (bad > 0) out(`${bad} ${ownerKind}(s) not migrated (see the REFUSED/FAILED lines above); their status was left as it was`);
+  return { outcomes, bad };
+}
+
+/** The FlinkSessionJobs to handle after the deployments: listed, none because their CRD is not installed, or why not (`error`). */
+type SessionJobScope = { items: FlinkSessionJobV1beta1[] } | { missing: true } | { error: string };
+
+/** What migrate and revert say when there is no FlinkSessionJob CRD (and go on with the FlinkDeployments). */
+function noSessionJobCrd(verb: string): string {
+  return `the ${FLINK_SESSION_JOB_KIND} CustomResourceDefinition ${FLINK_SESSION_JOB_CRD_NAME} is not installed: no ${FLINK_SESSION_JOB_KIND}s to ${verb}`;
+}
+
+async function listSessionJobs(
+  clients: SessionJobMigrateClients,
+  namespace: string | undefined,
+  options: MigrateOptions,
+  scope: string,
+): Promise<SessionJobScope> {
+  try {
+    return { items: await clients.listV1beta1(namespace, options.selector) };
+  } catch (error) {
+    const e = toKubeApiError(error);
+    if (e.code === 404) return { missing: true };
+    return { error: `error: cannot list ${FLINK_SESSION_JOB_KIND}s (flink.apache.org/v1beta1) in ${scope}: ${e.message}` };
+  }
+}
+
 /**
- * Runs the migration over the selected deployments, writing result lines to `out`. Never throws for
- * a per-resource problem; a failed list is reported on `out` with exit code 1.
+ * Runs the migration over the selected deployments, then the selected session jobs, writing result
+ * lines to `out`. Never throws for a per-resource problem; a failed list is reported on `out` with
+ * exit code 1 (a failed FlinkSessionJob list after the deployments were migrated).
  */
 export async function runMigrate(
   clients: MigrateClients,
@@ -207,70 +341,90 @@ export async function runMigrate(
   const namespace = options.allNamespaces ? undefined : (options.namespace ?? 'default');
   const scope = namespace === undefined ? 'all namespaces' : `namespace ${namespace}`;
   let items: FlinkDeploymentV1beta1[];
+  let sessionJobs: SessionJobScope | undefined;
   try {
-    if (!(await webhooksAllowWrites(clients, options, out))) return { outcomes: [], exitCode: 1 };
+    if (!(await webhooksAllowWrites(clients, options, out))) return { outcomes: [], sessionJobOutcomes: [], exitCode: 1 };
     // With the Apache operator's CRD the API server would prune stateRef from the rewritten status
     // (its schema does not declare it): refuse before writing anything.
     const crd = await clients.checkCrd();
-    if (crd.error) {
-      out(`error: ${crd.error}: apply this operator's CRD first (kubectl apply -f crds/upgrade/, see the README), then run migrate again; nothing was written`);
-      return { outcomes: [], exitCode: 1 };
+    const sessionCrd: CrdCheck = clients.sessionJobs ? await clients.sessionJobs.checkCrd() : {};
+    const crdError = crd.error ?? (sessionCrd.missing ? undefined : sessionCrd.error);
+    if (crdError) {
+      out(`error: ${crdError}: apply this operator's CRD first (kubectl apply -f crds/upgrade/, see the README), then run migrate again; nothing was written`);
+      return { outcomes: [], sessionJobOutcomes: [], exitCode: 1 };
     }
     if (crd.warning) out(`warning: ${crd.warning}`);
+    if (sessionCrd.warning) out(`warning: ${sessionCrd.warning}`);
     items = await clients.listV1beta1(namespace, options.selector);
+    if (clients.sessionJobs) {
+      sessionJobs = sessionCrd.missing ? { missing: true } : await listSessionJobs(clients.sessionJobs, namespace, options, scope);
+    }
   } catch (error) {
     out(`error: cannot list FlinkDeployments (flink.apache.org/v1beta1) in ${scope}: ${toKubeApiError(error).message}`);
-    return { outcomes: [], exitCode: 1 };
+    return { outcomes: [], sessionJobOutcomes: [], exitCode: 1 };
   }
-  items.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
   const writer = { ...MIGRATE_COMMAND_WRITER, holderIdentity: `${MIGRATE_COMMAND_WRITER.holderIdentity}@${hostname()}` };
-  const outcomes: MigrationOutcome[] = [];
-  for (const item of items) {
-    const outcome = await migrateLegacyDeployment(item, {
-      configMaps: clients.configMaps,
-      deployments: clients.deployments,
-      dryRun: options.dryRun ?? false,
-      writer,
-      ...(deps.retryDelayMs !== undefined ? { retryDelayMs: deps.retryDelayMs } : {}),
-    });
-    outcomes.push(outcome);
-    out(`${LABEL[outcome.kind].padEnd(13)} ${outcome.message}`);
-    if (outcome.kind === 'would-migrate') for (const line of outcome.diff.split('\n')) out(`    ${line}`);
-  }
-  const count = (kind: MigrationOutcomeKind) => outcomes.filter((o) => o.kind === kind).length;
-  const bad = count('refused') + count('failed');
-  const changed = count('migrated') + count('resumed');
-  const selector = options.selector ? ` matching ${options.selector}` : '';
-  if (items.length === 0) {
-    out(`no FlinkDeployments${selector} in ${scope}; nothing to do`);
-  } else if (options.dryRun) {
-    out(
-      `dry run, nothing written: ${items.length} FlinkDeployment(s)${selector} in ${scope}: ${count('would-migrate')} would be migrated, ` +
-        `${count('already-migrated')} already migrated, ${count('refused')} refused, ${count('failed')} failed`,
+  const settings = {
+    configMaps: clients.configMaps,
+    dryRun: options.dryRun ?? false,
+    writer,
+    ...(deps.retryDelayMs !== undefined ? { retryDelayMs: deps.retryDelayMs } : {}),
+  };
+  const deployments = await migrateAll(
+    FLINK_DEPLOYMENT_KIND,
+    items,
+    (item) => migrateLegacyDeployment(item, { ...settings, deployments: clients.deployments }),
+    {
+      options,
+      scope,
+      out,
+      quietWhenNone: false,
+    },
+  );
+  let sessionJobOutcomes: MigrationOutcome[] = [];
+  let bad = deployments.bad;
+  const sessionClient = clients.sessionJobs?.client;
+  if (sessionJobs && 'missing' in sessionJobs) out(noSessionJobCrd('migrate'));
+  else if (sessionJobs && 'error' in sessionJobs) {
+    out(sessionJobs.error);
+    bad++;
+  } else if (sessionJobs && sessionClient) {
+    const migrated = await migrateAll(
+      FLINK_SESSION_JOB_KIND,
+      sessionJobs.items,
+      (item) => migrateLegacySessionJob(item, { ...settings, sessionJobs: sessionClient }),
+      {
+        options,
+        scope,
+        out,
+        // A cluster without session jobs gets the output it always got.
+        quietWhenNone: true,
+      },
     );
-  } else if (changed === 0 && bad === 0) {
-    out(`nothing to migrate: all ${items.length} FlinkDeployment(s)${selector} in ${scope} are already migrated; nothing was changed`);
-  } else {
-    out(
-      `${items.length} FlinkDeployment(s)${selector} in ${scope}: ${count('migrated')} migrated, ${count('resumed')} resumed, ` +
-        `${count('already-migrated')} already migrated, ${count('refused')} refused, ${count('failed')} failed`,
-    );
+    sessionJobOutcomes = migrated.outcomes;
+    bad += migrated.bad;
   }
-  if (bad > 0) out(`${bad} FlinkDeployment(s) not migrated (see the REFUSED/FAILED lines above); their status was left as it was`);
-  return { outcomes, exitCode: bad > 0 ? 1 : 0 };
+  return { outcomes: deployments.outcomes, sessionJobOutcomes, exitCode: bad > 0 ? 1 : 0 };
 }
 
-/** false (with the error and the commands on `out`) when webhooks would refuse FlinkDeployment writes. */
+/** false (with the error and the commands on `out`) when webhooks would refuse FlinkDeployment (or FlinkSessionJob) writes. */
 async function webhooksAllowWrites(clients: MigrateClients, options: MigrateOptions, out: (line: string) => void): Promise<boolean> {
   if (options.ignoreWebhooks) return true;
   const listed = await clients.listWebhookConfigurations();
   if (listed.warning) out(`warning: ${listed.warning}`);
-  const found = flinkDeploymentWebhooks(listed.configurations);
+  let plural = FLINK_DEPLOYMENT_PLURAL;
+  let ownerKind = FLINK_DEPLOYMENT_KIND as string;
+  let found = flinkDeploymentWebhooks(listed.configurations);
+  if (found.length === 0 && clients.sessionJobs) {
+    plural = FLINK_SESSION_JOB_PLURAL;
+    ownerKind = FLINK_SESSION_JOB_KIND;
+    found = flinkResourceWebhooks(listed.configurations, plural);
+  }
   if (found.length === 0) return true;
   out(
-    `error: admission webhook configuration(s) for flink.apache.org flinkdeployments are registered: ${found.map((c) => `${c.kind} ${c.name}`).join(', ')}. ` +
+    `error: admission webhook configuration(s) for flink.apache.org ${plural} are registered: ${found.map((c) => `${c.kind} ${c.name}`).join(', ')}. ` +
       "The Apache operator's webhooks are served by its stopped flink-kubernetes-operator Deployment and fail closed, so they would refuse every " +
-      'later FlinkDeployment write. Remove them (this operator has no admission webhook), then run migrate again; nothing was written:',
+      `later ${ownerKind} write. Remove them (this operator has no admission webhook), then run migrate again; nothing was written:`,
   );
   for (const command of webhookDeleteCommands(found)) out(`  ${command}`);
   out('(--ignore-webhooks skips this check, e.g. for a webhook of your own that is still served)');
@@ -278,7 +432,10 @@ async function webhooksAllowWrites(clients: MigrateClients, options: MigrateOpti
 }
 
 export interface RevertReport {
+  /** One per FlinkDeployment. */
   readonly outcomes: readonly RevertOutcome[];
+  /** One per FlinkSessionJob. */
+  readonly sessionJobOutcomes: readonly SessionJobRevertOutcome[];
   readonly exitCode: number;
 }
 
@@ -291,9 +448,41 @@ const REVERT_LABEL: Record<RevertOutcomeKind, string> = {
   failed: 'FAILED',
 };
 
+/** Reverts `items` of one kind in list order, printing a line each and the kind's summary. */
+async function revertAll<T extends { metadata: { namespace?: string; name?: string } }, Outcome extends RevertOutcome<unknown>>(
+  ownerKind: string,
+  items: T[],
+  revert: (item: T) => Promise<Outcome>,
+  context: { options: MigrateOptions; scope: string; out: (line: string) => void; quietWhenNone: boolean },
+): Promise<{ outcomes: Outcome[]; bad: number }> {
+  const { options, scope, out } = context;
+  items.sort(byResource);
+  const outcomes: Outcome[] = [];
+  for (const item of items) {
+    const outcome = await revert(item);
+    outcomes.push(outcome);
+    out(outcomeLine(REVERT_LABEL[outcome.kind], ownerKind, outcome.message));
+    if (outcome.kind === 'would-revert') for (const line of outcome.diff.split('\n')) out(`    ${line}`);
+  }
+  const count = (kind: RevertOutcomeKind) => outcomes.filter((o) => o.kind === kind).length;
+  const bad = count('refused') + count('failed');
+  const selector = options.selector ? ` matching ${options.selector}` : '';
+  if (items.length === 0) {
+    if (!context.quietWhenNone) out(`no ${ownerKind}s${selector} in ${scope}; nothing to do`);
+  } else
+    out(
+      `${options.dryRun ? 'dry run, nothing written: ' : ''}${items.length} ${ownerKind}(s)${selector} in ${scope}: ` +
+        (options.dryRun ? `${count('would-revert')} would be reverted, ` : `${count('reverted')} reverted, ${count('resumed')} resumed, `) +
+        `${count('unchanged')} unchanged, ${count('refused')} refused, ${count('failed')} failed`,
+    );
+  if (bad > 0) out(`${bad} ${ownerKind}(s) not reverted (see the REFUSED/FAILED lines above)`);
+  return { outcomes, bad };
+}
+
 /**
  * `migrate --revert`: the Apache operator's status layout written back from each selected
- * deployment's current state ConfigMap, which is deleted after the status write (legacy-revert.ts).
+ * deployment's, then session job's, current state ConfigMap, which is deleted after the status
+ * write (legacy-revert.ts).
  */
 export async function runRevert(clients: MigrateClients, options: MigrateOptions, out: (line: string) => void): Promise<RevertReport> {
   const namespace = options.allNamespaces ? undefined : (options.namespace ?? 'default');
@@ -303,30 +492,44 @@ export async function runRevert(clients: MigrateClients, options: MigrateOptions
     items = await clients.listV1beta1(namespace, options.selector);
   } catch (error) {
     out(`error: cannot list FlinkDeployments (flink.apache.org/v1beta1) in ${scope}: ${toKubeApiError(error).message}`);
-    return { outcomes: [], exitCode: 1 };
+    return { outcomes: [], sessionJobOutcomes: [], exitCode: 1 };
   }
-  items.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
-  const outcomes: RevertOutcome[] = [];
-  for (const item of items) {
-    const outcome = await revertDeployment(item, { configMaps: clients.configMaps, deployments: clients.deployments, dryRun: options.dryRun ?? false });
-    outcomes.push(outcome);
-    out(`${REVERT_LABEL[outcome.kind].padEnd(13)} ${outcome.message}`);
-    if (outcome.kind === 'would-revert') for (const line of outcome.diff.split('\n')) out(`    ${line}`);
+  const dryRun = options.dryRun ?? false;
+  const context = { options, scope, out };
+  const deployments = await revertAll(
+    FLINK_DEPLOYMENT_KIND,
+    items,
+    (item) => revertDeployment(item, { configMaps: clients.configMaps, deployments: clients.deployments, dryRun }),
+    {
+      ...context,
+      quietWhenNone: false,
+    },
+  );
+  let bad = deployments.bad;
+  let total = items.length;
+  let sessionJobOutcomes: SessionJobRevertOutcome[] = [];
+  const session = clients.sessionJobs;
+  if (session) {
+    const listed = await listSessionJobs(session, namespace, options, scope);
+    if ('missing' in listed) out(noSessionJobCrd('revert'));
+    else if ('error' in listed) {
+      out(listed.error);
+      bad++;
+    } else {
+      const reverted = await revertAll(
+        FLINK_SESSION_JOB_KIND,
+        listed.items,
+        (item) => revertSessionJob(item, { configMaps: clients.configMaps, sessionJobs: session.client, dryRun }),
+        { ...context, quietWhenNone: true },
+      );
+      sessionJobOutcomes = reverted.outcomes;
+      bad += reverted.bad;
+      total += listed.items.length;
+    }
   }
-  const count = (kind: RevertOutcomeKind) => outcomes.filter((o) => o.kind === kind).length;
-  const bad = count('refused') + count('failed');
-  const selector = options.selector ? ` matching ${options.selector}` : '';
-  if (items.length === 0) out(`no FlinkDeployments${selector} in ${scope}; nothing to do`);
-  else
-    out(
-      `${options.dryRun ? 'dry run, nothing written: ' : ''}${items.length} FlinkDeployment(s)${selector} in ${scope}: ` +
-        (options.dryRun ? `${count('would-revert')} would be reverted, ` : `${count('reverted')} reverted, ${count('resumed')} resumed, `) +
-        `${count('unchanged')} unchanged, ${count('refused')} refused, ${count('failed')} failed`,
-    );
-  if (bad > 0) out(`${bad} FlinkDeployment(s) not reverted (see the REFUSED/FAILED lines above)`);
-  else if (!options.dryRun && items.length > 0)
+  if (bad === 0 && !dryRun && total > 0)
     out("next: re-apply the Apache operator's CRD and Helm release (its webhooks included), then scale flink-kubernetes-operator back up");
-  return { outcomes, exitCode: bad > 0 ? 1 : 0 };
+  return { outcomes: deployments.outcomes, sessionJobOutcomes, exitCode: bad > 0 ? 1 : 0 };
 }
 
 export function loadKubeConfig(path: string | undefined): KubeConfig {
@@ -345,13 +548,15 @@ export function contextNamespace(kc: KubeConfig): string {
 export function registerMigrateCommand(program: Command): void {
   program
     .command('migrate')
-    .description("move the Apache operator's internal state out of FlinkDeployment status into the companion ConfigMaps (idempotent, resumable)")
+    .description(
+      "move the Apache operator's internal state out of FlinkDeployment and FlinkSessionJob status into the companion ConfigMaps (idempotent, resumable)",
+    )
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('-n, --namespace <ns>', "namespace (default: the kubeconfig context's namespace, else default)")
     .option('-A, --all-namespaces', 'every namespace')
-    .option('-l, --selector <selector>', 'only FlinkDeployments with these labels (kubectl label selector syntax)')
-    .option('--dry-run', 'print what would change (a diff per FlinkDeployment) and write nothing')
-    .option('--ignore-webhooks', 'do not refuse to run while admission webhooks for flinkdeployments are registered')
+    .option('-l, --selector <selector>', 'only FlinkDeployments and FlinkSessionJobs with these labels (kubectl label selector syntax)')
+    .option('--dry-run', 'print what would change (a diff per resource) and write nothing')
+    .option('--ignore-webhooks', 'do not refuse to run while admission webhooks for flinkdeployments or flinksessionjobs are registered')
     .option('--revert', "go back to the Apache operator's layout: write the legacy status from each current state ConfigMap, then delete the ConfigMap")
     .action(
       async (

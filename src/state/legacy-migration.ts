@@ -1,15 +1,19 @@
 /**
- * Migration of one FlinkDeployment from the Apache operator's status layout (v1beta1: internal
- * state inside `status`) to the split layout (companion ConfigMap `<name>-operator-state` + a
- * user-facing status with `stateRef`). Used by `flink-operator migrate` and by the operator itself
- * when it meets a legacy status with no ConfigMap: the same function, so both produce the same result.
+ * Migration of one FlinkDeployment or FlinkSessionJob from the Apache operator's status layout
+ * (v1beta1: internal state inside `status`) to the split layout (companion ConfigMap
+ * `<name>-operator-state`, for a session job `<name>.sessionjob-state`, + a user-facing status with
+ * `stateRef`). Used by `flink-operator migrate` and by the operator itself when it meets a legacy
+ * status with no ConfigMap: the same function, so both produce the same result. The steps are
+ * written once, over a {@link MigrationKind} (the kind's codec, its StateKind and its client):
+ * {@link migrateLegacyDeployment} / {@link migrateIfLegacy} for FlinkDeployments,
+ * {@link migrateLegacySessionJob} / {@link migrateIfLegacySessionJob} for FlinkSessionJobs.
  *
  * Steps (design/008-migration.md):
  * 1. no legacy field in the status → `already-migrated`, nothing written;
  * 2. decode the legacy status (legacy-status-codec.ts); malformed → `refused`, naming the resource and
  *    the field, nothing written;
  * 3. the state = the decoded state, encoded by the operator's own codec (ownerReference to the
- *    deployment's uid, labels, annotations, writer = `deps.writer`): the operator takes the ConfigMap
+ *    owner's uid and kind, labels, annotations, writer = `deps.writer`): the operator takes the ConfigMap
  *    over unchanged. The original status JSON is archived verbatim on the same ConfigMap, in the
  *    annotation {@link LEGACY_STATUS_ANNOTATION} (gzip+base64 under `….gz` when large), so a value
  *    whose representation changes (e.g. `"cpu":2.0` inside a spec string) is never lost. The codec
@@ -36,31 +40,36 @@
  * - The Apache operator is stopped: a status it changes between our read and our PUT is a 409, the
  *   rerun sees a different legacy state than the ConfigMap holds and refuses rather than guess.
  * Caveats
- * - A 409 / transient failure re-reads the deployment and starts over, at most `maxAttempts` times
+ * - A 409 / transient failure re-reads the resource and starts over, at most `maxAttempts` times
  *   (then `failed`). A lost answer to the POST is handled by the same path (the rerun finds the
  *   ConfigMap with the same content and resumes).
  * - `writer` fencing: the ConfigMap is stamped with `writer`; the CLI uses leaseTransitions 0, so any
  *   operator leader may write it afterwards.
+ * - A session job's legacy status is decoded with its current spec (decodeLegacySessionJobStatus:
+ *   a pending manual savepoint answers the spec's nonce), so a spec edit between the read and the
+ *   status write is a 409 like any other and the rerun plans again.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException, type V1ConfigMap } from '@kubernetes/client-node';
-import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
+import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
+import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1beta1 } from '../api/flink-session-job.js';
+import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { INTERNAL_STATE_FORMAT_VERSION, type InternalState } from '../api/internal-state.js';
-import { decodeLegacyStatus, hasLegacyFields, LegacyStatusError } from '../api/legacy-status-codec.js';
+import { INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SessionJobInternalState } from '../api/internal-state.js';
+import { decodeLegacySessionJobStatus, decodeLegacyStatus, hasLegacyFields, LegacyStatusError } from '../api/legacy-status-codec.js';
 import { describeJsonDiff } from './json-patch-text.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
-import type { FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
+import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
 import type { FencingToken } from '../runtime/fencing-token.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { CorruptStateError, ForeignStateError, StateTooLargeError } from './state-errors.js';
-import { stateConfigMapName } from './state-store.js';
+import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from './state-kinds.js';
 
-export interface MigrationDependencies {
+/** What a migration run needs besides the owners' client (the same for both kinds). */
+export interface MigrationSettings {
   readonly configMaps: ConfigMapClient;
-  readonly deployments: FlinkDeploymentClient;
   /** Describe, write nothing. */
   readonly dryRun: boolean;
   /** Stamped as the state's lastWriter: the operator passes its fencing token, the CLI {@link MIGRATE_COMMAND_WRITER}. */
@@ -71,6 +80,14 @@ export interface MigrationDependencies {
   readonly retryDelayMs?: number;
   readonly compressThresholdBytes?: number;
   readonly maxTotalBytes?: number;
+}
+
+export interface MigrationDependencies extends MigrationSettings {
+  readonly deployments: FlinkDeploymentClient;
+}
+
+export interface SessionJobMigrationDependencies extends MigrationSettings {
+  readonly sessionJobs: FlinkSessionJobClient;
 }
 
 /** The writer identity of `flink-operator migrate` (term 0: never fences out an operator leader). */
@@ -100,15 +117,50 @@ export type MigrationOutcome =
 export type MigrationOutcomeKind = MigrationOutcome['kind'];
 
 /** The state the migration writes for a legacy status, plus the v1 status (stateRef.revision still the state's). */
-export interface MigrationPlan {
-  readonly state: InternalState;
-  readonly userStatus: FlinkDeploymentStatusV1;
+export interface MigrationPlan<State extends AnyInternalState = InternalState, UserStatus = FlinkDeploymentStatusV1> {
+  readonly state: State;
+  readonly userStatus: UserStatus;
   /** The ConfigMap to create, archive annotation included. */
   readonly configMap: V1ConfigMap;
   /** The original status JSON (see {@link legacyStatusArchiveOf}). */
   readonly archive: string;
   /** InternalState fields decoded from the legacy status that the ConfigMap format does not hold (kept in the archive only). */
   readonly archiveOnly: readonly string[];
+}
+
+/** A v1beta1 object of either kind, as read through the v1beta1 endpoint. */
+type LegacyOwner = FlinkDeploymentV1beta1 | FlinkSessionJobV1beta1;
+
+/** The reads and writes of the owners the migration makes (both kinds' clients have them). */
+interface LegacyOwnerClient<Owner extends LegacyOwner> {
+  getV1beta1(namespace: string, name: string): Promise<Owner | undefined>;
+  replaceStatusV1beta1(owner: Owner): Promise<Owner>;
+}
+
+/** What the migration of one kind differs in: its codec and its state ConfigMap. */
+interface MigrationKind<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus> {
+  readonly ownerKind: typeof FLINK_DEPLOYMENT_KIND | typeof FLINK_SESSION_JOB_KIND;
+  readonly stateKind: StateKind<State>;
+  /** The legacy status of `object` split into state and user status (throws LegacyStatusError). */
+  readonly decode: (object: Owner, resource: string, configMapName: string) => { state: State; userStatus: UserStatus };
+}
+
+const FLINK_DEPLOYMENT_MIGRATION: MigrationKind<FlinkDeploymentV1beta1, InternalState, FlinkDeploymentStatusV1> = {
+  ownerKind: FLINK_DEPLOYMENT_KIND,
+  stateKind: FLINK_DEPLOYMENT_STATE,
+  decode: (object, resource, configMapName) => decodeLegacyStatus(object.status ?? {}, resource, configMapName),
+};
+
+const FLINK_SESSION_JOB_MIGRATION: MigrationKind<FlinkSessionJobV1beta1, SessionJobInternalState, FlinkSessionJobStatusV1> = {
+  ownerKind: FLINK_SESSION_JOB_KIND,
+  stateKind: FLINK_SESSION_JOB_STATE,
+  decode: (object, resource, configMapName) => decodeLegacySessionJobStatus(object.status ?? {}, resource, configMapName, object.spec),
+};
+
+/** The migration of one kind with its owners' client: what the steps below run on. */
+interface MigrationRun<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus> extends MigrationSettings {
+  readonly kind: MigrationKind<Owner, State, UserStatus>;
+  readonly owners: LegacyOwnerClient<Owner>;
 }
 
 /**
@@ -151,26 +203,24 @@ export function readLegacyStatusArchive(configMap: V1ConfigMap | undefined): str
   }
 }
 
-function resourceOf(object: FlinkDeploymentV1beta1): string {
+function resourceOf(object: LegacyOwner): string {
   return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
 }
 
 /** The legacy status as the JSON text to archive: the status exactly as the API server returned it. */
-export function legacyStatusArchiveOf(object: FlinkDeploymentV1beta1): string {
+export function legacyStatusArchiveOf(object: LegacyOwner): string {
   return JSON.stringify(object.status ?? {});
 }
 
-/**
- * Decodes the legacy status and encodes the ConfigMap the migration would create (pure).
- * @throws LegacyStatusError (malformed legacy status), StateTooLargeError, Error (no uid)
- */
-export function planMigration(
-  object: FlinkDeploymentV1beta1,
-  deps: Pick<MigrationDependencies, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
-): MigrationPlan {
+/** Decodes the legacy status and encodes the ConfigMap the migration would create (pure); see {@link planMigration}. */
+function planWith<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
+  kind: MigrationKind<Owner, State, UserStatus>,
+  object: Owner,
+  deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+): MigrationPlan<State, UserStatus> {
   const name = object.metadata.name ?? '';
-  const decoded = decodeLegacyStatus(object.status ?? {}, resourceOf(object), stateConfigMapName(name));
-  const state: InternalState = {
+  const decoded = kind.decode(object, resourceOf(object), kind.stateKind.configMapName(name));
+  const state: State = {
     ...decoded.state,
     formatVersion: INTERNAL_STATE_FORMAT_VERSION,
     lastWriter: { holderIdentity: deps.writer.holderIdentity, leaseTransitions: deps.writer.leaseTransitions },
@@ -178,15 +228,16 @@ export function planMigration(
   const archive = legacyStatusArchiveOf(object);
   const annotations = legacyStatusAnnotations(archive, resourceOf(object));
   const encoded = encodeStateConfigMap(state, {
-    deployment: object as unknown as FlinkDeploymentV1,
+    deployment: object,
+    kind: kind.stateKind,
     compressThresholdBytes: deps.compressThresholdBytes,
     maxTotalBytes: deps.maxTotalBytes,
   });
   // What the ConfigMap can hold: fields the codec does not carry survive only in the archive. Only
   // fields with no effect on this operator's decisions may be lost that way; anything else refuses.
-  let held: InternalState;
+  let held: State;
   try {
-    held = decodeStateConfigMap(encoded.configMap);
+    held = decodeStateConfigMap(encoded.configMap, kind.stateKind);
   } catch (error) {
     if (!(error instanceof CorruptStateError)) throw error;
     // The legacy value decodes but is not a valid state (e.g. a spec the schema rejects): name the legacy field.
@@ -208,6 +259,25 @@ export function planMigration(
   return { state: held, userStatus: decoded.userStatus, configMap, archive, archiveOnly };
 }
 
+/**
+ * Decodes the legacy status of a FlinkDeployment and encodes the ConfigMap the migration would create (pure).
+ * @throws LegacyStatusError (malformed legacy status), StateTooLargeError, Error (no uid)
+ */
+export function planMigration(
+  object: FlinkDeploymentV1beta1,
+  deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+): MigrationPlan {
+  return planWith(FLINK_DEPLOYMENT_MIGRATION, object, deps);
+}
+
+/** {@link planMigration} for a FlinkSessionJob (ConfigMap `<name>.sessionjob-state`, owned by the session job). */
+export function planSessionJobMigration(
+  object: FlinkSessionJobV1beta1,
+  deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+): MigrationPlan<SessionJobInternalState, FlinkSessionJobStatusV1> {
+  return planWith(FLINK_SESSION_JOB_MIGRATION, object, deps);
+}
+
 /** The legacy status field each state ConfigMap key is decoded from (for refusals). */
 const LEGACY_FIELD_OF_STATE_KEY: Readonly<Record<string, string>> = {
   reconciliationState: 'status.reconciliationStatus.state',
@@ -225,16 +295,16 @@ const LEGACY_FIELD_OF_STATE_KEY: Readonly<Record<string, string>> = {
 };
 
 /** Same content: everything but the store's bookkeeping (revision, lastWriter). */
-function sameContent(a: InternalState, b: InternalState): boolean {
-  const strip = (s: InternalState) => {
-    const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(s)) as InternalState;
+function sameContent(a: AnyInternalState, b: AnyInternalState): boolean {
+  const strip = (s: AnyInternalState) => {
+    const { revision: _r, lastWriter: _w, ...rest } = JSON.parse(JSON.stringify(s)) as AnyInternalState;
     return rest;
   };
   return isDeepStrictEqual(strip(a), strip(b));
 }
 
 /** The top-level InternalState fields where two states differ (for messages). */
-function differingFields(a: InternalState, b: InternalState): string[] {
+function differingFields(a: AnyInternalState, b: AnyInternalState): string[] {
   const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
   keys.delete('revision');
   keys.delete('lastWriter');
@@ -249,17 +319,17 @@ function differingFields(a: InternalState, b: InternalState): string[] {
     .sort();
 }
 
-function v1Status(plan: MigrationPlan, configMapName: string, revision: number): FlinkDeploymentStatusV1 {
+function v1Status<UserStatus>(plan: MigrationPlan<AnyInternalState, UserStatus>, configMapName: string, revision: number): UserStatus {
   return { ...structuredClone(plan.userStatus), stateRef: { configMapName, revision } };
 }
 
-function dryRunDiff(object: FlinkDeploymentV1beta1, plan: MigrationPlan, status: FlinkDeploymentStatusV1, createConfigMap: boolean): string {
+function dryRunDiff(ownerKind: string, object: LegacyOwner, plan: MigrationPlan<AnyInternalState, unknown>, status: unknown, createConfigMap: boolean): string {
   const ns = object.metadata.namespace ?? '';
-  const lines = [`FlinkDeployment ${resourceOf(object)} status (v1beta1 PUT .../status):`];
+  const lines = [`${ownerKind} ${resourceOf(object)} status (v1beta1 PUT .../status):`];
   lines.push(...describeJsonDiff(object.status ?? {}, status, { prefix: 'status' }).map((l) => `  ${l}`));
   const cmName = plan.configMap.metadata?.name ?? '';
   if (createConfigMap) {
-    lines.push(`ConfigMap ${ns}/${cmName} (create, owned by FlinkDeployment uid ${object.metadata.uid ?? '?'}):`);
+    lines.push(`ConfigMap ${ns}/${cmName} (create, owned by ${ownerKind} uid ${object.metadata.uid ?? '?'}):`);
     for (const [key, value] of Object.entries(plan.configMap.data ?? {})) {
       const valueLines = value.split('\n').filter(Boolean);
       const first = valueLines[0] ?? '';
@@ -285,11 +355,16 @@ interface CallProgress {
   resumed: boolean;
 }
 
-async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDependencies, progress: CallProgress): Promise<Attempt> {
+async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
+  object: Owner,
+  run: MigrationRun<Owner, State, UserStatus>,
+  progress: CallProgress,
+): Promise<Attempt> {
+  const { kind } = run;
   const resource = resourceOf(object);
   const namespace = object.metadata.namespace ?? '';
   const name = object.metadata.name ?? '';
-  const configMapName = stateConfigMapName(name);
+  const configMapName = kind.stateKind.configMapName(name);
   if (!hasLegacyFields(object.status)) {
     const ref = object.status?.stateRef;
     if (progress.statusSent && ref) {
@@ -305,9 +380,9 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
     };
   }
 
-  let plan: MigrationPlan;
+  let plan: MigrationPlan<State, UserStatus>;
   try {
-    plan = planMigration(object, deps);
+    plan = planWith(kind, object, run);
   } catch (error) {
     if (error instanceof LegacyStatusError) return { done: { kind: 'refused', resource, field: error.field, message: `${error.message}; left untouched` } };
     if (error instanceof StateTooLargeError) return { done: { kind: 'refused', resource, message: `${resource}: ${error.message}; left untouched` } };
@@ -316,12 +391,12 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
 
   let revision: number;
   let resumed: boolean;
-  const existing = await deps.configMaps.get(namespace, configMapName);
+  const existing = await run.configMaps.get(namespace, configMapName);
   if (existing) {
-    let current: InternalState;
+    let current: State;
     try {
-      assertOwnedBy(existing, object as unknown as FlinkDeploymentV1);
-      current = decodeStateConfigMap(existing);
+      assertOwnedBy(existing, object, kind.stateKind);
+      current = decodeStateConfigMap(existing, kind.stateKind);
     } catch (error) {
       if (error instanceof ForeignStateError || error instanceof CorruptStateError) {
         return { done: { kind: 'refused', resource, message: `${resource}: ${error.message}; the legacy status is left untouched` } };
@@ -346,28 +421,28 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
     revision = current.revision;
     resumed = !progress.created;
   } else {
-    if (deps.dryRun) {
+    if (run.dryRun) {
       const status = v1Status(plan, configMapName, plan.state.revision);
       return {
         done: {
           kind: 'would-migrate',
           resource,
           configMapName,
-          diff: dryRunDiff(object, plan, status, true),
+          diff: dryRunDiff(kind.ownerKind, object, plan, status, true),
           message: `${resource}: would create ConfigMap ${configMapName} and rewrite the status`,
         },
       };
     }
     try {
-      await deps.configMaps.create(namespace, plan.configMap);
+      await run.configMaps.create(namespace, plan.configMap);
       progress.created = true;
     } catch (error) {
       // AlreadyExists: a concurrent run, or our own POST whose answer was lost: start over (resume path).
       if (isConflict(error) || isTransient(error)) return { retry: error };
       throw error;
     }
-    const readBack = await deps.configMaps.get(namespace, configMapName);
-    const decoded = readBack ? decodeStateConfigMap(readBack) : undefined;
+    const readBack = await run.configMaps.get(namespace, configMapName);
+    const decoded = readBack ? decodeStateConfigMap(readBack, kind.stateKind) : undefined;
     const archived = readLegacyStatusArchive(readBack);
     if (!decoded || !isDeepStrictEqual(JSON.parse(JSON.stringify(decoded)), JSON.parse(JSON.stringify(plan.state))) || archived !== plan.archive) {
       const detail = decoded
@@ -387,13 +462,13 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
   }
 
   const status = v1Status(plan, configMapName, revision);
-  if (deps.dryRun) {
+  if (run.dryRun) {
     return {
       done: {
         kind: 'would-migrate',
         resource,
         configMapName,
-        diff: dryRunDiff(object, plan, status, false),
+        diff: dryRunDiff(kind.ownerKind, object, plan, status, false),
         message: `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status`,
       },
     };
@@ -401,7 +476,8 @@ async function attemptOnce(object: FlinkDeploymentV1beta1, deps: MigrationDepend
   progress.resumed = resumed;
   try {
     progress.statusSent = true;
-    await deps.deployments.replaceStatusV1beta1({ ...object, status });
+    // The v1 user status is a v1beta1 status without the legacy fields.
+    await run.owners.replaceStatusV1beta1({ ...object, status });
   } catch (error) {
     if (isConflict(error) || isTransient(error)) return { retry: error };
     throw error;
@@ -427,23 +503,23 @@ function finished(resource: string, configMapName: string, revision: number, res
       };
 }
 
-/**
- * Migrates one FlinkDeployment read through the v1beta1 endpoint (see the module comment).
- * Never throws for API failures: they are `failed` outcomes (the caller prints one line per resource).
- */
-export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, deps: MigrationDependencies): Promise<MigrationOutcome> {
-  const maxAttempts = Math.max(1, deps.maxAttempts ?? 5);
-  const retryDelayMs = deps.retryDelayMs ?? 50;
+/** The attempts of one migration call: retries after a 409 or transient failure re-read the object first. */
+async function migrateWith<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
+  object: Owner,
+  run: MigrationRun<Owner, State, UserStatus>,
+): Promise<MigrationOutcome> {
+  const maxAttempts = Math.max(1, run.maxAttempts ?? 5);
+  const retryDelayMs = run.retryDelayMs ?? 50;
   const resource = resourceOf(object);
-  let current: FlinkDeploymentV1beta1 = object;
+  let current: Owner = object;
   const progress: CallProgress = { created: false, statusSent: false, resumed: false };
   let lastError: unknown;
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     if (attempt > 1) {
       if (retryDelayMs > 0) await new Promise((r) => setTimeout(r, retryDelayMs * 2 ** (attempt - 2)));
-      let reread: FlinkDeploymentV1beta1 | undefined;
+      let reread: Owner | undefined;
       try {
-        reread = await deps.deployments.getV1beta1(object.metadata.namespace ?? '', object.metadata.name ?? '');
+        reread = await run.owners.getV1beta1(object.metadata.namespace ?? '', object.metadata.name ?? '');
       } catch (error) {
         lastError = error;
         if (isTransient(error)) continue;
@@ -454,13 +530,13 @@ export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, de
           kind: 'failed',
           resource,
           error: lastError,
-          message: `${resource}: the FlinkDeployment was deleted or recreated during the migration; nothing more written`,
+          message: `${resource}: the ${run.kind.ownerKind} was deleted or recreated during the migration; nothing more written`,
         };
       }
       current = reread;
     }
     try {
-      const result = await attemptOnce(current, deps, progress);
+      const result = await attemptOnce(current, run, progress);
       if ('done' in result) return result.done;
       lastError = result.retry;
     } catch (error) {
@@ -472,6 +548,19 @@ export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, de
     }
   }
   return failed(resource, lastError, `gave up after ${maxAttempts} attempts`);
+}
+
+/**
+ * Migrates one FlinkDeployment read through the v1beta1 endpoint (see the module comment).
+ * Never throws for API failures: they are `failed` outcomes (the caller prints one line per resource).
+ */
+export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, deps: MigrationDependencies): Promise<MigrationOutcome> {
+  return migrateWith(object, { ...deps, kind: FLINK_DEPLOYMENT_MIGRATION, owners: deps.deployments });
+}
+
+/** {@link migrateLegacyDeployment} for a FlinkSessionJob read through v1beta1: ConfigMap `<name>.sessionjob-state`, owned by the session job. */
+export async function migrateLegacySessionJob(object: FlinkSessionJobV1beta1, deps: SessionJobMigrationDependencies): Promise<MigrationOutcome> {
+  return migrateWith(object, { ...deps, kind: FLINK_SESSION_JOB_MIGRATION, owners: deps.sessionJobs });
 }
 
 function describeError(error: unknown): string {
@@ -489,18 +578,32 @@ function failed(resource: string, error: unknown, context?: string): MigrationOu
   };
 }
 
+/** GETs the object through v1beta1 and migrates it; `failed` when it no longer exists. */
+async function migrateIfLegacyWith<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
+  namespace: string,
+  name: string,
+  run: MigrationRun<Owner, State, UserStatus>,
+): Promise<MigrationOutcome> {
+  const resource = `${namespace}/${name}`;
+  let object: Owner | undefined;
+  try {
+    object = await run.owners.getV1beta1(namespace, name);
+  } catch (error) {
+    return failed(resource, error);
+  }
+  if (!object) return { kind: 'failed', resource, error: undefined, message: `${resource}: not found` };
+  return migrateWith(object, run);
+}
+
 /**
  * For the operator: GETs the deployment through v1beta1 and migrates it when its status still has
  * legacy fields (`already-migrated` otherwise; `failed` when it no longer exists).
  */
 export async function migrateIfLegacy(namespace: string, name: string, deps: MigrationDependencies): Promise<MigrationOutcome> {
-  const resource = `${namespace}/${name}`;
-  let object: FlinkDeploymentV1beta1 | undefined;
-  try {
-    object = await deps.deployments.getV1beta1(namespace, name);
-  } catch (error) {
-    return failed(resource, error);
-  }
-  if (!object) return { kind: 'failed', resource, error: undefined, message: `${resource}: not found` };
-  return migrateLegacyDeployment(object, deps);
+  return migrateIfLegacyWith(namespace, name, { ...deps, kind: FLINK_DEPLOYMENT_MIGRATION, owners: deps.deployments });
+}
+
+/** {@link migrateIfLegacy} for a FlinkSessionJob (the session-job reconciler's entry point). */
+export async function migrateIfLegacySessionJob(namespace: string, name: string, deps: SessionJobMigrationDependencies): Promise<MigrationOutcome> {
+  return migrateIfLegacyWith(namespace, name, { ...deps, kind: FLINK_SESSION_JOB_MIGRATION, owners: deps.sessionJobs });
 }

@@ -1,6 +1,7 @@
 /**
  * `flink-operator migrate` on the development cluster: result lines, summary, exit status, scope
- * (-n, -A, --selector), dry run, and a second run that changes nothing and says so.
+ * (-n, -A, --selector), dry run, a second run that changes nothing and says so, and FlinkSessionJobs
+ * after the FlinkDeployments.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,11 +10,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { hasLegacyFields } from '../../src/api/legacy-status-codec.js';
-import { migrateClientsFor, runMigrate } from '../../src/cli/migrate-command.js';
+import { migrateClientsFor, runMigrate, runRevert } from '../../src/cli/migrate-command.js';
 import { startLegacyCluster, type LegacyCluster } from '../migration/legacy-cluster.js';
 import { builtVariants, malformedStatus } from '../migration/legacy-variants.js';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import { runCli } from './run-cli.js';
+import { loadSessionJobVariant } from '../migration/session-job-variants.js';
 
 let lc: LegacyCluster;
 let kubeconfigFile: string;
@@ -116,4 +118,29 @@ test('the command line: flags, output and exit status of the real process', asyn
   const ctx = await runCli(['migrate', '--kubeconfig', kubeconfigFile]);
   assert.equal(ctx.code, 0);
   assert.match(ctx.stdout, /no FlinkDeployments in namespace default; nothing to do/);
+});
+
+test('FlinkSessionJobs are migrated after the FlinkDeployments, and reverted, each line naming the kind', async () => {
+  await lc.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'team-c' } } });
+  const v = loadSessionJobVariant('mid-upgrade-savepoint').object;
+  const stored = await lc.createLegacySessionJob({ ...v, metadata: { ...v.metadata, name: 'enricher', namespace: 'team-c' } });
+  const migrated = collect();
+  const report = await runMigrate(migrateClientsFor(lc.kubeConfig), { namespace: 'team-c' }, migrated.out);
+  assert.equal(report.exitCode, 0, migrated.lines.join('\n'));
+  assert.deepEqual(migrated.lines, [
+    'no FlinkDeployments in namespace team-c; nothing to do',
+    'migrated      FlinkSessionJob team-c/enricher: migrated (ConfigMap enricher.sessionjob-state created and verified; status rewritten, stateRef revision 1)',
+    '1 FlinkSessionJob(s) in namespace team-c: 1 migrated, 0 resumed, 0 already migrated, 0 refused, 0 failed',
+  ]);
+  assert.equal(hasLegacyFields((await lc.getSessionJobV1beta1('enricher', 'team-c')).status), false);
+
+  const reverted = collect();
+  const back = await runRevert(migrateClientsFor(lc.kubeConfig), { namespace: 'team-c' }, reverted.out);
+  assert.equal(back.exitCode, 0, reverted.lines.join('\n'));
+  assert.match(
+    reverted.lines[1] ?? '',
+    /^reverted {6}FlinkSessionJob team-c\/enricher: reverted \(status written in the Apache layout from ConfigMap enricher\.sessionjob-state revision 1, unchanged since the migration/,
+  );
+  assert.equal(reverted.lines[2], '1 FlinkSessionJob(s) in namespace team-c: 1 reverted, 0 resumed, 0 unchanged, 0 refused, 0 failed');
+  assert.deepEqual((await lc.getSessionJobV1beta1('enricher', 'team-c')).status, stored.status, 'the status the Apache operator left');
 });

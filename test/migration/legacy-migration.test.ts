@@ -227,7 +227,7 @@ test('a ConfigMap that exists with different content is never overwritten; the r
   const v = builtVariants()[0];
   const stored = await lc.createLegacy({ ...v.object, metadata: { ...v.object.metadata, name: 'clash' } }, v.status);
   const plan = planMigration(stored, { writer: MIGRATE_COMMAND_WRITER });
-  const other = encodeStateConfigMap({ ...plan.state, phase: 'ROLLING_BACK' }, { deployment: stored as unknown as FlinkDeploymentV1 });
+  const other = encodeStateConfigMap({ ...plan.state, phase: 'ROLLING_BACK' }, { deployment: stored });
   const cm = await lc.configMaps.create('default', other.configMap);
   const m = mark();
   const outcome = await migrateLegacyDeployment(stored, deps);
