@@ -138,7 +138,17 @@ export function runningSpec(spec: FlinkSessionJobSpec): FlinkSessionJobSpec {
  */
 function upgradeRelevant(spec: FlinkSessionJobSpec | undefined): unknown {
   if (!spec) return undefined;
-  const { savepointTriggerNonce: _nonce, state: _state, ...job } = spec.job ?? {};
+  // The JobSpec fields the Apache operator marks @SpecDiff(IGNORE), and the job state (a suspend is its own step).
+  const {
+    savepointTriggerNonce: _savepointNonce,
+    checkpointTriggerNonce: _checkpointNonce,
+    initialSavepointPath: _initial,
+    upgradeMode: _mode,
+    allowNonRestoredState: _nonRestored,
+    autoscalerResetNonce: _autoscaler,
+    state: _state,
+    ...job
+  } = spec.job ?? {};
   const flinkConfiguration = Object.entries(flattenFlinkConfiguration(spec.flinkConfiguration))
     .filter(([key]) => !key.startsWith(OPERATOR_KEY_PREFIX))
     .sort(([a], [b]) => a.localeCompare(b));
@@ -164,9 +174,15 @@ function wantsSuspended(spec: FlinkSessionJobSpec | undefined): boolean {
   return spec?.job?.state === 'suspended';
 }
 
-/** The newest savepoint the state remembers. */
-function newestSavepoint(state: SessionJobInternalState): string | undefined {
-  return state.savepointHistory.at(-1)?.location;
+/**
+ * Where a job that no longer runs comes back from: the path its last stop (or the Apache
+ * operator, at a failure) recorded, unless a savepoint the history holds is newer than that moment.
+ */
+export function restorePathOf(state: SessionJobInternalState): string | undefined {
+  const newest = state.savepointHistory.at(-1);
+  const recordedAt = state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : undefined;
+  if (state.upgradeSavepointPath && !(newest && recordedAt !== undefined && newest.timeStamp > recordedAt)) return state.upgradeSavepointPath;
+  return newest?.location;
 }
 
 function clusterProblem(cluster: SessionClusterView, deploymentName: string, resource: string): string | undefined {
@@ -218,12 +234,14 @@ export function decideSessionJob(input: SessionJobDecisionInput): SessionJobDeci
     case 'DEPLOYING':
       return listed(state.jobIdToSubmit) ? { step: { kind: 'record-submitted' } } : { step: { kind: 'submit' } };
     case 'STOPPED':
+      // Stopped for an upgrade; meanwhile the user may have asked for a suspend, or for no state.
+      if (wantsSuspended(desired)) return { step: { kind: 'record-suspended', spec: desired, generation: desiredGeneration } };
       return {
         step: {
           kind: 'pin',
           spec: runningSpec(desired),
           generation: desiredGeneration,
-          ...(state.upgradeSavepointPath ? { restoreFrom: state.upgradeSavepointPath } : {}),
+          ...(desired.job?.upgradeMode !== 'stateless' && state.upgradeSavepointPath ? { restoreFrom: state.upgradeSavepointPath } : {}),
           why: `upgrade to generation ${desiredGeneration}`,
         },
       };
@@ -251,7 +269,7 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
     if (state.phase === 'FINISHED') return respec(input) ?? { step: { kind: 'wait', requeue: 'steady' } };
     // The session cluster answers and does not know the job: it was restarted without HA (or the
     // job was cancelled by hand). Submit it again, under a new job id, from its newest savepoint.
-    const restoreFrom = desired.job?.upgradeMode === 'stateless' ? undefined : newestSavepoint(state);
+    const restoreFrom = desired.job?.upgradeMode === 'stateless' ? undefined : restorePathOf(state);
     return {
       step: {
         kind: 'pin',
@@ -308,8 +326,23 @@ function respec(input: SessionJobDecisionInput, job?: ListedJob): SessionJobDeci
   if (!running) {
     // Nothing to stop: carry the change out from what is remembered.
     if (suspend) return { step: { kind: 'record-suspended', spec: desired, generation: desiredGeneration } };
-    const restoreFrom = mode === 'stateless' ? undefined : newestSavepoint(state);
+    const restoreFrom = mode === 'stateless' ? undefined : restorePathOf(state);
     return { step: { kind: 'pin', spec: runningSpec(desired), generation: desiredGeneration, ...(restoreFrom ? { restoreFrom } : {}), why } };
+  }
+  // savepointRedeployNonce (the Apache SAVEPOINT_REDEPLOY diff): cancel, then submit from initialSavepointPath.
+  const redeployNonce = desired.job?.savepointRedeployNonce;
+  if (!suspend && redeployNonce !== undefined && redeployNonce !== null && redeployNonce !== reconciled?.job?.savepointRedeployNonce) {
+    return {
+      step: {
+        kind: 'stop',
+        mode: 'cancel',
+        spec: suspendedSpec(desired),
+        generation: desiredGeneration,
+        suspend: false,
+        ...(desired.job?.initialSavepointPath ? { restoreFrom: desired.job.initialSavepointPath } : {}),
+        why: `redeploy from ${desired.job?.initialSavepointPath ?? '(no initialSavepointPath)'} (savepointRedeployNonce changed)`,
+      },
+    };
   }
   const target = suspend ? desired : suspendedSpec(desired);
   if (mode === 'savepoint') return { step: { kind: 'stop', mode: 'savepoint', spec: target, generation: desiredGeneration, suspend, why } };

@@ -18,7 +18,8 @@
 import { FLINK_SESSION_JOB_FINALIZER, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js';
-import type { SessionJobInternalState } from '../api/internal-state.js';
+import { emptyInternalState, type SessionJobInternalState } from '../api/internal-state.js';
+import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { formatFieldErrors } from '../api/spec-validation.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
@@ -36,6 +37,7 @@ import { deploymentOperatorSettings } from './deployment-operator-settings.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies } from './session-job-dependencies.js';
 import { decideSessionJob, type SessionJobDecision, type SessionJobObservation } from './session-job-decide.js';
 import { latestCheckpointOf, observeSessionJob } from './session-job-observation.js';
+import { hadSessionJobState, rebuildSessionJobState, SessionJobRebuildWaitingError } from './session-job-state-recovery.js';
 import { buildSessionJobStatus } from './session-job-status.js';
 import { executeSessionJobStep, type SessionJobStepResult } from './session-job-steps.js';
 
@@ -86,9 +88,12 @@ export class FlinkSessionJobReconciler implements Reconciler {
           return { requeueAfterMs: d.timings.reconcileIntervalMs };
         }
       }
-      const loaded = await d.store.load(job);
-      state = loaded.kind === 'found' ? loaded.state : await d.store.update(job, (s) => s, { fence });
+      state = await this.loadOrRebuild(job, fence);
     } catch (error) {
+      if (error instanceof SessionJobRebuildWaitingError) {
+        await d.status.record(job, { ...(job.status ?? {}), error: error.message }, fence);
+        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
+      }
       if (
         error instanceof ForeignStateError ||
         error instanceof CorruptStateError ||
@@ -132,13 +137,7 @@ export class FlinkSessionJobReconciler implements Reconciler {
     const desiredGeneration = validationError ? (state.lastReconciledGeneration ?? generation) : generation;
 
     // Observe the session cluster and its jobs.
-    const apis = new Map<string, SessionJobFlinkApi>();
-    const apiFor = (cluster: NonNullable<typeof sessionCluster>) => {
-      const key = cluster.metadata.uid ?? '';
-      let api = apis.get(key);
-      if (!api) apis.set(key, (api = d.flinkApi(cluster, fence)));
-      return api;
-    };
+    const apiFor = this.apisFor(fence);
     const seen = await observeSessionJob(d, current, desired.deploymentName ?? '', apiFor);
     let observed: SessionJobObservation = seen.observation;
     const api = seen.cluster && !seen.cluster.spec?.job ? apiFor(seen.cluster) : undefined;
@@ -202,6 +201,46 @@ export class FlinkSessionJobReconciler implements Reconciler {
     }
     await this.record(current, passState, observed, error, fence, deleting);
     return { requeueAfterMs: this.requeueFor(result) };
+  }
+
+  /** The session clusters' REST clients of one pass, one per cluster. */
+  private apisFor(fence: SideEffectFence): (cluster: FlinkDeploymentV1) => SessionJobFlinkApi {
+    const apis = new Map<string, SessionJobFlinkApi>();
+    return (cluster) => {
+      const key = cluster.metadata.uid ?? '';
+      let api = apis.get(key);
+      if (!api) apis.set(key, (api = this.deps.flinkApi(cluster, fence)));
+      return api;
+    };
+  }
+
+  /**
+   * The state: loaded; empty for a job the operator never wrote state for; rebuilt from the session
+   * cluster (and written, with a StateRebuilt warning) when the status says a state existed and its
+   * ConfigMap is gone (session-job-state-recovery.ts).
+   */
+  private async loadOrRebuild(job: FlinkSessionJobV1, fence: SideEffectFence): Promise<SessionJobInternalState> {
+    const d = this.deps;
+    const loaded = await d.store.load(job);
+    if (loaded.kind === 'found') return loaded.state;
+    if (!hadSessionJobState(job)) return emptyInternalState();
+    const apiFor = this.apisFor(fence);
+    const seen = await observeSessionJob(d, job, job.spec?.deploymentName ?? '', apiFor);
+    const jobId = job.status?.jobStatus?.jobId;
+    const listed = jobId ? seen.observation.jobs?.find((j) => j.jobId === jobId) : undefined;
+    let checkpoints;
+    if (listed && seen.cluster) {
+      try {
+        checkpoints = await apiFor(seen.cluster).getCheckpoints(listed.jobId);
+      } catch (error) {
+        if (!(error instanceof FlinkRestError)) throw error;
+        throw new SessionJobRebuildWaitingError(job, error.message);
+      }
+    }
+    const rebuilt = rebuildSessionJobState(job, seen.observation, checkpoints, new Date(d.now()));
+    const state = await d.store.update(job, () => rebuilt.state, { fence });
+    d.events.emit(job, 'Warning', 'StateRebuilt', rebuilt.message);
+    return state;
   }
 
   private async record(

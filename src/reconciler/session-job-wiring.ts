@@ -19,7 +19,7 @@ import type { ObservableObjectReader } from '../kube/object-reader.js';
 import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
-import * as legacyMigration from '../state/legacy-migration.js';
+import { migrateIfLegacySessionJob } from '../state/legacy-migration.js';
 import { FLINK_SESSION_JOB_STATE } from '../state/state-kinds.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { randomJobId } from './reconciler-wiring.js';
@@ -84,7 +84,7 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
       async migrateIfLegacy(job) {
         const writer = runtime.fencingToken();
         if (!writer) return { kind: 'failed', message: 'not the leader' };
-        return legacyMigration.migrateIfLegacySessionJob(job.metadata.namespace ?? '', job.metadata.name ?? '', {
+        return migrateIfLegacySessionJob(job.metadata.namespace ?? '', job.metadata.name ?? '', {
           configMaps,
           sessionJobs: client,
           dryRun: false,

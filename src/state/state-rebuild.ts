@@ -84,7 +84,8 @@ function completed(c: FlinkCheckpointStatistics | null | undefined): c is FlinkC
 }
 
 /** Flink's savepoints of the job, oldest first: the one it restored from, then its newest completed one. */
-function savepointsFromFlink(jobId: string, statistics: FlinkCheckpointingStatistics | undefined): SavepointRecord[] {
+/** The savepoints Flink still knows of a running job: the one it was restored from and the newest completed one. */
+export function savepointsFromFlink(jobId: string, statistics: FlinkCheckpointingStatistics | undefined): SavepointRecord[] {
   if (!statistics) return [];
   const records: SavepointRecord[] = [];
   const restored = statistics.latest.restored;

@@ -240,3 +240,43 @@ test('the session cluster upgraded underneath (its JobManager replaced, no HA): 
     'submitted twice in all, under two ids, the second from the manual savepoint',
   );
 });
+
+test('the state ConfigMap deleted by hand: rebuilt from the session cluster (StateRebuilt), the running job adopted, never submitted a second time; the next upgrade still takes its savepoint', async () => {
+  const cluster = 'rebuild-sessions';
+  await h.create(flinkDeployment(cluster).withoutJob().build());
+  await h.waitFor(cluster, (d) => d.status?.lifecycleState === 'STABLE', 'session cluster STABLE', 30_000);
+  const name = 'rebuilt';
+  await sessionJobs.create(
+    flinkSessionJob(name)
+      .onCluster(cluster)
+      .withJob({ jarURI: `${jarBase}/jobs/${name}.jar`, entryClass: 'com.example.Rebuilt', parallelism: 1, upgradeMode: 'savepoint' })
+      .build(),
+  );
+  const before = await sessionJobs.waitFor(name, runningAt(1), 'RUNNING');
+  const jobId = before.status!.jobStatus!.jobId!;
+  const revisionBefore = before.status!.stateRef!.revision;
+
+  await h.core.deleteNamespacedConfigMap({ namespace: NS, name: sessionJobStateConfigMapName(name) });
+  const rebuilt = await h.waitUntil(async () => {
+    const cm = await h.core.readNamespacedConfigMap({ namespace: NS, name: sessionJobStateConfigMapName(name) }).catch(() => undefined);
+    return cm?.data?.deployedJobId === jobId ? cm : undefined;
+  }, 'the state ConfigMap rebuilt');
+  assert.equal(rebuilt.data?.phase, 'RUNNING');
+  assert.ok(Number(rebuilt.data?.revision) > revisionBefore, 'the revision continues from the status');
+  const event = (await h.events(name)).find((e) => e.reason === 'StateRebuilt');
+  assert.match(event?.message ?? '', new RegExp(`job ${jobId} is RUNNING`));
+
+  await sessionJobs.patchJob(name, { parallelism: 2 });
+  const after = await sessionJobs.waitFor(name, (j) => runningAt(2)(j) && j.status?.jobStatus?.jobId !== jobId, 'upgraded after the rebuild');
+  const runs = h.world.simulation.lineage('default', cluster).submissions.filter((s) => s.entryClass === 'com.example.Rebuilt');
+  const stops = h.world.simulation.lineage('default', cluster).savepoints.filter((s) => s.jobId === jobId && s.kind === 'stop-with-savepoint');
+  assert.equal(stops.length, 1);
+  assert.deepEqual(
+    runs.map((s) => [s.jobId, s.restoredFrom]),
+    [
+      [jobId, null],
+      [after.status?.jobStatus?.jobId, stops[0]?.location],
+    ],
+    'the rebuilt state never submitted the running job again',
+  );
+});

@@ -243,3 +243,51 @@ describe('session-job decisions: deletion (SessionJobReconciler.cleanupInternal)
     });
   });
 });
+
+describe('session-job decisions: what the Apache operator ignores, and where a stopped job comes back from', () => {
+  test('upgradeMode, initialSavepointPath, allowNonRestoredState alone are recorded, not resubmitted (JobSpec @SpecDiff IGNORE)', () => {
+    for (const change of [
+      (s: FlinkSessionJobSpec) => (s.job!.upgradeMode = 'last-state'),
+      (s: FlinkSessionJobSpec) => (s.job!.initialSavepointPath = SAVEPOINT),
+      (s: FlinkSessionJobSpec) => (s.job!.allowNonRestoredState = true),
+    ]) {
+      assert.equal(needsNewSubmission(spec(), spec(change)), false);
+      expectStep(input(stateIn('RUNNING'), spec(change), ready([[JOB_A, 'RUNNING']])), { kind: 'acknowledge' });
+    }
+  });
+  test('savepointRedeployNonce: cancel, then submit from initialSavepointPath (SAVEPOINT_REDEPLOY)', () => {
+    const redeploy = spec((s) => ((s.job!.savepointRedeployNonce = 1), (s.job!.initialSavepointPath = SAVEPOINT)));
+    expectStep(input(stateIn('RUNNING'), redeploy, ready([[JOB_A, 'RUNNING']])), { kind: 'stop', mode: 'cancel', restoreFrom: SAVEPOINT });
+  });
+  test('STOPPED honours a suspend or a stateless mode asked meanwhile', () => {
+    const stopped = stateIn('STOPPED', { deployedJobId: undefined, upgradeSavepointPath: SAVEPOINT });
+    expectStep(
+      input(
+        stopped,
+        spec((s) => (s.job!.state = 'suspended')),
+        ready(),
+      ),
+      { kind: 'record-suspended' },
+    );
+    expectStep(
+      input(
+        stopped,
+        spec((s) => (s.job!.upgradeMode = 'stateless')),
+        ready(),
+      ),
+      { kind: 'pin', restoreFrom: undefined },
+    );
+  });
+  test('a failed job comes back from the path recorded at its failure, unless a newer savepoint was taken since', () => {
+    const failedAt = '2026-12-01T11:00:00Z';
+    const failed = stateIn('RUNNING', {
+      upgradeSavepointPath: CHECKPOINT,
+      reconciliationTimestamp: failedAt,
+      savepointHistory: [{ location: SAVEPOINT, timeStamp: Date.parse(failedAt) - 60_000, triggerType: 'UPGRADE' }],
+    });
+    const change = spec((s) => (s.job!.args = ['x']));
+    expectStep(input(failed, change, ready([[JOB_A, 'FAILED']])), { kind: 'pin', restoreFrom: CHECKPOINT });
+    const newer = { ...failed, savepointHistory: [{ location: SAVEPOINT, timeStamp: Date.parse(failedAt) + 60_000, triggerType: 'MANUAL' as const }] };
+    expectStep(input(newer, change, ready([[JOB_A, 'FAILED']])), { kind: 'pin', restoreFrom: SAVEPOINT });
+  });
+});
