@@ -95,7 +95,14 @@ test('the manager routes events to owner keys, skips our own echoes but never a 
     // a user's edit of the state ConfigMap is reconciled
     await kc.makeApiClient(CoreV1Api).createNamespacedConfigMap({
       namespace: 'default',
-      body: { metadata: { name: 'job-operator-state', labels: { 'flink.apache.org/deployment': 'job' } }, data: {} },
+      // The labels the operator's codec writes (the informer selects on managed-by and component).
+      body: {
+        metadata: {
+          name: 'job-operator-state',
+          labels: { 'app.kubernetes.io/managed-by': 'flink-operator', 'app.kubernetes.io/component': 'operator-state', 'flink.apache.org/deployment': 'job' },
+        },
+        data: {},
+      },
     });
     await waitFor(() => calls.length === 5, 3000, 'state ConfigMap change → reconciled');
     await sleep(300);
