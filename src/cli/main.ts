@@ -6,7 +6,7 @@
  *   flink-operator dev-cluster  run the development cluster (API server + simulated kubelet and Flink) in the foreground
  *   flink-operator demo         the development cluster, the operator and a walkthrough
  *   flink-operator migrate      move Apache-operator (v1beta1) status into the split layout
- *   flink-operator inspect NAME status, internal state, lag and pending spec change of one deployment
+ *   flink-operator inspect [TYPE/]NAME  status, internal state, lag and pending change of one FlinkDeployment or FlinkSessionJob
  *
  * Operator code never imports the development cluster; only this CLI (and tests) do. The installed
  * command is ./flink-operator (package.json "bin"), which runs this file through tsx.

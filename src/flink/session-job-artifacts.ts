@@ -137,7 +137,7 @@ export async function fetchSessionJobJar(jarURI: string | undefined, options: Se
   if (!allowed.includes(scheme)) {
     throw fail(
       'scheme-not-allowed',
-      `scheme ${scheme} is not allowed (allowed: ${allowed.join(', ')}); use one of those, or allow ${scheme} in ${ALLOWED_SCHEMES_KEY}`,
+      `scheme ${scheme} is not allowed (allowed: ${allowed.join(', ')}); use one of those, or allow ${scheme} with flink-operator run --session-job-jar-scheme ${scheme} (the Apache operator's ${ALLOWED_SCHEMES_KEY})`,
     );
   }
   const settings = {
@@ -339,7 +339,7 @@ async function checkedAddresses(url: URL, settings: FetchSettings, where: string
       const resolved = literal !== 0 ? `host ${address} is` : `host ${host} resolves to ${address},`;
       throw settings.fail(
         'restricted-address',
-        `${resolved} a ${kind} address${where}; the operator does not fetch jars from loopback, link-local (cloud metadata), private, unspecified or multicast addresses. Serve the jar from a public address, or set ${DISALLOW_RESTRICTED_HOSTS_KEY}: false in the operator configuration (allowRestrictedHosts) to allow it`,
+        `${resolved} a ${kind} address${where}; the operator does not fetch jars from loopback, link-local (cloud metadata), private, unspecified or multicast addresses. Serve the jar from a public address, or allow it with flink-operator run --session-job-jar-restricted-hosts (the Apache operator's ${DISALLOW_RESTRICTED_HOSTS_KEY}: false)`,
       );
     }
   }

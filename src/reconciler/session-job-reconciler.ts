@@ -21,6 +21,7 @@ import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js'
 import { emptyInternalState, type SessionJobInternalState } from '../api/internal-state.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { formatFieldErrors } from '../api/spec-validation.js';
+import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
@@ -141,7 +142,7 @@ export class FlinkSessionJobReconciler implements Reconciler {
     const seen = await observeSessionJob(d, current, desired.deploymentName ?? '', apiFor);
     let observed: SessionJobObservation = seen.observation;
     const api = seen.cluster && !seen.cluster.spec?.job ? apiFor(seen.cluster) : undefined;
-    const effective = { flinkConfiguration: { ...(seen.cluster?.spec?.flinkConfiguration ?? {}), ...(desired.flinkConfiguration ?? {}) } };
+    const effective = { flinkConfiguration: effectiveConfiguration(seen.cluster, desired) };
     const settings = deploymentOperatorSettings(effective);
     const resource = `${request.namespace}/${request.name}`;
 
@@ -269,6 +270,11 @@ export class FlinkSessionJobReconciler implements Reconciler {
     this.announced.set(`${uid}/${reason}`, marker);
     this.deps.events.emit(job, type, reason, message);
   }
+}
+
+/** The session job's effective configuration: its cluster's, flattened, overlaid by its own (FlinkConfigManager.getSessionJobConfig). */
+export function effectiveConfiguration(cluster: FlinkDeploymentV1 | undefined, spec: FlinkSessionJobSpec): Record<string, string> {
+  return { ...flattenFlinkConfiguration(cluster?.spec?.flinkConfiguration), ...flattenFlinkConfiguration(spec.flinkConfiguration) };
 }
 
 function isFencingOrPrecondition(error: unknown): boolean {

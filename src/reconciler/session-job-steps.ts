@@ -238,7 +238,10 @@ function newPendingSavepoint(
   ctx: SessionJobStepContext,
   request: { triggerType: PendingSnapshot['triggerType']; jobId: string; stopJob: boolean; nonce?: number | undefined },
 ): PendingSnapshot {
-  const flat = flattenFlinkConfiguration({ ...(ctx.cluster?.spec?.flinkConfiguration ?? {}), ...(ctx.state().lastReconciledSpec?.flinkConfiguration ?? {}) });
+  const flat = {
+    ...flattenFlinkConfiguration(ctx.cluster?.spec?.flinkConfiguration),
+    ...flattenFlinkConfiguration(ctx.state().lastReconciledSpec?.flinkConfiguration),
+  };
   const target = savepointDirectory(flat);
   const format = flat['kubernetes.operator.savepoint.format.type']?.toUpperCase();
   return {

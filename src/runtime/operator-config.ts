@@ -276,6 +276,8 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
     flag: 'session-job-jar-scheme',
     env: `${ENV_PREFIX}SESSION_JOB_JAR_SCHEMES`,
     type: 'list',
+    // The schemes the operator can fetch itself (session-job-artifacts.ts); a Flink filesystem scheme (s3, gs, ...) would pass validation and fail at submission.
+    values: ['http', 'https', 'file'],
     default: ['https'],
     description:
       "jarURI scheme a FlinkSessionJob may use (the Apache operator's kubernetes.operator.user.artifacts.allowed-schemes, https by default); repeat for several: http, https or file (the operator fetches the jar and uploads it to the session cluster)",
@@ -343,7 +345,10 @@ function convert(k: Knob, raw: unknown, source: string): unknown {
     case 'list': {
       const items = Array.isArray(raw) ? raw.map(String) : typeof raw === 'string' ? raw.split(',') : undefined;
       if (!items) throw new OperatorConfigError(`${what}: expected a list`);
-      return items.map((s) => s.trim()).filter((s) => s.length > 0);
+      const list = items.map((s) => s.trim()).filter((s) => s.length > 0);
+      const unknown = k.values ? list.filter((item) => !k.values!.includes(item)) : [];
+      if (unknown.length > 0) throw new OperatorConfigError(`${what}: expected values among ${k.values!.join(', ')}, got ${unknown.join(', ')}`);
+      return list;
     }
     case 'enum':
       if (typeof raw !== 'string' || !k.values!.includes(raw))

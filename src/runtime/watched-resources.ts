@@ -8,6 +8,8 @@ import {
   type V1Deployment,
   type V1Service,
 } from '@kubernetes/client-node';
+import { FLINK_DEPLOYMENT_PLURAL } from '../api/flink-deployment.js';
+import { FLINK_SESSION_JOB_PLURAL } from '../api/flink-session-job.js';
 import type { ApiClientFactory } from './api-client-factory.js';
 import type { WatchedKind } from './event-mapping.js';
 
@@ -27,7 +29,6 @@ export interface WatchedResource<T extends KubernetesObject> {
 }
 
 export const FLINK_DEPLOYMENT_VERSION = 'v1';
-export const FLINK_DEPLOYMENT_PLURAL = 'flinkdeployments';
 
 /** A FlinkDeployment as the runtime sees it; the domain types live in src/api/. */
 export interface FlinkDeploymentObject extends KubernetesObject {
@@ -59,8 +60,6 @@ function flinkResources(clients: ApiClientFactory, kind: 'FlinkDeployment' | 'Fl
           })) as KubernetesListObject<FlinkDeploymentObject>,
   };
 }
-
-export const FLINK_SESSION_JOB_PLURAL = 'flinksessionjobs';
 
 /** FlinkSessionJobs, watched in v1 like FlinkDeployments. */
 export function flinkSessionJobs(clients: ApiClientFactory): WatchedResource<FlinkDeploymentObject> {

@@ -50,6 +50,12 @@ test('bad values are rejected with the knob and source named', () => {
   assert.throws(() => resolveOperatorConfig({ file: { name: 'f.yaml', text: 'reconcileInterval: 5s' } }), /unknown setting "reconcileInterval"/);
   assert.throws(() => resolveOperatorConfig({ flags: { renewDeadlineMs: '20s' } }), OperatorConfigError, 'renew deadline must be below the lease duration');
   assert.throws(() => resolveOperatorConfig({ flags: { parallelism: '0' } }), /parallelism/);
+  // The operator fetches session-job jars itself: a scheme it cannot fetch is refused at start, not at the first submission.
+  assert.throws(
+    () => resolveOperatorConfig({ env: { FLINK_OPERATOR_SESSION_JOB_JAR_SCHEMES: 'https,s3' } }),
+    /sessionJobJarSchemes.*expected values among http, https, file, got s3/,
+  );
+  assert.deepEqual(resolveOperatorConfig({ env: { FLINK_OPERATOR_SESSION_JOB_JAR_SCHEMES: 'http,https' } }).sessionJobJarSchemes, ['http', 'https']);
 });
 
 test('durations accept units or milliseconds', () => {
