@@ -27,17 +27,10 @@ import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink
 import type { InternalState } from '../api/internal-state.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { StaleLeaderError } from '../runtime/fencing-token.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
-import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
-import {
-  CorruptStateError,
-  ForeignStateError,
-  MisplacedStateError,
-  NotLeaderError,
-  RegressedStateError,
-  StatePreconditionError,
-} from '../state/state-errors.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
+import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
 import { ClusterHealthEvaluator } from './cluster-health.js';
 import { decide } from './decide.js';
 import { DeletionSteps } from './deletion-steps.js';
@@ -51,8 +44,8 @@ import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
-  /** Generation for which SpecChanged / ValidationError was last emitted, by uid (event hygiene only). */
-  private readonly announced = new Map<string, string>();
+  /** Which situation each event reason was last emitted for, by uid (event hygiene only). */
+  private readonly announced = new OncePerSituation();
   private readonly health: ClusterHealthEvaluator;
   private readonly deletion: DeletionSteps;
 
@@ -61,7 +54,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     this.deletion = new DeletionSteps(deps, {
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
       forget: (deployment) => {
-        for (const key of [...this.announced.keys()]) if (key.startsWith(`${deployment.metadata.uid}/`)) this.announced.delete(key);
+        this.announced.forget(deployment.metadata.uid ?? '');
         this.health.forget(deployment.metadata.uid ?? '');
       },
     });
@@ -73,23 +66,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
    * its decision (StatePreconditionError) stops too and is requeued to decide again.
    */
   async reconcile(request: ReconcileRequest, signal: AbortSignal = new AbortController().signal): Promise<ReconcileResult> {
-    const d = this.deps;
-    const fence = d.fenceFor(signal);
-    if (!fence) return {};
-    try {
-      return await this.reconcileInTerm(request, fence);
-    } catch (error) {
-      if (error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError) {
-        d.counters.fencedOut();
-        d.log.warn({ reason: error.message }, 'side effect refused by the leadership fence; this pass stops here');
-        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
-      }
-      if (error instanceof StatePreconditionError) {
-        d.log.info({ reason: error.message }, 'the state changed under this pass; deciding again');
-        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
-      }
-      throw error;
-    }
+    return runFencedPass(this.deps, signal, (fence) => this.reconcileInTerm(request, fence));
   }
 
   private async reconcileInTerm(request: ReconcileRequest, fence: SideEffectFence): Promise<ReconcileResult> {
@@ -223,7 +200,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
       );
     }
     await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind);
-    return { requeueAfterMs: this.requeueFor(result) };
+    return { requeueAfterMs: requeueAfterMs(result, d.timings) };
   }
 
   private async recordStatus(
@@ -254,13 +231,6 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const message = `Flink's REST API does not answer (${reason}); the operator cannot see the job and changes nothing until it answers. ${how}`;
     this.announceOnce(deployment, `unreachable-${d.flinkRestAccess}`, 'Warning', 'FlinkUnreachable', message);
     return message;
-  }
-
-  private requeueFor(result: StepResult): number {
-    const t = this.deps.timings;
-    if (result.requeue === 'continue') return 0;
-    const interval = result.requeue === 'progress' ? t.progressCheckIntervalMs : t.reconcileIntervalMs;
-    return result.wakeUpInMs !== undefined ? Math.min(interval, Math.max(result.wakeUpInMs, 50)) : interval;
   }
 
   /** Samples the job's restarts and checkpoints for the cluster health check (cluster-health.ts). */
@@ -327,10 +297,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
 
   private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const uid = deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
-    const marker = `${reason}:${key}`;
-    if (this.announced.get(`${uid}/${reason}`) === marker) return;
-    this.announced.set(`${uid}/${reason}`, marker);
-    this.deps.events.emit(deployment, type, reason, message);
+    if (this.announced.firstTime(uid, reason, key)) this.deps.events.emit(deployment, type, reason, message);
   }
 }
 
@@ -339,7 +306,3 @@ export const FLINK_UNREACHABLE_GRACE_MS = 10_000;
 
 /** At most this many facts are gathered in one pass (one of each kind). */
 const GATHERABLE_FACTS = 3;
-
-function isFencingOrPrecondition(error: unknown): boolean {
-  return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError || error instanceof StatePreconditionError;
-}

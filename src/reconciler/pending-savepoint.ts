@@ -18,7 +18,7 @@
  * an intent older than that history is resolved as "lost", which fails the upgrade loudly rather
  * than guessing.
  */
-import type { PendingSnapshot } from '../api/internal-state.js';
+import type { PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
@@ -73,4 +73,25 @@ export async function savepointProgress(api: SavepointStatusApi, pending: Pendin
   if (job.state === 'RUNNING') return { kind: 'not-sent' };
   if (TERMINAL_JOB_STATES.has(String(job.state))) return { kind: 'lost', reason: `job ${pending.jobId} ended (${job.state}) without the requested savepoint` };
   return { kind: 'in-progress' };
+}
+
+/** The history record of a pending savepoint that completed at `location`, `now`. */
+export function completedSavepointRecord(pending: PendingSnapshot, location: string, now: number): SavepointRecord {
+  return {
+    location,
+    timeStamp: now,
+    triggerType: pending.triggerType,
+    ...(pending.formatType ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
+    jobId: pending.jobId,
+  };
+}
+
+/** The options a recorded intent is sent to Flink with (its trigger id makes a re-send the same operation). */
+export function savepointTriggerOptions(pending: PendingSnapshot): { targetDirectory?: string; formatType?: 'CANONICAL' | 'NATIVE'; triggerId?: string } {
+  return {
+    ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
+    ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
+    ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
+  };
 }

@@ -44,6 +44,14 @@ import { PodListThrottle } from './pod-list-throttle.js';
 const POD_LIST_MAX_AGE_MS = 5_000;
 import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
 
+/** Counts every state write attempt in the metrics (both kinds' stores). */
+export function stateWriteCounter(runtime: Pick<OperatorDependencies, 'metrics'>): (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void {
+  return (outcome) => {
+    runtime.metrics.stateWrites.inc({ outcome });
+    if (outcome === 'conflict') runtime.metrics.stateConflicts.inc();
+  };
+}
+
 /** A random Flink job id: 32 lowercase hex characters, as Flink's JobID. */
 export function randomJobId(): string {
   return randomBytes(16).toString('hex');
@@ -95,10 +103,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
           fencingToken: () => runtime.fencingToken(),
           informer: readers.stateConfigMaps,
           writeTracker,
-          onWriteAttempt: (outcome) => {
-            runtime.metrics.stateWrites.inc({ outcome });
-            if (outcome === 'conflict') runtime.metrics.stateConflicts.inc();
-          },
+          onWriteAttempt: stateWriteCounter(runtime),
           onHistoryTrimmed: (deployment, dropped) => {
             trimmedForSize.add(deployment, dropped);
             runtime.events.warning(

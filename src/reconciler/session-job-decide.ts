@@ -234,28 +234,21 @@ export function decideSessionJob(input: SessionJobDecisionInput): SessionJobDeci
     case 'DEPLOYING':
       return listed(state.jobIdToSubmit) ? { step: { kind: 'record-submitted' } } : { step: { kind: 'submit' } };
     case 'STOPPED':
-      // Stopped for an upgrade; meanwhile the user may have asked for a suspend, or for no state.
-      if (wantsSuspended(desired)) return { step: { kind: 'record-suspended', spec: desired, generation: desiredGeneration } };
+    case 'SUSPENDED': {
+      // Stopped for an upgrade, or suspended; either way the user may ask for a suspend, or for no state.
+      const resume = state.phase === 'SUSPENDED';
+      if (wantsSuspended(desired))
+        return resume ? { step: { kind: 'wait', requeue: 'steady' } } : { step: { kind: 'record-suspended', spec: desired, generation: desiredGeneration } };
       return {
         step: {
           kind: 'pin',
           spec: runningSpec(desired),
           generation: desiredGeneration,
           ...(desired.job?.upgradeMode !== 'stateless' && state.upgradeSavepointPath ? { restoreFrom: state.upgradeSavepointPath } : {}),
-          why: `upgrade to generation ${desiredGeneration}`,
+          why: resume ? 'resume' : `upgrade to generation ${desiredGeneration}`,
         },
       };
-    case 'SUSPENDED':
-      if (wantsSuspended(desired)) return { step: { kind: 'wait', requeue: 'steady' } };
-      return {
-        step: {
-          kind: 'pin',
-          spec: runningSpec(desired),
-          generation: desiredGeneration,
-          ...(desired.job?.upgradeMode !== 'stateless' && state.upgradeSavepointPath ? { restoreFrom: state.upgradeSavepointPath } : {}),
-          why: 'resume',
-        },
-      };
+    }
     default:
       return decideRunning(input, listed(state.deployedJobId), settings, now);
   }

@@ -23,17 +23,10 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { formatFieldErrors } from '../api/spec-validation.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { StaleLeaderError } from '../runtime/fencing-token.js';
 import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
-import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
-import {
-  CorruptStateError,
-  ForeignStateError,
-  MisplacedStateError,
-  NotLeaderError,
-  RegressedStateError,
-  StatePreconditionError,
-} from '../state/state-errors.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
+import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
 import { deploymentOperatorSettings } from './deployment-operator-settings.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies } from './session-job-dependencies.js';
 import { decideSessionJob, type SessionJobDecision, type SessionJobObservation } from './session-job-decide.js';
@@ -43,29 +36,12 @@ import { buildSessionJobStatus } from './session-job-status.js';
 import { executeSessionJobStep, type SessionJobStepResult } from './session-job-steps.js';
 
 export class FlinkSessionJobReconciler implements Reconciler {
-  /** Event key last announced per uid and reason (event hygiene only). */
-  private readonly announced = new Map<string, string>();
+  private readonly announced = new OncePerSituation();
 
   constructor(private readonly deps: SessionJobReconcilerDependencies) {}
 
   async reconcile(request: ReconcileRequest, signal: AbortSignal = new AbortController().signal): Promise<ReconcileResult> {
-    const d = this.deps;
-    const fence = d.fenceFor(signal);
-    if (!fence) return {};
-    try {
-      return await this.reconcileInTerm(request, fence);
-    } catch (error) {
-      if (error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError) {
-        d.counters.fencedOut();
-        d.log.warn({ reason: error.message }, 'side effect refused by the leadership fence; this pass stops here');
-        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
-      }
-      if (error instanceof StatePreconditionError) {
-        d.log.info({ reason: error.message }, 'the state changed under this pass; deciding again');
-        return { requeueAfterMs: d.timings.progressCheckIntervalMs };
-      }
-      throw error;
-    }
+    return runFencedPass(this.deps, signal, (fence) => this.reconcileInTerm(request, fence));
   }
 
   private async reconcileInTerm(request: ReconcileRequest, fence: SideEffectFence): Promise<ReconcileResult> {
@@ -201,7 +177,7 @@ export class FlinkSessionJobReconciler implements Reconciler {
       );
     }
     await this.record(current, passState, observed, error, fence, deleting);
-    return { requeueAfterMs: this.requeueFor(result) };
+    return { requeueAfterMs: requeueAfterMs(result, d.timings) };
   }
 
   /** The session clusters' REST clients of one pass, one per cluster. */
@@ -256,27 +232,13 @@ export class FlinkSessionJobReconciler implements Reconciler {
     await this.deps.status.record(job, status, fence);
   }
 
-  private requeueFor(result: SessionJobStepResult): number {
-    const t = this.deps.timings;
-    if (result.requeue === 'continue') return 0;
-    const interval = result.requeue === 'progress' ? t.progressCheckIntervalMs : t.reconcileIntervalMs;
-    return result.wakeUpInMs !== undefined ? Math.min(interval, Math.max(result.wakeUpInMs, 50)) : interval;
-  }
-
   private announceOnce(job: FlinkSessionJobV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
     const uid = job.metadata.uid ?? `${job.metadata.namespace}/${job.metadata.name}`;
-    const marker = `${reason}:${key}`;
-    if (this.announced.get(`${uid}/${reason}`) === marker) return;
-    this.announced.set(`${uid}/${reason}`, marker);
-    this.deps.events.emit(job, type, reason, message);
+    if (this.announced.firstTime(uid, reason, key)) this.deps.events.emit(job, type, reason, message);
   }
 }
 
 /** The session job's effective configuration: its cluster's, flattened, overlaid by its own (FlinkConfigManager.getSessionJobConfig). */
 export function effectiveConfiguration(cluster: FlinkDeploymentV1 | undefined, spec: FlinkSessionJobSpec): Record<string, string> {
   return { ...flattenFlinkConfiguration(cluster?.spec?.flinkConfiguration), ...flattenFlinkConfiguration(spec.flinkConfiguration) };
-}
-
-function isFencingOrPrecondition(error: unknown): boolean {
-  return error instanceof FencedOutError || error instanceof NotLeaderError || error instanceof StaleLeaderError || error instanceof StatePreconditionError;
 }

@@ -23,7 +23,7 @@
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
-import type { PendingSnapshot, SavepointRecord, SessionJobInternalState } from '../api/internal-state.js';
+import type { PendingSnapshot, SessionJobInternalState } from '../api/internal-state.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { FlinkRestError, isDuplicateJobSubmission } from '../flink/flink-rest-error.js';
 import { StaleLeaderError } from '../runtime/fencing-token.js';
@@ -32,7 +32,7 @@ import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
-import { savepointProgress } from './pending-savepoint.js';
+import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies, SessionJobRunRequest } from './session-job-dependencies.js';
 import type { SessionJobObservation, SessionJobStep } from './session-job-decide.js';
 
@@ -259,11 +259,7 @@ function newPendingSavepoint(
 
 async function sendSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot): Promise<SessionJobStepResult> {
   const api = apiOf(ctx);
-  const options = {
-    ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
-    ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
-    ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
-  };
+  const options = savepointTriggerOptions(pending);
   if (pending.stopJob) await api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
   else await api.triggerSavepoint(pending.jobId, options);
   return { requeue: 'progress' };
@@ -322,14 +318,7 @@ async function followSavepoint(ctx: SessionJobStepContext): Promise<SessionJobSt
 
 async function completeSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot, location: string): Promise<SessionJobStepResult> {
   const now = ctx.deps.now();
-  const record: SavepointRecord = {
-    location,
-    timeStamp: now,
-    triggerType: pending.triggerType,
-    ...(pending.formatType ? { formatType: pending.formatType } : {}),
-    ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
-    jobId: pending.jobId,
-  };
+  const record = completedSavepointRecord(pending, location, now);
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
     const next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };

@@ -22,7 +22,7 @@ import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacySessionJob } from '../state/legacy-migration.js';
 import { FLINK_SESSION_JOB_STATE } from '../state/state-kinds.js';
 import { StatusRecorder } from '../state/status-recorder.js';
-import { randomJobId } from './reconciler-wiring.js';
+import { randomJobId, stateWriteCounter } from './reconciler-wiring.js';
 import type { SessionJobReconcilerDependencies } from './session-job-dependencies.js';
 import { FlinkSessionJobReconciler } from './session-job-reconciler.js';
 
@@ -40,10 +40,7 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
     fencingToken: () => runtime.fencingToken(),
     informer: readers.stateConfigMaps,
     writeTracker,
-    onWriteAttempt: (outcome) => {
-      runtime.metrics.stateWrites.inc({ outcome });
-      if (outcome === 'conflict') runtime.metrics.stateConflicts.inc();
-    },
+    onWriteAttempt: stateWriteCounter(runtime),
   });
   const writeFinalizers = async (job: FlinkSessionJobV1, finalizers: string[]): Promise<FlinkSessionJobV1> => {
     const updated = structuredClone(job);

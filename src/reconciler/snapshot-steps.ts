@@ -16,10 +16,10 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
-import type { InternalState, PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
+import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
 import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
-import { savepointProgress } from './pending-savepoint.js';
+import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
 import type { StepContext } from './step-context.js';
 
@@ -54,11 +54,7 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
 
 /** The side effect of a recorded intent (see the module comment: no result write). */
 async function send(ctx: StepContext, pending: PendingSnapshot): Promise<StepResult> {
-  const options = {
-    ...(pending.targetDirectory ? { targetDirectory: pending.targetDirectory } : {}),
-    ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
-    ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
-  };
+  const options = savepointTriggerOptions(pending);
   if (pending.stopJob) await ctx.api.stopWithSavepoint(pending.jobId, { ...options, drain: false });
   else await ctx.api.triggerSavepoint(pending.jobId, options);
   return { requeue: 'progress' };
@@ -89,14 +85,7 @@ export async function followSavepoint(ctx: StepContext): Promise<StepResult> {
 
 async function complete(ctx: StepContext, pending: PendingSnapshot, location: string): Promise<StepResult> {
   const now = ctx.deps.now();
-  const record: SavepointRecord = {
-    location,
-    timeStamp: now,
-    triggerType: pending.triggerType,
-    ...(pending.formatType ? { formatType: pending.formatType } : {}),
-    ...(pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
-    jobId: pending.jobId,
-  };
+  const record = completedSavepointRecord(pending, location, now);
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
     let next: InternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
