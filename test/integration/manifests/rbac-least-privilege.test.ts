@@ -21,16 +21,18 @@
  *    `flinksessionjobs/finalizers` exactly the verbs, in exactly the scopes, it grants their
  *    FlinkDeployment counterparts (a missing rule, a missing verb or an extra verb fails), and the
  *    dev cluster's SubjectAccessReview API answers so for the operator's ServiceAccount: allowed in
- *    the watched namespaces, refused elsewhere and for every other verb. These flows run no
- *    FlinkSessionJob, so these grants are the only ones allowed to go unused here; each
- *    FlinkDeployment grant they mirror is used (3.).
+ *    the watched namespaces, refused elsewhere and for every other verb. The cluster-wide flow
+ *    runs a session cluster with a FlinkSessionJob (submitted, upgraded with a savepoint, deleted);
+ *    a session-job grant it leaves unused is allowed only because its FlinkDeployment mirror is used.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { AuthorizationV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { AuthorizationV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
-import { FLINK_SESSION_JOB_PLURAL } from '../../../src/api/flink-session-job.js';
+import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../../../src/api/flink-session-job.js';
+import { flinkSessionJob } from '../../../src/api/flink-session-job-builder.js';
+import { makeFlinkSessionJobReconciler } from '../../../src/reconciler/session-job-wiring.js';
 import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
 import { kubeconfigYamlFor, startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
 import { ALL_AUTHENTICATED, serviceAccountGroups, serviceAccountUsername } from '../../../src/devcluster/apiserver/rbac-authorizer.js';
@@ -61,6 +63,8 @@ const NEVER_REQUESTED: Record<string, string> = {
 };
 /** Granted, used by code paths these flows reach only depending on timing, and why. */
 const NOT_ALWAYS_EXERCISED: Record<string, string> = {
+  'delete services/proxy':
+    "DELETE /jars/:id after a session job's run (src/reconciler/session-job-steps.ts); the cluster-wide flow runs a session job, the namespaced one none",
   'create events':
     'in the Lease namespace only: a SecondInstance Warning event on the Lease, when --no-leader-elect finds another live instance (src/runtime/leader-election.ts; no flow here starts two)',
   'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
@@ -84,7 +88,7 @@ const FLINK_RESOURCE_VERBS: Record<string, string[]> = {
 const RESOURCE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'];
 /** Why the FlinkSessionJob grants may be unused in these flows (where every FlinkDeployment grant is used). */
 const SESSION_JOB_GRANTS_UNUSED =
-  'these flows run no FlinkSessionJob; the FlinkSessionJob grants equal the FlinkDeployment ones verb for verb (checkSessionJobsMirrorDeployments), which are used';
+  'not every verb is reached by the one session-job flow (e.g. get: only on a status conflict); the FlinkSessionJob grants equal the FlinkDeployment ones verb for verb (checkSessionJobsMirrorDeployments), which are used';
 
 /** `flinkdeployments[/sub]` → `flinksessionjobs[/sub]`; undefined for any other resource. */
 function sessionJobCounterpart(resource: string): string | undefined {
@@ -125,13 +129,14 @@ function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown
     config,
     kubeConfig,
     makeReconciler: makeFlinkDeploymentReconciler,
+    makeSessionJobReconciler: makeFlinkSessionJobReconciler,
     logger: createLogger({ format: 'json', level: config.logLevel as never }),
   });
   return manager.start().then(() => manager);
 }
 
 before(async () => {
-  h = await startHarness({ operator: false });
+  h = await startHarness({ operator: false, sessionJobs: true });
   const core = h.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [OPERATOR_NAMESPACE, WATCHED_NAMESPACE]) await core.createNamespace({ body: { metadata: { name } } });
 
@@ -196,6 +201,30 @@ before(async () => {
   await h.waitFor('rbac-broken', (d) => d.status?.jobManagerDeploymentStatus === 'ERROR', 'rbac-broken in ERROR');
   await h.delete('rbac');
   await h.waitUntil(async () => ((await h.get('rbac')) === undefined ? true : undefined), 'rbac deleted');
+  // A session cluster with a session job (its entry class from the cluster classpath: no jar to fetch), upgraded, then deleted.
+  await h.create(flinkDeployment('rbac-sessions').withoutJob().build());
+  await h.waitFor('rbac-sessions', (d) => d.status?.lifecycleState === 'STABLE', 'rbac-sessions STABLE');
+  const sessionJob = flinkSessionJob('rbac-job').onCluster('rbac-sessions').build();
+  const { jarURI: _jar, ...job } = sessionJob.spec.job ?? {};
+  const sessionJobs = { group: FLINK_GROUP, version: 'v1', namespace: 'default', plural: FLINK_SESSION_JOB_PLURAL };
+  await h.custom.createNamespacedCustomObject({ ...sessionJobs, body: { ...sessionJob, spec: { ...sessionJob.spec, job } } });
+  const sessionJobStatus = async () => ((await h.custom.getNamespacedCustomObject({ ...sessionJobs, name: 'rbac-job' })) as FlinkSessionJobV1).status;
+  await h.waitUntil(async () => ((await sessionJobStatus())?.jobStatus?.state === 'RUNNING' ? true : undefined), 'rbac-job RUNNING');
+  await h.custom.patchNamespacedCustomObject(
+    { ...sessionJobs, name: 'rbac-job', body: { spec: { job: { parallelism: 3 } } } },
+    setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+  );
+  await h.waitUntil(async () => {
+    const status = await sessionJobStatus();
+    return status?.observedGeneration === 2 && status.jobStatus?.state === 'RUNNING' ? true : undefined;
+  }, 'rbac-job upgraded with a savepoint');
+  await h.custom.deleteNamespacedCustomObject({ ...sessionJobs, name: 'rbac-job' });
+  await h.waitUntil(
+    async () => ((await h.custom.getNamespacedCustomObject({ ...sessionJobs, name: 'rbac-job' }).catch(() => undefined)) ? undefined : true),
+    'rbac-job deleted',
+  );
+  await h.delete('rbac-sessions');
+  await h.waitUntil(async () => ((await h.get('rbac-sessions')) === undefined ? true : undefined), 'rbac-sessions deleted');
   await manager.stop();
   clusterWideRequests = h.world.cluster.requestLog.entries({ userAgentPrefix: CLUSTER_WIDE_UA });
   // the service proxy requests of the Flink REST client carry no User-Agent of their own
