@@ -184,11 +184,16 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
       `a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`,
     );
   } else if (state.lastReconciledSpec?.job && job && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec)) {
-    // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce.
+    // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce —
+    // unless it is the one the status already reports, which answered an earlier nonce (chaos seed 4410: nonce 1's
+    // savepoint recorded, nonce 2 set, the state lost before nonce 2's trigger; taking nonce 2 as answered lost it).
     const startedAt = job['start-time'];
+    const reported = deployment.status?.jobStatus?.lastSavepoint?.location;
     const answered = (statistics?.history ?? [])
       .concat(statistics?.latest.savepoint ? [statistics.latest.savepoint] : [])
-      .some((c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt);
+      .some(
+        (c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt && c.external_path !== reported,
+      );
     if (answered) {
       state.lastReconciledSpec.job.savepointTriggerNonce = nonceOf(desired);
       facts.push(`savepointTriggerNonce ${nonceOf(desired)} taken as answered by that savepoint`);

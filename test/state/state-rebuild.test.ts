@@ -151,6 +151,11 @@ test('a manual savepoint in flight is adopted for the unacknowledged nonce; a co
   assert.equal(answered.lastReconciledSpec?.job?.savepointTriggerNonce, 3, 'the nonce is not answered a second time');
   const before = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 7_000)], checkpoints: statistics([done]) } }, NOW).state;
   assert.equal(before.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'a savepoint from before the job started did not answer it');
+  // Chaos seed 4410: the savepoint the status already reports answered the previous nonce; the new nonce still waits for its own.
+  const reported = structuredClone(withNonce);
+  reported.status = { jobStatus: { state: 'RUNNING', lastSavepoint: { location: 's3://bucket/savepoints/sp-9', timeStamp: 6_100, triggerType: 'MANUAL' } } };
+  const earlier = rebuildStateFromWorld(reported, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
+  assert.equal(earlier.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'the reported savepoint answered an earlier nonce, not this one');
 });
 
 test('no deployed spec recorded (an older rendering): the running job is kept, its spec is unknown, never redeployed by the rebuild', () => {
