@@ -85,6 +85,7 @@ export const LastSavepointSchema = Type.Object(
       StringEnum(SNAPSHOT_TRIGGER_TYPES, { description: 'What triggered it: MANUAL (savepointTriggerNonce), PERIODIC, UPGRADE or UNKNOWN.' }),
     ),
     formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES, { description: 'Savepoint format: CANONICAL or NATIVE.' })),
+    triggerNonce: Type.Optional(Int64({ description: 'For a MANUAL savepoint: the job.savepointTriggerNonce it answered.' })),
   },
   { description: 'The newest completed savepoint of the job.' },
 );

@@ -125,6 +125,7 @@ export function buildSessionJobStatus(
               timeStamp: lastSavepoint.timeStamp,
               triggerType: lastSavepoint.triggerType,
               ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}),
+              ...(lastSavepoint.triggerNonce !== undefined ? { triggerNonce: lastSavepoint.triggerNonce } : {}),
             },
           }
         : {}),

@@ -147,6 +147,7 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
               timeStamp: lastSavepoint.timeStamp,
               triggerType: lastSavepoint.triggerType,
               ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}),
+              ...(lastSavepoint.triggerNonce !== undefined ? { triggerNonce: lastSavepoint.triggerNonce } : {}),
             },
           }
         : previous?.jobStatus?.lastSavepoint

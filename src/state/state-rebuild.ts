@@ -184,15 +184,16 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
       `a ${stopJob ? 'stop-with-savepoint' : 'savepoint'} in flight since ${new Date(inFlight.trigger_timestamp).toISOString()} is followed to its end`,
     );
   } else if (state.lastReconciledSpec?.job && job && nonceOf(desired) !== undefined && nonceOf(desired) !== nonceOf(record.spec)) {
-    // A manual savepoint completed after the job started while the nonce was unacknowledged: it answered the nonce —
-    // unless it is the one the status already reports, which answered an earlier nonce (chaos seed 4410: nonce 1's
-    // savepoint recorded, nonce 2 set, the state lost before nonce 2's trigger; taking nonce 2 as answered lost it).
+    // A manual savepoint completed after the job started while the nonce was unacknowledged answered the nonce — except
+    // the one the status reports when it says it answered another nonce (chaos seed 4410: nonce 1's savepoint recorded,
+    // nonce 2 set, the state lost before nonce 2's trigger; seed 5527: nonce 1's savepoint recorded, then the state lost).
     const startedAt = job['start-time'];
-    const reported = deployment.status?.jobStatus?.lastSavepoint?.location;
+    const reported = deployment.status?.jobStatus?.lastSavepoint;
+    const answeredOther = (path: string | undefined) => path !== undefined && path === reported?.location && reported.triggerNonce !== nonceOf(desired);
     const answered = (statistics?.history ?? [])
       .concat(statistics?.latest.savepoint ? [statistics.latest.savepoint] : [])
       .some(
-        (c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt && c.external_path !== reported,
+        (c) => completed(c) && c.is_savepoint && c.checkpoint_type !== 'SYNC_SAVEPOINT' && c.trigger_timestamp >= startedAt && !answeredOther(c.external_path),
       );
     if (answered) {
       state.lastReconciledSpec.job.savepointTriggerNonce = nonceOf(desired);

@@ -151,11 +151,17 @@ test('a manual savepoint in flight is adopted for the unacknowledged nonce; a co
   assert.equal(answered.lastReconciledSpec?.job?.savepointTriggerNonce, 3, 'the nonce is not answered a second time');
   const before = rebuildStateFromWorld(withNonce, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 7_000)], checkpoints: statistics([done]) } }, NOW).state;
   assert.equal(before.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'a savepoint from before the job started did not answer it');
-  // Chaos seed 4410: the savepoint the status already reports answered the previous nonce; the new nonce still waits for its own.
-  const reported = structuredClone(withNonce);
-  reported.status = { jobStatus: { state: 'RUNNING', lastSavepoint: { location: 's3://bucket/savepoints/sp-9', timeStamp: 6_100, triggerType: 'MANUAL' } } };
-  const earlier = rebuildStateFromWorld(reported, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
-  assert.equal(earlier.lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'the reported savepoint answered an earlier nonce, not this one');
+  // Chaos seed 4410: the savepoint the status reports answered the previous nonce; the new nonce still waits for its own.
+  const rebuiltWithReported = (triggerNonce: number) => {
+    const d = structuredClone(withNonce);
+    d.status = {
+      jobStatus: { state: 'RUNNING', lastSavepoint: { location: 's3://bucket/savepoints/sp-9', timeStamp: 6_100, triggerType: 'MANUAL', triggerNonce } },
+    };
+    return rebuildStateFromWorld(d, { ...renderedWorld(), flink: { jobs: [job('RUNNING', 1_000)], checkpoints: statistics([done]) } }, NOW).state;
+  };
+  assert.equal(rebuiltWithReported(2).lastReconciledSpec?.job?.savepointTriggerNonce, undefined, 'the reported savepoint answered nonce 2, not 3');
+  // Chaos seed 5527: the status says it answered this very nonce: acknowledged, no second savepoint.
+  assert.equal(rebuiltWithReported(3).lastReconciledSpec?.job?.savepointTriggerNonce, 3, 'the reported savepoint answered nonce 3');
 });
 
 test('no deployed spec recorded (an older rendering): the running job is kept, its spec is unknown, never redeployed by the rebuild', () => {
