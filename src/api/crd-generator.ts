@@ -1,7 +1,8 @@
 /**
  * Generates the CRDs in crds/ from the TypeBox schemas in this folder (the same schemas ajv
  * validates with and the TypeScript types come from): FlinkDeployment and FlinkSessionJob
- * (design/010-flink-session-job.md).
+ * (design/010-flink-session-job.md), and FlinkStateSnapshot (design/011-flink-state-snapshot.md:
+ * its only version is v1beta1, so it has one file and none of the two-version notes below apply).
  *
  *   npm run gen:crds            # writes every file (tsx src/api/crd-generator.ts --write)
  *   tsx src/api/crd-generator.ts --check   # exit 1 when a committed file is stale
@@ -55,6 +56,16 @@ import {
   FLINK_SESSION_JOB_SHORT_NAMES,
   FLINK_SESSION_JOB_SINGULAR,
 } from './flink-session-job.js';
+import { FlinkStateSnapshotSpecSchema } from './flink-state-snapshot-spec.js';
+import { FlinkStateSnapshotStatusSchema } from './flink-state-snapshot-status.js';
+import {
+  FLINK_STATE_SNAPSHOT_CRD_NAME,
+  FLINK_STATE_SNAPSHOT_KIND,
+  FLINK_STATE_SNAPSHOT_PLURAL,
+  FLINK_STATE_SNAPSHOT_SHORT_NAMES,
+  FLINK_STATE_SNAPSHOT_SINGULAR,
+  FLINK_STATE_SNAPSHOT_VERSION,
+} from './flink-state-snapshot.js';
 import { plainJsonSchema } from './schema-builders.js';
 
 /** Path of the generated CRD, relative to the repository root. */
@@ -65,8 +76,10 @@ export const UPGRADE_CRD_FILE = `crds/upgrade/${FLINK_DEPLOYMENT_CRD_NAME}-v1bet
 export const SESSION_JOB_CRD_FILE = `crds/${FLINK_SESSION_JOB_CRD_NAME}.yaml`;
 /** Path of the upgrade-staging FlinkSessionJob CRD (v1 not served). */
 export const SESSION_JOB_UPGRADE_CRD_FILE = `crds/upgrade/${FLINK_SESSION_JOB_CRD_NAME}-v1beta1-only.yaml`;
+/** Path of the FlinkStateSnapshot CRD (design/011); it has no upgrade-staging copy: v1beta1 is its only version. */
+export const STATE_SNAPSHOT_CRD_FILE = `crds/${FLINK_STATE_SNAPSHOT_CRD_NAME}.yaml`;
 
-/** `kubectl get flink` lists FlinkDeployments and FlinkSessionJobs together (ours; the Apache CRDs declare no category). */
+/** `kubectl get flink` lists FlinkDeployments, FlinkSessionJobs and FlinkStateSnapshots together (ours; the Apache CRDs declare no category). */
 export const FLINK_CATEGORIES = ['flink'] as const;
 
 export interface CrdOptions {
@@ -144,6 +157,17 @@ export const SESSION_JOB_PRINTER_COLUMNS = [
   column('Error'),
 ] as const;
 
+/**
+ * `kubectl get flinkstatesnapshots`: the Apache snapshot CRD's columns (Path, Result Timestamp,
+ * Snapshot State, in its order; from `@PrinterColumn` in `FlinkStateSnapshotStatus.java`) plus Age.
+ */
+export const STATE_SNAPSHOT_PRINTER_COLUMNS = [
+  { name: 'Path', type: 'string', jsonPath: '.status.path', description: 'Where the completed snapshot is.' },
+  { name: 'Result Timestamp', type: 'string', jsonPath: '.status.resultTimestamp', description: 'When the snapshot completed, failed or was abandoned.' },
+  { name: 'Snapshot State', type: 'string', jsonPath: '.status.state', description: 'TRIGGER_PENDING, IN_PROGRESS, COMPLETED, FAILED or ABANDONED.' },
+  column('Age'),
+] as const;
+
 /** What differs between the CRDs of the two kinds. */
 interface KindParts {
   kind: string;
@@ -179,6 +203,21 @@ const FLINK_SESSION_JOB_PARTS: KindParts = {
   deprecationWarning: SESSION_JOB_V1BETA1_DEPRECATION_WARNING,
   subresources: () => ({ status: {} }),
   printerColumns: SESSION_JOB_PRINTER_COLUMNS,
+};
+
+/** The FlinkStateSnapshot parts; its one version (v1beta1) uses the `v1beta1` entries. */
+const FLINK_STATE_SNAPSHOT_PARTS: KindParts = {
+  kind: FLINK_STATE_SNAPSHOT_KIND,
+  specSchema: FlinkStateSnapshotSpecSchema,
+  statusSchemas: { v1: FlinkStateSnapshotStatusSchema, v1beta1: FlinkStateSnapshotStatusSchema },
+  descriptions: {
+    v1: '',
+    v1beta1:
+      'One savepoint or checkpoint of the job of a FlinkDeployment or FlinkSessionJob: taken when created, or recorded when it exists already (savepoint.alreadyExists).',
+  },
+  deprecationWarning: '',
+  subresources: () => ({ status: {} }),
+  printerColumns: STATE_SNAPSHOT_PRINTER_COLUMNS,
 };
 
 function openApiSchema(parts: KindParts, version: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1): Record<string, unknown> {
@@ -258,6 +297,43 @@ export function buildFlinkSessionJobCrd(options: CrdOptions = {}): Record<string
   return buildCrd(FLINK_SESSION_JOB_PARTS, names, options.serveV1 ?? true);
 }
 
+/**
+ * The FlinkStateSnapshot CustomResourceDefinition (apiextensions.k8s.io/v1): exactly the versions
+ * the Apache operator serves for it, i.e. only v1beta1 (served, storage, not deprecated); status
+ * subresource only. Names as the Apache CRD plus our category.
+ */
+export function buildFlinkStateSnapshotCrd(): Record<string, unknown> {
+  const parts = FLINK_STATE_SNAPSHOT_PARTS;
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: FLINK_STATE_SNAPSHOT_CRD_NAME },
+    spec: {
+      group: FLINK_GROUP,
+      names: {
+        kind: parts.kind,
+        listKind: `${parts.kind}List`,
+        plural: FLINK_STATE_SNAPSHOT_PLURAL,
+        singular: FLINK_STATE_SNAPSHOT_SINGULAR,
+        shortNames: [...FLINK_STATE_SNAPSHOT_SHORT_NAMES],
+        categories: [...FLINK_CATEGORIES],
+      },
+      scope: 'Namespaced',
+      conversion: { strategy: 'None' },
+      versions: [
+        {
+          name: FLINK_STATE_SNAPSHOT_VERSION,
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: openApiSchema(parts, FLINK_STATE_SNAPSHOT_VERSION) },
+          subresources: parts.subresources(),
+          additionalPrinterColumns: parts.printerColumns.map((c) => ({ ...c })),
+        },
+      ],
+    },
+  };
+}
+
 const HEADER =
   '# Generated by `npm run gen:crds` (src/api/crd-generator.ts) from the schemas in src/api/. Do not edit.\n' +
   '# Storage version v1beta1 (the union of both status layouts): see design/002-state-split.md before changing it.\n';
@@ -281,6 +357,16 @@ export function renderFlinkSessionJobCrdYaml(options: CrdOptions = {}): string {
   return renderYaml(buildFlinkSessionJobCrd(options), options, SESSION_JOB_CRD_FILE);
 }
 
+/** The YAML text of the generated FlinkStateSnapshot CRD (one version: no two-layout note, no staging copy). */
+export function renderFlinkStateSnapshotCrdYaml(): string {
+  const generatedNotice = HEADER.slice(0, HEADER.indexOf('\n') + 1);
+  return (
+    generatedNotice +
+    '# Only v1beta1, the one version the Apache operator serves for this kind (design/011-flink-state-snapshot.md).\n' +
+    stringifyYaml(buildFlinkStateSnapshotCrd(), { lineWidth: 0, aliasDuplicateObjects: false })
+  );
+}
+
 /** Every generated file: repository-relative path → contents. */
 export function generatedCrdFiles(): Record<string, string> {
   return {
@@ -288,6 +374,7 @@ export function generatedCrdFiles(): Record<string, string> {
     [UPGRADE_CRD_FILE]: renderFlinkDeploymentCrdYaml({ serveV1: false }),
     [SESSION_JOB_CRD_FILE]: renderFlinkSessionJobCrdYaml(),
     [SESSION_JOB_UPGRADE_CRD_FILE]: renderFlinkSessionJobCrdYaml({ serveV1: false }),
+    [STATE_SNAPSHOT_CRD_FILE]: renderFlinkStateSnapshotCrdYaml(),
   };
 }
 

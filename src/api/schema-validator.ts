@@ -194,6 +194,21 @@ export function validateSessionJobStatusSchema(status: unknown, version: 'v1' | 
   return run(version === 'v1' ? FlinkSessionJobStatusV1Schema : FlinkSessionJobStatusV1beta1Schema, status, 'status');
 }
 
+/**
+ * Schema errors of `value` against any schema of this folder, fields named from `prefix` (e.g.
+ * `spec`); a value that is not a map gets one error, naming `fields` (what a map would hold) as
+ * the fix. For kinds whose modules cannot be imported here without an import cycle (the
+ * FlinkStateSnapshot schemas reach flink-session-job.ts, which imports spec-validation.ts, which
+ * imports this module): flink-state-snapshot-validation.ts passes its schemas in.
+ */
+export function validateAgainstSchema(schema: TSchema, value: unknown, prefix: string, fields?: string): FieldError[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    const hint = fields ? `; write the ${prefix} as YAML fields (${fields})` : '';
+    return [{ field: prefix, message: `must be a map of fields, got ${describe(value)}${hint}` }];
+  }
+  return run(schema, value, prefix);
+}
+
 /** Schema errors of an internal state (the ConfigMap contents); fields are named from the state root, e.g. `savepointHistory[0].location`. */
 export function validateInternalStateSchema(state: unknown): FieldError[] {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) {
