@@ -38,9 +38,9 @@ import {
   legacyFlinkConfKeyProblem,
   legacyFlinkConfValueProblem,
   type LegacyFlinkConfProblem,
-  parseFlinkDuration,
   savepointDirectory,
 } from './flink-configuration.js';
+import { checkpointTriggerSupported, periodicScheduleProblem, readPeriodicSchedule } from './periodic-snapshot-schedule.js';
 import { validateSpecSchema, type FieldError } from './schema-validator.js';
 
 export type { FieldError } from './schema-validator.js';
@@ -225,18 +225,9 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
       });
     }
   }
-  const interval = flat['kubernetes.operator.periodic.savepoint.interval']?.trim();
-  // A duration, or a Quartz cron expression (6 or 7 fields), as the Apache operator accepts.
-  if (interval && interval.split(/\s+/).length < 6) {
-    try {
-      parseFlinkDuration(interval);
-    } catch (error) {
-      errors.push({
-        field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]',
-        message: `${(error as Error).message}, or a Quartz cron expression`,
-      });
-    }
-  }
+  // A duration, or a Quartz cron expression (6 or 7 fields), as the Apache operator accepts (periodic-snapshot-schedule.ts).
+  const intervalProblem = periodicScheduleProblem(flat['kubernetes.operator.periodic.savepoint.interval']);
+  if (intervalProblem) errors.push({ field: 'spec.flinkConfiguration["kubernetes.operator.periodic.savepoint.interval"]', message: intervalProblem });
   if (ha && !flat['high-availability.storageDir']?.trim()) {
     errors.push({
       field: 'spec.flinkConfiguration["high-availability.storageDir"]',
@@ -250,6 +241,30 @@ function validateStateConfiguration(spec: FlinkDeploymentSpec, flat: Record<stri
       message: `${jmReplicas} JobManagers need high availability; set flinkConfiguration high-availability.type: kubernetes, or set replicas to 1`,
     });
   }
+  return errors;
+}
+
+/**
+ * Manual and periodic checkpoints (`job.checkpointTriggerNonce`, `kubernetes.operator.periodic.checkpoint.interval`):
+ * a valid schedule, and a Flink that takes checkpoints on request. Exported for the session-job
+ * validation, which passes its cluster's flinkVersion.
+ */
+export function validateCheckpointTriggers(
+  spec: Pick<FlinkDeploymentSpec, 'job' | 'flinkVersion'>,
+  flat: Record<string, string>,
+  previous: Pick<FlinkDeploymentSpec, 'job'> | undefined,
+): FieldError[] {
+  const errors: FieldError[] = [];
+  const field = 'spec.flinkConfiguration["kubernetes.operator.periodic.checkpoint.interval"]';
+  const problem = periodicScheduleProblem(flat['kubernetes.operator.periodic.checkpoint.interval']);
+  if (problem) errors.push({ field, message: problem });
+  if (checkpointTriggerSupported(spec.flinkVersion)) return errors;
+  const why = `needs Flink 1.19 or newer, which takes checkpoints on request (flinkVersion is ${spec.flinkVersion})`;
+  if (!problem && readPeriodicSchedule(flat['kubernetes.operator.periodic.checkpoint.interval']))
+    errors.push({ field, message: `periodic checkpoints ${why}; remove the interval and rely on execution.checkpointing.interval, or upgrade Flink` });
+  // A nonce present at the first deployment is recorded, not acted on (as in the Apache operator).
+  if (previous && changed(spec.job?.checkpointTriggerNonce, previous.job?.checkpointTriggerNonce))
+    errors.push({ field: 'spec.job.checkpointTriggerNonce', message: `a manual checkpoint ${why}; undo the change, or upgrade Flink` });
   return errors;
 }
 
@@ -387,6 +402,7 @@ export function validateFlinkDeployment(
     ...validateCounts(spec, flat),
     ...validateJarUri(spec),
     ...validateStateConfiguration(spec, flat, previousSpec),
+    ...validateCheckpointTriggers(spec, flat, previousSpec),
     ...validateLegacyConfigurationFile(spec, flat),
     ...validateChange(spec, previousSpec),
   ];

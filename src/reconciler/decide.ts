@@ -11,7 +11,8 @@
  *   `job.initialSavepointPath`); SUSPENDED waits or resumes; FINISHED waits for a new spec;
  * - DEPLOYED / RUNNING / ROLLED_BACK: suspend or spec change (stop-decision.ts picks how to stop),
  *   then the steady checks: drift, a missing JobManager (recovery), rollback, a failed job, the
- *   health check, a finished job's shutdown, promotion to RUNNING, due savepoints, history trim,
+ *   health check, a finished job's shutdown, promotion to RUNNING, due savepoints, then due
+ *   checkpoints (a pending checkpoint is followed right after a pending savepoint), history trim,
  *   acknowledging ignored changes, TaskManager replicas.
  *
  * Guarantees: the same input gives the same decision; a decision never starts anything from an
@@ -21,10 +22,11 @@ import { sameValue } from '../api/canonical-json.js';
 import { isDeployedPhase } from '../api/deployment-phase.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { InternalState } from '../api/internal-state.js';
+import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { taskManagerReplicas } from '../flink/taskmanager-deployment.js';
 import { acknowledgedSpec, deployedGenerationOf, deployedSpecOf, haOn, newestSavepointOf, restorePathFor, sameFlinkVersion } from './deployment-specs.js';
-import { type DeploymentOperatorSettings, dueSavepoint, expiredSavepoints, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
+import { type DeploymentOperatorSettings, dueSnapshot, expiredSavepoints, untilNextPeriodicSnapshot } from './deployment-operator-settings.js';
 import type { Observation } from './observation.js';
 import type { Decision, DeployIntent } from './reconcile-step.js';
 import { diffSpecs } from './spec-diff.js';
@@ -50,6 +52,7 @@ export const JOB_MANAGER_APPEARANCE_GRACE_MS = 10_000;
 export function decide(input: DecisionInput): Decision {
   const { state } = input;
   if (state.pendingSavepoint) return { step: { kind: 'follow-savepoint' } };
+  if (state.pendingCheckpoint) return { step: { kind: 'follow-checkpoint' } };
   switch (state.phase) {
     case 'DEPLOYING':
     case 'ROLLING_BACK':
@@ -261,7 +264,7 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
   }
   if (state.phase === 'DEPLOYED' && running) return { step: { kind: 'mark-running' } };
   if (running && hasJob && state.deployedJobId) {
-    const due = dueSavepoint(state, desired, settings, now);
+    const due = dueSnapshot('savepoint', state, desired, settings, now);
     if (due) {
       return {
         step: {
@@ -272,6 +275,20 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
             jobId: state.deployedJobId,
             spec: desired,
             ...(due.triggerType === 'MANUAL' ? { nonce: due.nonce } : {}),
+          },
+        },
+      };
+    }
+    const checkpoint = checkpointTriggerSupported(deployedSpec.flinkVersion) ? dueSnapshot('checkpoint', state, desired, settings, now) : undefined;
+    if (checkpoint) {
+      return {
+        step: {
+          kind: 'start-checkpoint',
+          request: {
+            triggerType: checkpoint.triggerType,
+            jobId: state.deployedJobId,
+            checkpointType: settings.checkpointType,
+            ...(checkpoint.triggerType === 'MANUAL' ? { nonce: checkpoint.nonce } : {}),
           },
         },
       };
@@ -288,9 +305,20 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
   if (running && hasJob && (observed.savepointsAwaitingDisposal > 0 || expiredSavepoints(state.savepointHistory, settings, now).length > 0))
     return { step: { kind: 'trim-history' } };
   const steady = running && (state.phase === 'RUNNING' || state.phase === 'ROLLED_BACK');
-  const next = running ? untilNextPeriodicSavepoint(state, settings, now) : undefined;
+  const next = running ? nextPeriodicSnapshotIn(input, checkpointTriggerSupported(deployedSpec.flinkVersion)) : undefined;
   const error = carriedError ?? missingJobManagerError(input);
   return { step: { kind: 'wait', requeue: steady ? 'steady' : 'progress', ...(error ? { error } : {}), ...(next !== undefined ? { wakeUpInMs: next } : {}) } };
+}
+
+/** Milliseconds until the sooner of the next periodic savepoint and (where Flink can take one on request) checkpoint. */
+function nextPeriodicSnapshotIn(input: DecisionInput, checkpoints: boolean): number | undefined {
+  const { state, settings, now } = input;
+  const times = [
+    untilNextPeriodicSnapshot('savepoint', state, settings, now),
+    checkpoints ? untilNextPeriodicSnapshot('checkpoint', state, settings, now) : undefined,
+  ];
+  const due = times.filter((t): t is number => t !== undefined);
+  return due.length > 0 ? Math.min(...due) : undefined;
 }
 
 /**

@@ -1,15 +1,21 @@
 /**
  * The per-deployment operator settings (`kubernetes.operator.*` keys of spec.flinkConfiguration),
  * with the Apache operator's names and defaults, and the pure decisions made from them: is a
- * savepoint due, which savepoints leave the history.
+ * savepoint or checkpoint due (a new trigger nonce, or the periodic schedule: a duration or a
+ * Quartz cron, periodic-snapshot-schedule.ts), which savepoints leave the history.
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, parseFlinkDuration } from '../api/flink-configuration.js';
 import type { AnyInternalState, SavepointRecord } from '../api/internal-state.js';
+import { nextDueAt, type PeriodicSchedule, readPeriodicSchedule } from '../api/periodic-snapshot-schedule.js';
 
 export interface DeploymentOperatorSettings {
-  /** `periodic.savepoint.interval`; undefined or 0 = off. */
-  periodicSavepointIntervalMs: number | undefined;
+  /** `periodic.savepoint.interval` (a duration or a Quartz cron); undefined = off (unset, blank, 0). */
+  periodicSavepoint: PeriodicSchedule | undefined;
+  /** `periodic.checkpoint.interval` (a duration or a Quartz cron); undefined = off. */
+  periodicCheckpoint: PeriodicSchedule | undefined;
+  /** `checkpoint.type` (FULL): the type of the checkpoints the operator triggers. */
+  checkpointType: 'FULL' | 'INCREMENTAL';
   /** `savepoint.history.max.count` (10). */
   historyMaxCount: number;
   /** `savepoint.history.max.age` (24 h). */
@@ -68,7 +74,6 @@ export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flin
   const get = (key: string) => flat[PREFIX + key]?.trim() || undefined;
   // Never throws: an unparsable value is reported by validation (src/api/spec-validation.ts), and
   // a pass on an invalid spec runs with lastReconciledSpec's settings; here it falls back to the default.
-  // A Quartz cron periodic interval (valid in the Apache operator) is not scheduled: periodic stays off.
   const duration = (key: string, fallback: number | undefined) => {
     const value = get(key);
     if (value === undefined) return fallback;
@@ -82,9 +87,17 @@ export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flin
     const value = get(key)?.toLowerCase();
     return value === undefined ? fallback : value === 'true';
   };
-  const periodic = duration('periodic.savepoint.interval', undefined);
+  const schedule = (key: string) => {
+    try {
+      return readPeriodicSchedule(get(key));
+    } catch {
+      return undefined;
+    }
+  };
   return {
-    periodicSavepointIntervalMs: periodic && periodic > 0 ? periodic : undefined,
+    periodicSavepoint: schedule('periodic.savepoint.interval'),
+    periodicCheckpoint: schedule('periodic.checkpoint.interval'),
+    checkpointType: get('checkpoint.type')?.toUpperCase() === 'INCREMENTAL' ? 'INCREMENTAL' : 'FULL',
     historyMaxCount: Number(get('savepoint.history.max.count') ?? 10),
     historyMaxAgeMs: duration('savepoint.history.max.age', 24 * 3600_000)!,
     savepointCleanup: bool('savepoint.cleanup.enabled', true),
@@ -130,31 +143,64 @@ function checkpointProgressWindow(flat: Readonly<Record<string, string>>, config
   return configured !== undefined && configured >= least ? configured : least || configured;
 }
 
-export type DueSavepoint = { triggerType: 'MANUAL'; nonce: number } | { triggerType: 'PERIODIC' };
+export type DueSnapshot = { triggerType: 'MANUAL'; nonce: number } | { triggerType: 'PERIODIC' };
+/** A savepoint the spec asks for now. */
+export type DueSavepoint = DueSnapshot;
+
+/** Where the two snapshot kinds keep their nonce, schedule and last periodic trigger. */
+const SNAPSHOT_FIELDS = {
+  savepoint: { nonce: 'savepointTriggerNonce', schedule: 'periodicSavepoint', lastPeriodic: 'lastPeriodicSavepointTimestamp' },
+  checkpoint: { nonce: 'checkpointTriggerNonce', schedule: 'periodicCheckpoint', lastPeriodic: 'lastPeriodicCheckpointTimestamp' },
+} as const;
+export type SnapshotKind = keyof typeof SNAPSHOT_FIELDS;
 
 /**
- * A savepoint the spec asks for now: a new `savepointTriggerNonce` (compared with the last
- * acknowledged one in lastReconciledSpec), else an elapsed periodic interval (counted from the
- * last periodic savepoint, or from the last deployment when there was none).
+ * A snapshot of `kind` the spec asks for now: a new trigger nonce (compared with the last
+ * acknowledged one in lastReconciledSpec), else a periodic one whose schedule came due (counted from
+ * the last periodic snapshot, or from the last deployment when there was none; Apache's
+ * SnapshotUtils.shouldTriggerSnapshot).
  */
+export function dueSnapshot(
+  kind: SnapshotKind,
+  state: AnyInternalState,
+  desired: Pick<FlinkDeploymentSpec, 'job'>,
+  settings: DeploymentOperatorSettings,
+  now: number,
+): DueSnapshot | undefined {
+  const fields = SNAPSHOT_FIELDS[kind];
+  const nonce = desired.job?.[fields.nonce];
+  if (nonce !== undefined && nonce !== null && nonce !== state.lastReconciledSpec?.job?.[fields.nonce]) return { triggerType: 'MANUAL', nonce };
+  const next = nextPeriodicAt(kind, state, settings, now);
+  return next !== undefined && now >= next ? { triggerType: 'PERIODIC' } : undefined;
+}
+
+/** Milliseconds until the next periodic snapshot of `kind` is due; undefined when none is scheduled. */
+export function untilNextPeriodicSnapshot(kind: SnapshotKind, state: AnyInternalState, settings: DeploymentOperatorSettings, now: number): number | undefined {
+  const next = nextPeriodicAt(kind, state, settings, now);
+  return next === undefined ? undefined : Math.max(0, next - now);
+}
+
+function nextPeriodicAt(kind: SnapshotKind, state: AnyInternalState, settings: DeploymentOperatorSettings, now: number): number | undefined {
+  const fields = SNAPSHOT_FIELDS[kind];
+  const schedule = settings[fields.schedule];
+  if (schedule === undefined) return undefined;
+  const since = state[fields.lastPeriodic] ?? (state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now);
+  return nextDueAt(schedule, since);
+}
+
+/** A savepoint the spec asks for now (dueSnapshot of savepoints). */
 export function dueSavepoint(
   state: AnyInternalState,
   desired: Pick<FlinkDeploymentSpec, 'job'>,
   settings: DeploymentOperatorSettings,
   now: number,
 ): DueSavepoint | undefined {
-  const nonce = desired.job?.savepointTriggerNonce;
-  if (nonce !== undefined && nonce !== null && nonce !== state.lastReconciledSpec?.job?.savepointTriggerNonce) return { triggerType: 'MANUAL', nonce };
-  if (settings.periodicSavepointIntervalMs === undefined) return undefined;
-  const since = state.lastPeriodicSavepointTimestamp ?? (state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now);
-  return now - since >= settings.periodicSavepointIntervalMs ? { triggerType: 'PERIODIC' } : undefined;
+  return dueSnapshot('savepoint', state, desired, settings, now);
 }
 
 /** Milliseconds until the next periodic savepoint is due, if periodic savepoints are on. */
 export function untilNextPeriodicSavepoint(state: AnyInternalState, settings: DeploymentOperatorSettings, now: number): number | undefined {
-  if (settings.periodicSavepointIntervalMs === undefined) return undefined;
-  const since = state.lastPeriodicSavepointTimestamp ?? (state.reconciliationTimestamp ? Date.parse(state.reconciliationTimestamp) : now);
-  return Math.max(0, since + settings.periodicSavepointIntervalMs - now);
+  return untilNextPeriodicSnapshot('savepoint', state, settings, now);
 }
 
 /**

@@ -45,30 +45,36 @@ export function restorePathFor(desired: FlinkDeploymentSpec, state: InternalStat
   return (desired.job?.upgradeMode ?? 'stateless') === 'stateless' ? undefined : newestSavepointOf(state);
 }
 
-/** The spec to record as reconciled in a steady pass: the desired one, but the savepoint nonce only once its savepoint was taken. */
+/** The spec to record as reconciled in a steady pass: the desired one, but a savepoint or checkpoint nonce only once its snapshot was taken. */
 export function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalState): FlinkDeploymentSpec {
   const spec = withRunningState(desired);
   if (spec.job) {
-    const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
-    if (acked === undefined) delete spec.job.savepointTriggerNonce;
-    else spec.job.savepointTriggerNonce = acked;
+    for (const field of ['savepointTriggerNonce', 'checkpointTriggerNonce'] as const) {
+      const acked = state.lastReconciledSpec?.job?.[field];
+      if (acked === undefined) delete spec.job[field];
+      else spec.job[field] = acked;
+    }
   }
   return spec;
 }
 
 /**
- * The state with a manual savepoint's nonce acknowledged in lastReconciledSpec — and in
- * lastStableSpec too while the deployment is RUNNING (a nonce is not a spec change: the running
- * spec stays the stable one).
+ * The state with a manual savepoint's (or, with `field`, checkpoint's) nonce acknowledged in
+ * lastReconciledSpec — and in lastStableSpec too while the deployment is RUNNING (a nonce is not a
+ * spec change: the running spec stays the stable one).
  */
-export function withNonceAcknowledged(state: InternalState, nonce: number | undefined): InternalState {
+export function withNonceAcknowledged(
+  state: InternalState,
+  nonce: number | undefined,
+  field: 'savepointTriggerNonce' | 'checkpointTriggerNonce' = 'savepointTriggerNonce',
+): InternalState {
   if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
   const next: InternalState = {
     ...state,
-    lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, savepointTriggerNonce: nonce } },
+    lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, [field]: nonce } },
   };
   if (state.phase === 'RUNNING' && state.lastStableSpec?.job)
-    next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, savepointTriggerNonce: nonce } };
+    next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, [field]: nonce } };
   return next;
 }
 

@@ -45,6 +45,15 @@ export interface SavepointRequest {
   nonce?: number;
 }
 
+/** A checkpoint through Flink's trigger endpoint (POST /jobs/:id/checkpoints, Flink 1.19+ here). */
+export interface CheckpointRequest {
+  triggerType: 'MANUAL' | 'PERIODIC';
+  jobId: string;
+  /** FULL or INCREMENTAL (`kubernetes.operator.checkpoint.type`, FULL by default as in the Apache operator). */
+  checkpointType: 'FULL' | 'INCREMENTAL';
+  nonce?: number;
+}
+
 export type ReconcileStep =
   /** No side effect: gather a fact the decision needs (decide is asked again with it). */
   | { kind: 'gather'; fact: GatherableFact }
@@ -56,6 +65,9 @@ export type ReconcileStep =
   /** Intent (pending savepoint, STOPPING when it stops the job), then the trigger. */
   | { kind: 'start-savepoint'; request: SavepointRequest }
   | { kind: 'follow-savepoint' }
+  /** Intent (pendingCheckpoint with its trigger id), then the trigger. */
+  | { kind: 'start-checkpoint'; request: CheckpointRequest }
+  | { kind: 'follow-checkpoint' }
   /** Record the suspended spec (SUSPENDING), keep the suspend savepoint on the Flink ConfigMap, delete the cluster (SUSPENDED). */
   | { kind: 'suspend'; spec: FlinkDeploymentSpec; generation: number; savepoint?: string }
   /** Delete the JobManager and TaskManager Deployments, then enter `then`. */

@@ -12,6 +12,8 @@ import type { ObjectReader } from '../kube/object-reader.js';
 import type { StateStore } from '../state/state-store.js';
 import type {
   CancelJobResult,
+  CheckpointStatus,
+  CheckpointType,
   DisposalStatus,
   FlinkJobExceptions,
   FlinkCheckpointingStatistics,
@@ -34,6 +36,9 @@ export interface FlinkJobApi {
   ): Promise<string>;
   triggerSavepoint(jobId: string, options: { targetDirectory?: string; formatType?: SavepointFormatType; triggerId?: string }): Promise<string>;
   getSavepointStatus(jobId: string, triggerId: string): Promise<SavepointStatus>;
+  /** POST /jobs/:id/checkpoints; `triggerId` makes a re-send the same operation. Returns the trigger id. */
+  triggerCheckpoint(jobId: string, checkpointType?: CheckpointType, triggerId?: string): Promise<string>;
+  getCheckpointStatus(jobId: string, triggerId: string): Promise<CheckpointStatus>;
   getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics>;
   getExceptions(jobId: string): Promise<FlinkJobExceptions>;
   /** Job metrics by id (GET /jobs/:id/metrics?get=…); ids Flink does not know are left out. */

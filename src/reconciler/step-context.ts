@@ -75,6 +75,7 @@ export function fencedFlinkApi(api: FlinkJobApi, fence: SideEffectFence): FlinkJ
     listJobs: () => api.listJobs(),
     getSavepointStatus: (jobId, triggerId) => api.getSavepointStatus(jobId, triggerId),
     getCheckpoints: (jobId) => api.getCheckpoints(jobId),
+    getCheckpointStatus: (jobId, triggerId) => api.getCheckpointStatus(jobId, triggerId),
     getExceptions: (jobId) => api.getExceptions(jobId),
     getJobMetrics: (jobId, names) => api.getJobMetrics(jobId, names),
     getDisposalStatus: (triggerId) => api.getDisposalStatus(triggerId),
@@ -89,6 +90,10 @@ export function fencedFlinkApi(api: FlinkJobApi, fence: SideEffectFence): FlinkJ
     triggerSavepoint: (jobId, options) => {
       fence.check(`trigger a savepoint of Flink job ${jobId}`);
       return api.triggerSavepoint(jobId, options);
+    },
+    triggerCheckpoint: (jobId, checkpointType, triggerId) => {
+      fence.check(`trigger a checkpoint of Flink job ${jobId}`);
+      return api.triggerCheckpoint(jobId, checkpointType, triggerId);
     },
     disposeSavepoint: (savepointPath) => {
       fence.check(`dispose savepoint ${savepointPath}`);

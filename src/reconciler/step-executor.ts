@@ -1,8 +1,9 @@
 /**
  * Act: performs the one step a decision named (reconcile-step.ts), through the step modules
- * (cluster-steps.ts, snapshot-steps.ts). Each step is intent → side effect → result in the state
+ * (cluster-steps.ts, snapshot-steps.ts, checkpoint-steps.ts). Each step is intent → side effect → result in the state
  * ConfigMap; `gather` is resolved by the reconciler before it gets here.
  */
+import { followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
 import { followSavepoint, startSavepoint, trimHistory } from './snapshot-steps.js';
@@ -22,6 +23,10 @@ export async function executeStep(ctx: StepContext, step: ReconcileStep): Promis
       return startSavepoint(ctx, step.request);
     case 'follow-savepoint':
       return followSavepoint(ctx);
+    case 'start-checkpoint':
+      return startCheckpoint(ctx, step.request);
+    case 'follow-checkpoint':
+      return followCheckpoint(ctx);
     case 'suspend':
       return suspend(ctx, step.spec, step.generation, step.savepoint);
     case 'shut-down':

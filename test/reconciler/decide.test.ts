@@ -664,6 +664,64 @@ const rows: Row[] = [
     }),
     step: { kind: 'wait', requeue: 'steady', wakeUpInMs: 40 * MINUTE },
   },
+  // ---- checkpoints and cron schedules (issue 19; Apache SnapshotUtils.shouldTriggerSnapshot) ----
+  {
+    name: 'a new checkpointTriggerNonce: a MANUAL checkpoint, not a silent acknowledgement',
+    input: decisionInput({ state: stateIn('RUNNING', SP), desired: spec({ checkpointTriggerNonce: 3 }), generation: 2, observed: jobRunning() }),
+    step: { kind: 'start-checkpoint', request: { triggerType: 'MANUAL', nonce: 3, jobId: JOB_A, checkpointType: 'FULL' } },
+  },
+  {
+    name: 'periodic.checkpoint.interval elapsed: a PERIODIC checkpoint (of kubernetes.operator.checkpoint.type)',
+    input: decisionInput({
+      state: stateIn(
+        'RUNNING',
+        withConfig({ 'kubernetes.operator.periodic.checkpoint.interval': '10 min', 'kubernetes.operator.checkpoint.type': 'incremental' }),
+        { lastPeriodicCheckpointTimestamp: NOW - 11 * MINUTE },
+      ),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-checkpoint', request: { triggerType: 'PERIODIC', nonce: undefined, jobId: JOB_A, checkpointType: 'INCREMENTAL' } },
+  },
+  {
+    name: 'periodic checkpoint not due yet: woken when it is due (the sooner of savepoint and checkpoint)',
+    input: decisionInput({
+      state: stateIn(
+        'RUNNING',
+        withConfig({ 'kubernetes.operator.periodic.checkpoint.interval': '10 min', 'kubernetes.operator.periodic.savepoint.interval': '1 h' }),
+        { lastPeriodicCheckpointTimestamp: NOW - 4 * MINUTE, lastPeriodicSavepointTimestamp: NOW - 20 * MINUTE },
+      ),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'wait', requeue: 'steady', wakeUpInMs: 6 * MINUTE },
+  },
+  {
+    name: 'a pending checkpoint is followed',
+    input: decisionInput({
+      state: stateIn('RUNNING', SP, { pendingCheckpoint: { ...pendingSavepoint(), kind: 'checkpoint', triggerType: 'MANUAL' } }),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'follow-checkpoint' },
+  },
+  {
+    name: 'a Quartz cron periodic savepoint whose time came (every 6 h, last at 10:00, now 12:00): a PERIODIC savepoint',
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '0 0 */6 ? * *' }), {
+        lastPeriodicSavepointTimestamp: NOW - 2 * HOUR,
+      }),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'PERIODIC', stopJob: false, jobId: JOB_A } },
+  },
+  {
+    name: 'a Quartz cron periodic savepoint taken at 12:00 (now): woken at its next time (18:00)',
+    input: decisionInput({
+      state: stateIn('RUNNING', withConfig({ 'kubernetes.operator.periodic.savepoint.interval': '0 0 */6 ? * *' }), {
+        lastPeriodicSavepointTimestamp: NOW,
+      }),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'wait', requeue: 'steady', wakeUpInMs: 6 * HOUR },
+  },
   {
     name: 'more savepoints than savepoint.history.max.count: the history is trimmed',
     input: decisionInput({

@@ -41,6 +41,7 @@ export interface SpecOptions {
   state?: 'running' | 'suspended';
   initialSavepointPath?: string;
   savepointTriggerNonce?: number;
+  checkpointTriggerNonce?: number;
 }
 
 /** The builder's default spec (standalone, savepoint mode, savepoint and checkpoint dirs) with `options`. */
@@ -53,6 +54,7 @@ export function spec(options: SpecOptions = {}): FlinkDeploymentSpec {
         state: options.state,
         initialSavepointPath: options.initialSavepointPath,
         savepointTriggerNonce: options.savepointTriggerNonce,
+        ...(options.checkpointTriggerNonce !== undefined ? { checkpointTriggerNonce: options.checkpointTriggerNonce } : {}),
       },
     })
     .withFlinkConfiguration({ ...(options.ha ? HA_CONFIG : {}), ...options.config })

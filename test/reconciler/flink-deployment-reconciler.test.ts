@@ -23,6 +23,7 @@ import type {
   FlinkJobExceptions,
   FlinkJobOverview,
   SavepointStatus,
+  CheckpointStatus,
 } from '../../src/flink/flink-rest-types.js';
 import type { ObjectReader } from '../../src/kube/object-reader.js';
 import { FlinkDeploymentReconciler } from '../../src/reconciler/flink-deployment-reconciler.js';
@@ -220,6 +221,13 @@ class RecordingFlinkApi implements FlinkJobApi {
   }
   async getSavepointStatus(jobId: string): Promise<SavepointStatus> {
     return this.unexpected(`getSavepointStatus ${jobId}`);
+  }
+  async triggerCheckpoint(jobId: string, _type?: string, triggerId?: string): Promise<string> {
+    this.log.push(`api.triggerCheckpoint ${jobId} ${triggerId}`);
+    return triggerId ?? 'trigger';
+  }
+  async getCheckpointStatus(jobId: string, triggerId: string): Promise<CheckpointStatus> {
+    return this.unexpected(`getCheckpointStatus ${jobId} ${triggerId}`);
   }
   async getCheckpoints(jobId: string): Promise<FlinkCheckpointingStatistics> {
     return this.unexpected(`getCheckpoints ${jobId}`);
