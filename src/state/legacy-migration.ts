@@ -57,7 +57,8 @@ import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1beta1 } from '../api/flin
 import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SessionJobInternalState } from '../api/internal-state.js';
-import { decodeLegacySessionJobStatus, decodeLegacyStatus, hasLegacyFields, LegacyStatusError } from '../api/legacy-status-codec.js';
+import { decodeLegacySessionJobStatus, decodeLegacyStatus, hasLegacyFields } from '../api/legacy-status-codec.js';
+import { LegacyStatusError } from '../api/legacy-spec-codec.js';
 import { describeJsonDiff } from './json-patch-text.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';

@@ -51,8 +51,8 @@ import {
   encodeLegacySessionJobStatus,
   encodeLegacyStatus,
   hasLegacyFields,
-  LegacyStatusError,
 } from '../api/legacy-status-codec.js';
+import { LegacyStatusError } from '../api/legacy-spec-codec.js';
 import { isConflict, isTransient, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';

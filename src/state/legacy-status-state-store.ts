@@ -22,7 +22,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FlinkDeploymentV1, FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import { emptyInternalState, type InternalState } from '../api/internal-state.js';
-import { decodeLegacyStatus, encodeLegacyStatus, hasLegacyFields, LegacyStatusError, type DecodedLegacyStatus } from '../api/legacy-status-codec.js';
+import { decodeLegacyStatus, encodeLegacyStatus, hasLegacyFields, type DecodedLegacyStatus } from '../api/legacy-status-codec.js';
+import { LegacyStatusError } from '../api/legacy-spec-codec.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { FlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import type { FencingToken } from '../runtime/fencing-token.js';

@@ -1,14 +1,8 @@
 import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  decodeLegacyStatus,
-  encodeLegacyStatus,
-  hasLegacyFields,
-  LegacyStatusError,
-  parseLegacySpec,
-  serializeLegacySpec,
-} from '../../src/api/legacy-status-codec.js';
+import { decodeLegacyStatus, encodeLegacyStatus, hasLegacyFields } from '../../src/api/legacy-status-codec.js';
+import { LegacyStatusError, parseLegacySpec, serializeLegacySpec } from '../../src/api/legacy-spec-codec.js';
 import type { FlinkDeploymentStatusV1beta1 } from '../../src/api/flink-deployment-status.js';
 import { validateInternalStateSchema, validateStatusSchema } from '../../src/api/schema-validator.js';
 import { loadSharedFixtures } from './shared-fixtures.js';

@@ -15,7 +15,7 @@ import { DEFAULT_SESSION_CLUSTER_NAME } from '../../src/api/flink-session-job-bu
 import { FlinkSessionJobSpecSchema, SessionJobJobSpecSchema, type FlinkSessionJobSpec } from '../../src/api/flink-session-job-spec.js';
 import type { FlinkSessionJobStatusV1beta1 } from '../../src/api/flink-session-job-status.js';
 import { validateFlinkSessionJob } from '../../src/api/flink-session-job-validation.js';
-import { LEGACY_SPEC_API_VERSION, parseLegacySpec, serializeLegacySpec, type LegacySpecEnvelope } from '../../src/api/legacy-status-codec.js';
+import { LEGACY_SPEC_API_VERSION, parseLegacySpec, serializeLegacySpec, type LegacySpecEnvelope } from '../../src/api/legacy-spec-codec.js';
 import { validateFlinkDeployment } from '../../src/api/spec-validation.js';
 import { validateSessionJobSpecSchema, validateSessionJobStatusSchema } from '../../src/api/schema-validator.js';
 import {
