@@ -35,7 +35,14 @@
  * Caveats: without `sessionCluster` the configuration rules are skipped (as the Apache operator
  * skips them while the session cluster does not exist); the reconciler validates again with it.
  */
-import { REMOTE_JAR_SCHEMES, DNS_1035_LABEL, MAX_DEPLOYMENT_NAME_LENGTH, MAX_DERIVED_NAME_LENGTH, validateJobChange } from './spec-validation.js';
+import {
+  REMOTE_JAR_SCHEMES,
+  DNS_1035_LABEL,
+  MAX_DEPLOYMENT_NAME_LENGTH,
+  MAX_DERIVED_NAME_LENGTH,
+  validateCheckpointTriggers,
+  validateJobChange,
+} from './spec-validation.js';
 import { FLINK_VERSIONS, type FlinkDeploymentSpec, type FlinkVersion } from './flink-deployment-spec.js';
 import { checkpointDirectory, flattenFlinkConfiguration, savepointDirectory } from './flink-configuration.js';
 import { MAX_SESSION_JOB_NAME_LENGTH, SESSION_JOB_STATE_CONFIGMAP_SUFFIX } from './flink-session-job.js';
@@ -232,6 +239,8 @@ function validateAgainstCluster(
     }
   }
   const version = clusterSpec.flinkVersion;
+  // Checkpoints on request: the FlinkDeployment's rules, judged by the Flink the session cluster runs.
+  errors.push(...validateCheckpointTriggers({ job, flinkVersion: version }, flat, previous && { job: isObject(previous.job) ? previous.job : undefined }));
   if (!versionAtLeast(version, OLDEST_PER_JOB_CONFIGURATION_VERSION)) {
     for (const key of Object.keys(own)) {
       if (key.startsWith(OPERATOR_KEY_PREFIX)) continue;

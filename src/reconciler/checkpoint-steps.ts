@@ -2,48 +2,83 @@
  * Checkpoint steps: a manual (`job.checkpointTriggerNonce`) or periodic
  * (`kubernetes.operator.periodic.checkpoint.interval`) checkpoint through Flink's trigger endpoint
  * (POST /jobs/:id/checkpoints, GET /jobs/:id/checkpoints/:triggerid), the way snapshot-steps.ts takes
- * savepoints.
+ * savepoints. One implementation for both resources: a FlinkDeployment's job (step-executor.ts) and
+ * a FlinkSessionJob (session-job-steps.ts) reach it through CheckpointStepContext.
  *
  * Write order (design/005):
  * - start: the intent (pendingCheckpoint, with the trigger id chosen here) goes to the state
  *   ConfigMap; then the trigger is sent with that id, so a re-send after a crash is the same
  *   operation for Flink (it de-duplicates trigger ids).
  * - completion: in one write, the intent is cleared, the nonce acknowledged in lastReconciledSpec
- *   (MANUAL) or lastPeriodicCheckpointTimestamp set (PERIODIC); then a CheckpointCompleted event.
+ *   (MANUAL; in lastStableSpec too while RUNNING) or lastPeriodicCheckpointTimestamp set
+ *   (PERIODIC); then a CheckpointCompleted event.
  *
  * Failures: as savepoints (Apache's SnapshotObserver treats both alike): retried with a new trigger
  * id within `savepoint.trigger.grace-period`, then reported (CheckpointError) and acknowledged so
  * the job is not asked again and again; a checkpoint never stops or restarts the job.
  *
  * Assumptions: the spec was validated (spec-validation.ts refuses checkpoint triggers before Flink
- * 1.19). Caveats: Flink forgets trigger ids when its JobManager restarts; an intent Flink does not
- * know is re-sent (with the same id) while the job runs, so a checkpoint taken just before such a
- * restart may be taken twice. Checkpoints are not recorded in the savepoint history (they are not
- * restore points the operator manages: Flink retains and subsumes them itself).
+ * 1.19; for a session job, against its session cluster's flinkVersion). Caveats: Flink forgets
+ * trigger ids when its JobManager restarts; an intent Flink does not know is re-sent (with the same
+ * id) while the job runs, so a checkpoint taken just before such a restart may be taken twice.
+ * Checkpoints are not recorded in the savepoint history (they are not restore points the operator
+ * manages: Flink retains and subsumes them itself).
  */
-import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
+import type { AnyInternalState, PendingSnapshot } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import { withNonceAcknowledged } from './deployment-specs.js';
-import type { CheckpointRequest, StepResult } from './reconcile-step.js';
-import type { StepContext } from './step-context.js';
+import type { CheckpointRequest } from './reconcile-step.js';
+import type { FlinkJobApi } from './reconciler-dependencies.js';
+
+/** Whether the job a pending checkpoint was asked of can still take it. */
+export type CheckpointJobView =
+  /** The job runs (or nothing says otherwise): ask Flink about the trigger. */
+  | { kind: 'running' }
+  /** Its JobManager is on its way: look again later. */
+  | { kind: 'waiting' }
+  /** The checkpoint cannot complete any more: `reason` says why. */
+  | { kind: 'gone'; reason: string };
+
+/** What the checkpoint steps need of a pass, whichever resource it reconciles. */
+export interface CheckpointStepContext<S extends AnyInternalState> {
+  /** The job's Flink REST API; triggerCheckpoint is fenced. */
+  readonly api: Pick<FlinkJobApi, 'triggerCheckpoint' | 'getCheckpointStatus'>;
+  /** `kubernetes.operator.savepoint.trigger.grace-period` in ms (it governs checkpoints too). */
+  readonly triggerGracePeriodMs: number;
+  now(): number;
+  /** A fresh id (the trigger id of a checkpoint). */
+  newTriggerId(): string;
+  /** Emits a Kubernetes event on the reconciled resource. */
+  emit(type: 'Normal' | 'Warning', reason: string, message: string): void;
+  /** Whether job `jobId` is still there to take its pending checkpoint. */
+  jobView(jobId: string): CheckpointJobView;
+  /** The state as last read or written in this pass. */
+  state(): S;
+  /** Writes through the state store; the result becomes the pass's state. */
+  save(fn: (current: S) => S): Promise<S>;
+}
+
+/** What a checkpoint step asks of the pass next: a quick look again, or decide again at once. */
+export interface CheckpointStepResult {
+  requeue: 'progress' | 'continue';
+}
 
 /** Records the intent, then sends the trigger. */
-export async function startCheckpoint(ctx: StepContext, request: CheckpointRequest): Promise<StepResult> {
+export async function startCheckpoint<S extends AnyInternalState>(ctx: CheckpointStepContext<S>, request: CheckpointRequest): Promise<CheckpointStepResult> {
   const pending: PendingSnapshot = {
     kind: 'checkpoint',
     triggerType: request.triggerType,
     checkpointType: request.checkpointType,
     jobId: request.jobId,
     stopJob: false,
-    requestedAt: ctx.deps.now(),
-    triggerId: ctx.deps.newJobId(),
+    requestedAt: ctx.now(),
+    triggerId: ctx.newTriggerId(),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
   };
   const state = await ctx.save((s) => (s.pendingCheckpoint ? s : { ...s, pendingCheckpoint: pending }));
   return send(ctx, state.pendingCheckpoint!);
 }
 
-async function send(ctx: StepContext, pending: PendingSnapshot): Promise<StepResult> {
+async function send<S extends AnyInternalState>(ctx: CheckpointStepContext<S>, pending: PendingSnapshot): Promise<CheckpointStepResult> {
   const type = pending.checkpointType === 'INCREMENTAL' ? 'INCREMENTAL' : 'FULL';
   await ctx.api.triggerCheckpoint(pending.jobId, type, pending.triggerId);
   return { requeue: 'progress' };
@@ -54,14 +89,11 @@ function isUnknownTrigger(error: unknown): boolean {
 }
 
 /** Follows the pending checkpoint to its end. */
-export async function followCheckpoint(ctx: StepContext): Promise<StepResult> {
+export async function followCheckpoint<S extends AnyInternalState>(ctx: CheckpointStepContext<S>): Promise<CheckpointStepResult> {
   const pending = ctx.state().pendingCheckpoint!;
-  const jobManager = ctx.observed.jobManager;
-  if (jobManager === 'MISSING' || jobManager === 'ERROR') return fail(ctx, pending, 'lost', 'the JobManager is not running');
-  if (jobManager !== 'READY') return { requeue: 'progress' };
-  const job = ctx.observed.job;
-  if (job && job.jobId === pending.jobId && job.state !== 'RUNNING') return fail(ctx, pending, 'lost', `job ${pending.jobId} is ${job.state}`);
-  if (job && job.jobId !== pending.jobId) return fail(ctx, pending, 'lost', `job ${pending.jobId} is not running any more`);
+  const view = ctx.jobView(pending.jobId);
+  if (view.kind === 'gone') return fail(ctx, pending, 'lost', view.reason);
+  if (view.kind === 'waiting') return { requeue: 'progress' };
   let answer;
   try {
     answer = await ctx.api.getCheckpointStatus(pending.jobId, pending.triggerId!);
@@ -76,38 +108,57 @@ export async function followCheckpoint(ctx: StepContext): Promise<StepResult> {
   return fail(ctx, pending, 'failed', cause['stack-trace']?.split('\n')[0] ?? cause.class ?? 'unknown cause');
 }
 
-function settled(s: InternalState, pending: PendingSnapshot, now: number): InternalState {
-  let next: InternalState = { ...s, pendingCheckpoint: undefined };
-  if (pending.triggerType === 'PERIODIC') next.lastPeriodicCheckpointTimestamp = now;
-  if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce, 'checkpointTriggerNonce');
+/**
+ * The state with a manual checkpoint's nonce acknowledged in lastReconciledSpec, and in
+ * lastStableSpec while RUNNING (a nonce is not a spec change a rollback should undo).
+ */
+function withCheckpointNonceAcknowledged<S extends AnyInternalState>(state: S, nonce: number | undefined): S {
+  if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
+  let next: S = { ...state, lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, checkpointTriggerNonce: nonce } } };
+  if (state.phase === 'RUNNING' && state.lastStableSpec?.job)
+    next = { ...next, lastStableSpec: { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, checkpointTriggerNonce: nonce } } };
   return next;
 }
 
-async function complete(ctx: StepContext, pending: PendingSnapshot, checkpointId: number): Promise<StepResult> {
-  const now = ctx.deps.now();
+function settled<S extends AnyInternalState>(s: S, pending: PendingSnapshot, now: number): S {
+  let next: S = { ...s, pendingCheckpoint: undefined };
+  if (pending.triggerType === 'PERIODIC') next = { ...next, lastPeriodicCheckpointTimestamp: now };
+  if (pending.triggerType === 'MANUAL') next = withCheckpointNonceAcknowledged(next, pending.triggerNonce);
+  return next;
+}
+
+async function complete<S extends AnyInternalState>(
+  ctx: CheckpointStepContext<S>,
+  pending: PendingSnapshot,
+  checkpointId: number,
+): Promise<CheckpointStepResult> {
+  const now = ctx.now();
   await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? settled(s, pending, now) : s));
-  ctx.deps.events.emit(ctx.deployment, 'Normal', 'CheckpointCompleted', `${pending.triggerType} checkpoint ${checkpointId} of job ${pending.jobId} completed`);
+  ctx.emit('Normal', 'CheckpointCompleted', `${pending.triggerType} checkpoint ${checkpointId} of job ${pending.jobId} completed`);
   return { requeue: 'continue' };
 }
 
-async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
-  const { deps } = ctx;
-  const now = deps.now();
+async function fail<S extends AnyInternalState>(
+  ctx: CheckpointStepContext<S>,
+  pending: PendingSnapshot,
+  kind: 'failed' | 'lost',
+  reason: string,
+): Promise<CheckpointStepResult> {
+  const now = ctx.now();
   const attempt = (pending.failures ?? 0) + 1;
-  if (kind === 'failed' && now - pending.requestedAt < ctx.settings.triggerGracePeriodMs) {
-    const retry: PendingSnapshot = { ...pending, triggerId: deps.newJobId(), failures: attempt };
-    deps.events.emit(
-      ctx.deployment,
+  if (kind === 'failed' && now - pending.requestedAt < ctx.triggerGracePeriodMs) {
+    const retry: PendingSnapshot = { ...pending, triggerId: ctx.newTriggerId(), failures: attempt };
+    ctx.emit(
       'Warning',
       'CheckpointError',
-      `${pending.triggerType} checkpoint of job ${pending.jobId} failed (attempt ${attempt}): ${reason}; retrying until ${new Date(pending.requestedAt + ctx.settings.triggerGracePeriodMs).toISOString()} (kubernetes.operator.savepoint.trigger.grace-period)`,
+      `${pending.triggerType} checkpoint of job ${pending.jobId} failed (attempt ${attempt}): ${reason}; retrying until ${new Date(pending.requestedAt + ctx.triggerGracePeriodMs).toISOString()} (kubernetes.operator.savepoint.trigger.grace-period)`,
     );
     const state = await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? { ...s, pendingCheckpoint: retry } : s));
     if (state.pendingCheckpoint?.triggerId !== retry.triggerId) return { requeue: 'continue' };
     return send(ctx, retry);
   }
   const message = `${pending.triggerType} checkpoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${reason}; it is not retried further`;
-  deps.events.emit(ctx.deployment, 'Warning', 'CheckpointError', message);
+  ctx.emit('Warning', 'CheckpointError', message);
   await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? settled(s, pending, now) : s));
   return { requeue: 'continue' };
 }

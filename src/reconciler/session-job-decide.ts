@@ -23,15 +23,27 @@
  *   missing cluster, a cluster being deleted without `block-on-session-jobs`, or a cluster that is
  *   not ready and has no HA (its jobs cannot survive) release the finalizer at once; a running
  *   job is cancelled, or stopped with a savepoint with `job.savepoint-on-deletion`.
+ * - A manual checkpoint nonce is acknowledged only with its checkpoint (acknowledgedSpec holds it
+ *   back); checkpoints are asked only of a RUNNING job on a session cluster whose flinkVersion
+ *   takes them on request (checkpointTriggerSupported), after any due savepoint.
  * Assumptions: `observed.jobs` is one `GET /jobs` of the session cluster in this pass.
  */
 import type { DeploymentPhase } from '../api/deployment-phase.js';
+import type { FlinkVersion } from '../api/flink-deployment-spec.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
-import { type DeploymentOperatorSettings, dueSavepoint, untilNextPeriodicSavepoint } from './deployment-operator-settings.js';
+import {
+  type DeploymentOperatorSettings,
+  dueSavepoint,
+  dueSnapshot,
+  untilNextPeriodicSavepoint,
+  untilNextPeriodicSnapshot,
+} from './deployment-operator-settings.js';
+import type { CheckpointRequest } from './reconcile-step.js';
 
 /** The session cluster as this pass found it. */
 export type SessionClusterView =
@@ -61,6 +73,8 @@ export interface SessionJobObservation {
   restUnreachable?: string;
   /** The newest completed checkpoint of the running job (asked only for a last-state stop). */
   latestCheckpoint?: string | null;
+  /** The session cluster FlinkDeployment's spec.flinkVersion (whether Flink takes checkpoints on request). */
+  clusterFlinkVersion?: FlinkVersion;
 }
 
 export interface SessionJobDecisionInput {
@@ -110,6 +124,10 @@ export type SessionJobStep =
   /** STOPPING by cancel: cancel again (Flink treats it as one) until the job has ended, then STOPPED / SUSPENDED. */
   | { kind: 'follow-cancel' }
   | { kind: 'start-savepoint'; triggerType: 'MANUAL' | 'PERIODIC'; nonce?: number }
+  /** Intent (pendingCheckpoint with its trigger id) then the trigger (checkpoint-steps.ts). */
+  | { kind: 'start-checkpoint'; request: CheckpointRequest }
+  /** Follow the pending checkpoint (checkpoint-steps.ts). */
+  | { kind: 'follow-checkpoint' }
   /** Deletion: remove the finalizer (the state ConfigMap goes with the owner). */
   | { kind: 'release'; why: string };
 
@@ -157,12 +175,23 @@ function upgradeRelevant(spec: FlinkSessionJobSpec | undefined): unknown {
 
 const OPERATOR_KEY_PREFIX = 'kubernetes.operator.';
 
-/** The spec to record as reconciled without a new submission: the desired one, running, its savepoint nonce only once the savepoint was taken. */
+/**
+ * The spec to record as reconciled without a new submission: the desired one, running, its
+ * savepoint and checkpoint nonces only once their snapshot was taken (the acknowledged ones are kept).
+ */
 export function acknowledgedSpec(desired: FlinkSessionJobSpec, state: SessionJobInternalState): FlinkSessionJobSpec {
   const spec = runningSpec(desired);
-  const acked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
-  const { savepointTriggerNonce: _nonce, ...job } = spec.job ?? {};
-  return { ...spec, job: acked === undefined ? job : { ...job, savepointTriggerNonce: acked } };
+  const { savepointTriggerNonce: _savepointNonce, checkpointTriggerNonce: _checkpointNonce, ...job } = spec.job ?? {};
+  const savepointAcked = state.lastReconciledSpec?.job?.savepointTriggerNonce;
+  const checkpointAcked = state.lastReconciledSpec?.job?.checkpointTriggerNonce;
+  return {
+    ...spec,
+    job: {
+      ...job,
+      ...(savepointAcked !== undefined ? { savepointTriggerNonce: savepointAcked } : {}),
+      ...(checkpointAcked !== undefined ? { checkpointTriggerNonce: checkpointAcked } : {}),
+    },
+  };
 }
 
 /** True when `desired` must be submitted anew to replace what `reconciled` runs. */
@@ -218,6 +247,7 @@ export function decideSessionJob(input: SessionJobDecisionInput): SessionJobDeci
   const listed = (jobId: string | undefined) => (jobId ? observed.jobs?.find((j) => j.jobId === jobId) : undefined);
 
   if (state.pendingSavepoint) return { step: { kind: 'follow-savepoint' } };
+  if (state.pendingCheckpoint) return { step: { kind: 'follow-checkpoint' } };
   if (STOPPING_PHASES.includes(state.phase)) return { step: { kind: 'follow-cancel' } };
 
   switch (state.phase) {
@@ -291,13 +321,32 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
   if (job.state === 'RUNNING') {
     const due = dueSavepoint(state, desired, settings, now);
     if (due) return { step: { kind: 'start-savepoint', ...due } };
-    const wake = untilNextPeriodicSavepoint(state, settings, now);
+    const checkpoints = checkpointTriggerSupported(input.observed.clusterFlinkVersion);
+    const checkpoint = checkpoints ? dueSnapshot('checkpoint', state, desired, settings, now) : undefined;
+    if (checkpoint) {
+      const request: CheckpointRequest = {
+        triggerType: checkpoint.triggerType,
+        jobId,
+        checkpointType: settings.checkpointType,
+        ...(checkpoint.triggerType === 'MANUAL' ? { nonce: checkpoint.nonce } : {}),
+      };
+      return { step: { kind: 'start-checkpoint', request } };
+    }
+    const wake = soonest(
+      untilNextPeriodicSavepoint(state, settings, now),
+      checkpoints ? untilNextPeriodicSnapshot('checkpoint', state, settings, now) : undefined,
+    );
     return { step: { kind: 'wait', requeue: 'steady', ...(wake !== undefined ? { wakeUpInMs: wake } : {}) } };
   }
   if (terminal && job.state !== 'FINISHED') {
     return { step: { kind: 'wait', requeue: 'steady', error: `Job ${jobId} is ${job.state}; change the spec (or restartNonce) to submit it again` } };
   }
   return { step: { kind: 'wait', requeue: 'progress' } };
+}
+
+/** The sooner of two wake-ups, either of which may be unscheduled. */
+function soonest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
 /**

@@ -28,7 +28,7 @@ export interface SessionJobRunRequest {
 /** The session cluster's REST calls a session job makes; every call that changes something is fenced. */
 export interface SessionJobFlinkApi extends Pick<
   FlinkJobApi,
-  'listJobs' | 'cancelJob' | 'stopWithSavepoint' | 'triggerSavepoint' | 'getSavepointStatus' | 'getCheckpoints'
+  'listJobs' | 'cancelJob' | 'stopWithSavepoint' | 'triggerSavepoint' | 'getSavepointStatus' | 'getCheckpoints' | 'triggerCheckpoint' | 'getCheckpointStatus'
 > {
   /** POST /jars/upload; the jar id. */
   uploadJar(jar: Uint8Array, fileName: string): Promise<string>;

@@ -1,7 +1,8 @@
 /**
  * What a session-job pass observes: its session cluster (the FlinkDeployment named by
  * spec.deploymentName, its JobManager Deployment) and, when the JobManager is available, the
- * cluster's jobs (one `GET /jobs/overview`).
+ * cluster's jobs (one `GET /jobs/overview`), and the cluster's spec.flinkVersion (whether Flink takes
+ * checkpoints on request).
  *
  * The cluster is judged from the world, not from its FlinkDeployment's status: the JobManager
  * Deployment must be available and the REST API must answer (the Apache operator waits for
@@ -53,7 +54,9 @@ export async function observeSessionJob(
   } else {
     view = { kind: 'ready', highAvailability };
   }
-  if (!available) return { observation: { cluster: view }, cluster };
+  const version = cluster.spec?.flinkVersion;
+  const versioned = version !== undefined ? { clusterFlinkVersion: version } : {};
+  if (!available) return { observation: { cluster: view, ...versioned }, cluster };
   try {
     const jobs = (await api(cluster).listJobs()).map((j) => ({
       jobId: j.jid,
@@ -62,10 +65,10 @@ export async function observeSessionJob(
       startTime: j['start-time'],
       updateTime: j['last-modification'],
     }));
-    return { observation: { cluster: view, jobs }, cluster };
+    return { observation: { cluster: view, jobs, ...versioned }, cluster };
   } catch (error) {
     if (!(error instanceof FlinkRestError)) throw error;
-    return { observation: { cluster: view, restUnreachable: error.message }, cluster };
+    return { observation: { cluster: view, restUnreachable: error.message, ...versioned }, cluster };
   }
 }
 

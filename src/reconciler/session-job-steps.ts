@@ -11,12 +11,15 @@
  * | follow-savepoint | — | (a re-send only when Flink never saw the trigger) | history + STOPPED/SUSPENDED |
  * | follow-cancel | — | cancel again while the job still runs | STOPPED/SUSPENDED |
  * | start-savepoint | pending savepoint with its trigger id | trigger | (follow-savepoint) |
+ * | start-checkpoint | pending checkpoint with its trigger id | trigger | (follow-checkpoint) |
+ * | follow-checkpoint | — | (a re-send only when Flink does not know the trigger) | nonce acknowledged / periodic time |
  * | release | — | the finalizer removed | — |
  *
  * Guarantees: a crash after any write leaves a state from which the next pass resolves by
  * looking: a pinned job id known to Flink is recorded, never run again; a trigger id is re-sent
  * only when Flink has no trace of it (pending-savepoint.ts), and Flink de-duplicates trigger ids.
- * The run of a jar is never retried within a pass.
+ * The run of a jar is never retried within a pass. Checkpoints are the FlinkDeployment's steps
+ * (checkpoint-steps.ts) over this pass (checkpointContext).
  * Assumptions: the state update functions here set fields from values captured before the call
  * (idempotent, as the store requires).
  */
@@ -31,6 +34,7 @@ import { NotLeaderError } from '../state/state-errors.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
+import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies, SessionJobRunRequest } from './session-job-dependencies.js';
@@ -177,12 +181,41 @@ export async function executeSessionJobStep(ctx: SessionJobStepContext, step: Se
       const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending }));
       return sendSavepoint(ctx, state.pendingSavepoint!);
     }
+    case 'start-checkpoint':
+      return startCheckpoint(checkpointContext(ctx), step.request);
+    case 'follow-checkpoint':
+      return followCheckpoint(checkpointContext(ctx));
     case 'release':
       await deps.finalizers.remove(ctx.job, ctx.fence);
       deps.forgetSessionJob(ctx.job);
       deps.log.info({ namespace: ctx.job.metadata.namespace, name: ctx.job.metadata.name, why: step.why }, 'session job deleted');
       return { requeue: 'steady' };
   }
+}
+
+/** The checkpoint steps' view of a session-job pass. */
+function checkpointContext(ctx: SessionJobStepContext): CheckpointStepContext<SessionJobInternalState> {
+  const { deps } = ctx;
+  return {
+    api: apiOf(ctx),
+    triggerGracePeriodMs: ctx.settings.triggerGracePeriodMs,
+    now: () => deps.now(),
+    newTriggerId: () => deps.newJobId(),
+    emit: (type, reason, message) => deps.events.emit(ctx.job, type, reason, message),
+    jobView: (jobId) => sessionJobView(ctx.observed, jobId),
+    state: () => ctx.state(),
+    save: (fn) => ctx.save(fn),
+  };
+}
+
+/** A pending checkpoint's job in the session cluster's job list of this pass. */
+function sessionJobView(observed: SessionJobObservation, jobId: string): CheckpointJobView {
+  // The decision follows a checkpoint only once the cluster answered; no list is nothing to judge by.
+  if (!observed.jobs) return { kind: 'waiting' };
+  const listed = observed.jobs.find((j) => j.jobId === jobId);
+  if (!listed) return { kind: 'gone', reason: `job ${jobId} is not running any more` };
+  if (listed.state !== 'RUNNING') return { kind: 'gone', reason: `job ${jobId} is ${listed.state}` };
+  return { kind: 'running' };
 }
 
 async function submit(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {

@@ -1,9 +1,10 @@
 /**
  * Act: performs the one step a decision named (reconcile-step.ts), through the step modules
- * (cluster-steps.ts, snapshot-steps.ts, checkpoint-steps.ts). Each step is intent → side effect → result in the state
+ * (cluster-steps.ts, snapshot-steps.ts, checkpoint-steps.ts through checkpointContext). Each step is intent → side effect → result in the state
  * ConfigMap; `gather` is resolved by the reconciler before it gets here.
  */
-import { followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
+import type { InternalState } from '../api/internal-state.js';
+import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
 import { followSavepoint, startSavepoint, trimHistory } from './snapshot-steps.js';
@@ -24,9 +25,9 @@ export async function executeStep(ctx: StepContext, step: ReconcileStep): Promis
     case 'follow-savepoint':
       return followSavepoint(ctx);
     case 'start-checkpoint':
-      return startCheckpoint(ctx, step.request);
+      return startCheckpoint(checkpointContext(ctx), step.request);
     case 'follow-checkpoint':
-      return followCheckpoint(ctx);
+      return followCheckpoint(checkpointContext(ctx));
     case 'suspend':
       return suspend(ctx, step.spec, step.generation, step.savepoint);
     case 'shut-down':
@@ -44,4 +45,29 @@ export async function executeStep(ctx: StepContext, step: ReconcileStep): Promis
     case 'report-failed-job':
       return reportFailedJob(ctx, step.jobId);
   }
+}
+
+/** The checkpoint steps' view of a FlinkDeployment pass. */
+function checkpointContext(ctx: StepContext): CheckpointStepContext<InternalState> {
+  return {
+    api: ctx.api,
+    triggerGracePeriodMs: ctx.settings.triggerGracePeriodMs,
+    now: () => ctx.deps.now(),
+    newTriggerId: () => ctx.deps.newJobId(),
+    emit: (type, reason, message) => ctx.deps.events.emit(ctx.deployment, type, reason, message),
+    jobView: (jobId) => deploymentJobView(ctx, jobId),
+    state: () => ctx.state(),
+    save: (fn) => ctx.save(fn),
+  };
+}
+
+/** A pending checkpoint's job as this pass observed it: its JobManager first, then the job. */
+function deploymentJobView(ctx: StepContext, jobId: string): CheckpointJobView {
+  const jobManager = ctx.observed.jobManager;
+  if (jobManager === 'MISSING' || jobManager === 'ERROR') return { kind: 'gone', reason: 'the JobManager is not running' };
+  if (jobManager !== 'READY') return { kind: 'waiting' };
+  const job = ctx.observed.job;
+  if (job && job.jobId === jobId && job.state !== 'RUNNING') return { kind: 'gone', reason: `job ${jobId} is ${job.state}` };
+  if (job && job.jobId !== jobId) return { kind: 'gone', reason: `job ${jobId} is not running any more` };
+  return { kind: 'running' };
 }

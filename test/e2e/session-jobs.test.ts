@@ -280,3 +280,37 @@ test('the state ConfigMap deleted by hand: rebuilt from the session cluster (Sta
     'the rebuilt state never submitted the running job again',
   );
 });
+
+// As test/e2e/checkpoints.test.ts for a FlinkDeployment: the simulated JobManager's checkpoint history (POST /jobs/:id/checkpoints, Flink 1.19+).
+test("a session job's checkpointTriggerNonce takes exactly one checkpoint on its session cluster, acknowledged only once Flink completed it", async () => {
+  const cluster = 'checkpoint-sessions';
+  await h.create(flinkDeployment(cluster).withoutJob().build());
+  await h.waitFor(cluster, (d) => d.status?.lifecycleState === 'STABLE', 'session cluster STABLE', 30_000);
+  const name = 'checkpointed';
+  await sessionJobs.create(
+    flinkSessionJob(name)
+      .onCluster(cluster)
+      .withJob({ jarURI: `${jarBase}/jobs/${name}.jar`, entryClass: 'com.example.Checkpointed', parallelism: 1, upgradeMode: 'savepoint' })
+      .build(),
+  );
+  const running = await sessionJobs.waitFor(name, runningAt(1), 'RUNNING');
+  const jobId = running.status!.jobStatus!.jobId!;
+  // For a session cluster the JobManager's Deployment is named after the cluster.
+  const checkpoints = () => {
+    const jobManager = h.world.simulation.jobManagers().find((jm) => jm.deployment.name === cluster && !jm.isStopped);
+    return (jobManager?.getJob(jobId)?.history ?? []).filter((c) => 'kind' in c && c.kind === 'CHECKPOINT' && 'completedTimestamp' in c);
+  };
+  assert.equal(checkpoints().length, 0, 'no checkpointing configured: none before the nonce');
+
+  await sessionJobs.patchJob(name, { checkpointTriggerNonce: 1 });
+  await h.waitUntil(async () => ((await h.events(name)).some((e) => e.reason === 'CheckpointCompleted') ? true : undefined), 'CheckpointCompleted event');
+  await sessionJobs.waitFor(name, runningAt(2), 'RUNNING at generation 2');
+  // A few more passes (reconcileIntervalMs is 1 s): the acknowledged nonce takes no second checkpoint.
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.equal(checkpoints().length, 1, 'exactly one checkpoint for the nonce');
+  const state = await h.core.readNamespacedConfigMap({ namespace: NS, name: sessionJobStateConfigMapName(name) });
+  assert.match(state.data?.lastReconciledSpec ?? '', /checkpointTriggerNonce: 1/, 'the nonce is acknowledged in the state');
+  assert.equal(state.data?.pendingOperation, undefined, 'no checkpoint left pending');
+  assert.equal(h.world.simulation.lineage(NS, cluster).submissions.filter((s) => s.jobId === jobId).length, 1, 'the checkpoint resubmitted nothing');
+  assert.equal(running.status?.jobStatus?.jobId, (await sessionJobs.get(name))?.status?.jobStatus?.jobId, 'the same job runs');
+});

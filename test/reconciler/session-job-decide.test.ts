@@ -291,3 +291,81 @@ describe('session-job decisions: what the Apache operator ignores, and where a s
     expectStep(input(newer, change, ready([[JOB_A, 'FAILED']])), { kind: 'pin', restoreFrom: SAVEPOINT });
   });
 });
+
+// Checkpoints on request (design/010): the FlinkDeployment's rules (design/005 "Checkpoints"), the
+// Flink version that of the session cluster (POST /jobs/:id/checkpoints exists from Flink 1.19).
+describe('session-job decisions: checkpoints', () => {
+  const onV120 = (jobs: Array<[string, string]>): SessionJobObservation => ({ ...ready(jobs), clusterFlinkVersion: 'v1_20' });
+  const nonce = spec((s) => (s.job!.checkpointTriggerNonce = 3));
+  const newArgs = spec((s) => (s.job!.args = ['--speed', '2']));
+  const pendingCheckpoint = {
+    kind: 'checkpoint' as const,
+    triggerType: 'MANUAL' as const,
+    checkpointType: 'FULL' as const,
+    jobId: JOB_A,
+    stopJob: false,
+    requestedAt: NOW,
+    triggerId: 'c'.repeat(32),
+    triggerNonce: 3,
+  };
+  test('a new checkpointTriggerNonce: recorded first without the nonce, then a MANUAL checkpoint with it (no new submission)', () => {
+    assert.equal(needsNewSubmission(spec(), nonce), false);
+    const ack = expectStep(input(stateIn('RUNNING'), nonce, onV120([[JOB_A, 'RUNNING']])), { kind: 'acknowledge', generation: 2 });
+    assert.equal((ack as { spec: FlinkSessionJobSpec }).spec.job?.checkpointTriggerNonce, undefined, 'acknowledged only once the checkpoint completed');
+    const recorded = stateIn('RUNNING', { lastReconciledGeneration: 2 });
+    expectStep(input(recorded, nonce, onV120([[JOB_A, 'RUNNING']])), {
+      kind: 'start-checkpoint',
+      request: { triggerType: 'MANUAL', jobId: JOB_A, checkpointType: 'FULL', nonce: 3 },
+    });
+  });
+  test('a pending checkpoint is followed (after a pending savepoint), even while a spec change waits', () => {
+    const pending = stateIn('RUNNING', { pendingCheckpoint });
+    expectStep(input(pending, newArgs, onV120([[JOB_A, 'RUNNING']])), { kind: 'follow-checkpoint' });
+    const both = stateIn('RUNNING', {
+      pendingCheckpoint,
+      pendingSavepoint: { kind: 'savepoint', triggerType: 'MANUAL', jobId: JOB_A, stopJob: false, requestedAt: NOW, triggerId: 'f'.repeat(32) },
+    });
+    expectStep(input(both, spec(), onV120([[JOB_A, 'RUNNING']])), { kind: 'follow-savepoint' });
+  });
+  test('an acknowledged checkpoint nonce is kept when another change is recorded; the same nonce asks nothing again', () => {
+    const acked = spec((s) => (s.job!.checkpointTriggerNonce = 3));
+    const state = stateIn('RUNNING', { lastReconciledSpec: acked, lastReconciledGeneration: 2 });
+    expectStep(input(state, acked, onV120([[JOB_A, 'RUNNING']])), { kind: 'wait', requeue: 'steady' });
+    const withSettings = spec((s) => {
+      s.job!.checkpointTriggerNonce = 3;
+      s.flinkConfiguration = { 'kubernetes.operator.savepoint.history.max.count': '3' };
+    });
+    const ack = expectStep(input(state, withSettings, onV120([[JOB_A, 'RUNNING']]), { desiredGeneration: 3 }), { kind: 'acknowledge' });
+    assert.equal((ack as { spec: FlinkSessionJobSpec }).spec.job?.checkpointTriggerNonce, 3);
+  });
+  test('periodic checkpoints when due; the wake-up is the sooner of the periodic savepoint and checkpoint', () => {
+    const periodic = spec(
+      (s) =>
+        (s.flinkConfiguration = {
+          'kubernetes.operator.periodic.checkpoint.interval': '10m',
+          'kubernetes.operator.periodic.savepoint.interval': '1h',
+        }),
+    );
+    const due = stateIn('RUNNING', {
+      lastReconciledSpec: periodic,
+      lastPeriodicCheckpointTimestamp: NOW - 11 * 60_000,
+      lastPeriodicSavepointTimestamp: NOW - 60_000,
+    });
+    expectStep(input(due, periodic, onV120([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), {
+      kind: 'start-checkpoint',
+      request: { triggerType: 'PERIODIC', jobId: JOB_A, checkpointType: 'FULL' },
+    });
+    const taken = { ...due, lastPeriodicCheckpointTimestamp: NOW - 60_000 };
+    expectStep(input(taken, periodic, onV120([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'wait', wakeUpInMs: 9 * 60_000 });
+    // Not while the job does not run.
+    expectStep(input(due, periodic, onV120([[JOB_A, 'RESTARTING']]), { desiredGeneration: 1 }), { kind: 'wait', requeue: 'progress' });
+  });
+  test('a session cluster older than Flink 1.19 takes no checkpoint on request (and is not woken for one)', () => {
+    const old = (jobs: Array<[string, string]>): SessionJobObservation => ({ ...ready(jobs), clusterFlinkVersion: 'v1_18' });
+    const recorded = stateIn('RUNNING', { lastReconciledGeneration: 2 });
+    expectStep(input(recorded, nonce, old([[JOB_A, 'RUNNING']])), { kind: 'wait', requeue: 'steady', wakeUpInMs: undefined });
+    const periodic = spec((s) => (s.flinkConfiguration = { 'kubernetes.operator.periodic.checkpoint.interval': '10m' }));
+    const due = stateIn('RUNNING', { lastReconciledSpec: periodic, lastPeriodicCheckpointTimestamp: NOW - 11 * 60_000 });
+    expectStep(input(due, periodic, old([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'wait', requeue: 'steady', wakeUpInMs: undefined });
+  });
+});

@@ -12,7 +12,9 @@
  *   id the Dispatcher already has is refused with DuplicateJobSubmissionException (flink-runtime
  *   Dispatcher.submitJob), a cancel is asynchronous (CANCELLING until the test settles it), a
  *   stop-with-savepoint is IN_PROGRESS until the test completes it and then ends the job FINISHED,
- *   an unknown savepoint trigger is a 404 (SavepointHandlers / CompletedOperationCache). Changing
+ *   an unknown savepoint trigger is a 404 (SavepointHandlers / CompletedOperationCache), a
+ *   checkpoint trigger (CheckpointHandlers, Flink 1.19+) is IN_PROGRESS until the test completes it
+ *   and de-duplicates its trigger id like a savepoint's. Changing
  *   calls check the fence first, as the wired REST client does (session-job-wiring.ts `beforeWrite`).
  *   `interruptNext` makes the next call of a kind fail with a transport error, its request having
  *   reached Flink (`landed`) or not: the answer-lost crash windows. A malformed job id is refused
@@ -39,6 +41,7 @@ import { DUPLICATE_JOB_SUBMISSION_EXCEPTION, FlinkRestError, flinkCauseClasses }
 import { jobManagerDeploymentName } from '../../src/flink/flink-resource-naming.js';
 import type {
   CancelJobResult,
+  CheckpointStatus,
   FlinkCheckpointStatistics,
   FlinkCheckpointingStatistics,
   FlinkJobOverview,
@@ -156,7 +159,8 @@ function stateLine(s: SessionJobInternalState): string {
   return (
     `store.update revision ${s.revision}: ${s.phase}` +
     (s.jobIdToSubmit ? ` jobIdToSubmit=${s.jobIdToSubmit}` : '') +
-    (s.pendingSavepoint ? ` pendingSavepoint(triggerId=${s.pendingSavepoint.triggerId ?? 'none'})` : '')
+    (s.pendingSavepoint ? ` pendingSavepoint(triggerId=${s.pendingSavepoint.triggerId ?? 'none'})` : '') +
+    (s.pendingCheckpoint ? ` pendingCheckpoint(triggerId=${s.pendingCheckpoint.triggerId ?? 'none'})` : '')
   );
 }
 
@@ -270,6 +274,8 @@ export class FakeFlinkSessionCluster {
   /** Savepoints of each job as GET /jobs/:id/checkpoints lists them. */
   readonly checkpointHistory = new Map<string, FlinkCheckpointStatistics[]>();
   private readonly triggers = new Map<string, Trigger>();
+  /** Checkpoint triggers by trigger id (POST /jobs/:id/checkpoints, Flink 1.19+), each asked once. */
+  readonly checkpointTriggers = new Map<string, { jobId: string; checkpointType: string | undefined; status: CheckpointStatus }>();
   private readonly interruptions = new Map<InterruptibleCall, { landed: boolean }>();
   private uploads = 0;
 
@@ -317,6 +323,13 @@ export class FakeFlinkSessionCluster {
       ...(entry.location ? { external_path: entry.location } : {}),
     });
     this.checkpointHistory.set(jobId, history);
+  }
+
+  /** The checkpoint of `triggerId` completes as checkpoint `checkpointId`. */
+  completeCheckpoint(triggerId: string, checkpointId: number): void {
+    const trigger = this.checkpointTriggers.get(triggerId);
+    if (!trigger) throw new Error(`no checkpoint trigger ${triggerId}`);
+    trigger.status = { status: 'COMPLETED', checkpointId };
   }
 
   /** Flink forgets its trigger results (rest.async.operation.store-duration passed, or the JobManager failed over). */
@@ -398,6 +411,25 @@ export class FakeFlinkSessionCluster {
         if (!trigger || trigger.jobId !== jobId) {
           throw flinkAnswer('GET', `/jobs/${jobId}/savepoints/${triggerId}`, 404, [
             `org.apache.flink.runtime.rest.handler.RestHandlerException: There is no savepoint operation with triggerId=${triggerId} for job ${jobId}.`,
+          ]);
+        }
+        return structuredClone(trigger.status);
+      },
+      triggerCheckpoint: async (jobId, checkpointType, triggerId) => {
+        write('POST', `/jobs/${checkJobId(jobId)}/checkpoints`);
+        this.log.push(`flink.triggerCheckpoint ${jobId} ${checkpointType ?? 'CONFIGURED'} triggerId=${triggerId ?? 'none'}`);
+        const id = triggerId ?? `checkpoint-trigger-${this.checkpointTriggers.size + 1}`;
+        // A repeated trigger id is the operation Flink already has (AbstractAsynchronousOperationHandlers).
+        if (!this.checkpointTriggers.has(id)) this.checkpointTriggers.set(id, { jobId, checkpointType, status: { status: 'IN_PROGRESS' } });
+        return id;
+      },
+      getCheckpointStatus: async (jobId, triggerId) => {
+        checkJobId(jobId);
+        this.log.push(`flink.getCheckpointStatus ${jobId} ${triggerId}`);
+        const trigger = this.checkpointTriggers.get(triggerId);
+        if (!trigger || trigger.jobId !== jobId) {
+          throw flinkAnswer('GET', `/jobs/${jobId}/checkpoints/${triggerId}`, 404, [
+            `org.apache.flink.runtime.rest.handler.RestHandlerException: There is no checkpoint operation with triggerId=${triggerId} for job ${jobId}.`,
           ]);
         }
         return structuredClone(trigger.status);

@@ -557,3 +557,46 @@ describe('FlinkSessionJobReconciler: no usable session cluster', () => {
     );
   });
 });
+
+// Checkpoints on request share the FlinkDeployment's steps (src/reconciler/checkpoint-steps.ts);
+// the fake's trigger endpoint is Flink 1.19+'s POST /jobs/:id/checkpoints (CheckpointTriggerHandler),
+// de-duplicating trigger ids like the savepoint one.
+describe('FlinkSessionJobReconciler: manual checkpoint', () => {
+  test('intent (pendingCheckpoint with its trigger id) before the trigger sent with that id; the nonce acknowledged with the completion, once', async () => {
+    const s = spec();
+    const h = harness({ job: sessionJobOf(s), state: stateIn('RUNNING', s, { lastReconciledGeneration: 2 }), jobs: [listedJob(JOB_A, 'RUNNING')] });
+    h.editSpec((edited) => (edited.job!.checkpointTriggerNonce = 1));
+    await h.pass();
+    assert.deepEqual(h.log, [
+      ...OBSERVE,
+      `store.update revision 6: RUNNING pendingCheckpoint(triggerId=${J(1)})`,
+      `flink.triggerCheckpoint ${JOB_A} FULL triggerId=${J(1)}`,
+      'status.record',
+    ]);
+    assert.deepEqual(h.store.written[0].pendingCheckpoint, {
+      kind: 'checkpoint',
+      triggerType: 'MANUAL',
+      checkpointType: 'FULL',
+      jobId: JOB_A,
+      stopJob: false,
+      requestedAt: NOW,
+      triggerId: J(1),
+      triggerNonce: 1,
+    });
+    assert.equal(h.store.state?.lastReconciledSpec?.job?.checkpointTriggerNonce, undefined, 'not acknowledged before the checkpoint completed');
+
+    await nextPass(h);
+    assert.deepEqual(h.log, [...OBSERVE, `flink.getCheckpointStatus ${JOB_A} ${J(1)}`, 'status.record'], 'in progress: only asked');
+
+    h.flink.completeCheckpoint(J(1), 42);
+    await nextPass(h);
+    assert.deepEqual(h.log.slice(0, 5), [...OBSERVE, `flink.getCheckpointStatus ${JOB_A} ${J(1)}`, 'store.update revision 7: RUNNING']);
+    assert.equal(h.store.state?.pendingCheckpoint, undefined);
+    assert.equal(h.store.state?.lastReconciledSpec?.job?.checkpointTriggerNonce, 1);
+    assert.ok(h.events.some((e) => e.reason === 'CheckpointCompleted' && e.message.includes('checkpoint 42')));
+
+    await nextPass(h);
+    assert.equal(h.flink.checkpointTriggers.size, 1, 'exactly one checkpoint for one nonce');
+    assert.ok(!h.log.some((line) => line.startsWith('flink.triggerCheckpoint')));
+  });
+});
