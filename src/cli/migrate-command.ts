@@ -50,6 +50,7 @@ import {
   type FlinkDeploymentClient,
   type FlinkSessionJobClient,
 } from '../kube/flink-deployment-client.js';
+import { KubeFlinkStateSnapshotLister, type FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
 import {
   MIGRATE_COMMAND_WRITER,
   migrateLegacyDeployment,
@@ -94,6 +95,8 @@ export interface MigrateClients {
   listWebhookConfigurations(): Promise<{ configurations: WebhookConfiguration[]; warning?: string }>;
   /** The FlinkSessionJob side (migrateClientsFor always has it; without it only FlinkDeployments are handled). */
   readonly sessionJobs?: SessionJobMigrateClients;
+  /** Lists the Apache operator's FlinkStateSnapshots to adopt their savepoints (migrateClientsFor always has it; without it only the status history is migrated). */
+  readonly snapshots?: FlinkStateSnapshotLister;
 }
 
 /** What migrate needs for FlinkSessionJobs. */
@@ -160,6 +163,7 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
   return {
     configMaps: new KubeConfigMapClient(kubeConfig, fieldManager),
     deployments: new KubeFlinkDeploymentClient(kubeConfig, fieldManager),
+    snapshots: new KubeFlinkStateSnapshotLister(kubeConfig),
     listV1beta1: (namespace, selector) => listV1beta1<FlinkDeploymentV1beta1>(FLINK_DEPLOYMENT_PLURAL, namespace, selector),
     async checkCrd() {
       const { missing: _missing, ...check } = await checkCrd(FLINK_DEPLOYMENT_CRD_NAME);
@@ -369,6 +373,7 @@ export async function runMigrate(
     dryRun: options.dryRun ?? false,
     writer,
     ...(deps.retryDelayMs !== undefined ? { retryDelayMs: deps.retryDelayMs } : {}),
+    ...(clients.snapshots ? { snapshots: clients.snapshots } : {}),
   };
   const deployments = await migrateAll(
     FLINK_DEPLOYMENT_KIND,

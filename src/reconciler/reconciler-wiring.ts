@@ -29,6 +29,7 @@ import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacy } from '../state/legacy-migration.js';
+import { KubeFlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
 import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from '../state/state-store.js';
 import type { InternalState, SavepointRecord } from '../api/internal-state.js';
@@ -159,6 +160,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         deployments: deploymentClient,
         dryRun: false,
         writer,
+        snapshots: new KubeFlinkStateSnapshotLister(runtime.kubeConfig, apiClients.make(CustomObjectsApi)),
       });
     },
   };

@@ -48,12 +48,17 @@
  * - A session job's legacy status is decoded with its current spec (decodeLegacySessionJobStatus:
  *   a pending manual savepoint answers the spec's nonce), so a spec edit between the read and the
  *   status write is a 409 like any other and the rerun plans again.
+ * - With `deps.snapshots`, the Apache operator's FlinkStateSnapshot resources naming the owner are
+ *   listed after step 1 and their completed savepoints merged into the state's savepointHistory
+ *   (snapshot-history-adoption.ts); the resources are never written. A rerun lists them again, so
+ *   an interrupted run resumes only if they are unchanged (else `refused`, as for a changed status).
  */
 import { isDeepStrictEqual } from 'node:util';
 import { ApiException, type V1ConfigMap } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1beta1 } from '../api/flink-session-job.js';
+import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SessionJobInternalState } from '../api/internal-state.js';
@@ -63,10 +68,12 @@ import { describeJsonDiff } from './json-patch-text.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
+import type { FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
 import type { FencingToken } from '../runtime/fencing-token.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { CorruptStateError, ForeignStateError, StateTooLargeError } from './state-errors.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from './state-kinds.js';
+import { adoptSnapshots, describeAdoptedRecords, describeAdoption, NO_SNAPSHOT_CRD, type SnapshotAdoption } from './snapshot-history-adoption.js';
 
 /** What a migration run needs besides the owners' client (the same for both kinds). */
 export interface MigrationSettings {
@@ -81,6 +88,8 @@ export interface MigrationSettings {
   readonly retryDelayMs?: number;
   readonly compressThresholdBytes?: number;
   readonly maxTotalBytes?: number;
+  /** Lists the namespace's FlinkStateSnapshots to adopt their savepoints; absent: the status history only. */
+  readonly snapshots?: FlinkStateSnapshotLister;
 }
 
 export interface MigrationDependencies extends MigrationSettings {
@@ -99,6 +108,8 @@ interface OutcomeBase {
   readonly resource: string;
   /** One line for the user: what happened and, for refusals and failures, what to do. */
   readonly message: string;
+  /** What the FlinkStateSnapshot resources gave (when they were listed and the legacy status planned). */
+  readonly adoption?: SnapshotAdoption;
 }
 
 export type MigrationOutcome =
@@ -127,7 +138,12 @@ export interface MigrationPlan<State extends AnyInternalState = InternalState, U
   readonly archive: string;
   /** InternalState fields decoded from the legacy status that the ConfigMap format does not hold (kept in the archive only). */
   readonly archiveOnly: readonly string[];
+  /** The FlinkStateSnapshot savepoints merged into the history (undefined: none were listed). */
+  readonly adoption?: SnapshotAdoption;
 }
+
+/** The FlinkStateSnapshots of the owner's namespace as listed, or `crd-not-installed` (the list was a 404). */
+export type ListedSnapshots = readonly FlinkStateSnapshot[] | 'crd-not-installed';
 
 /** A v1beta1 object of either kind, as read through the v1beta1 endpoint. */
 type LegacyOwner = FlinkDeploymentV1beta1 | FlinkSessionJobV1beta1;
@@ -191,6 +207,25 @@ export function legacyStatusAnnotations(archive: string, resource: string): Reco
   return { [LEGACY_STATUS_GZ_ANNOTATION]: packed };
 }
 
+/**
+ * Annotation on the state ConfigMap: the JSON array of the savepoint locations the migration adopted
+ * from FlinkStateSnapshot resources (absent when none), so that `migrate --revert` leaves them out
+ * of the status history it writes (the Apache operator keeps them in the resources).
+ */
+export const ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION = 'flink-operator.io/adopted-snapshot-savepoints';
+
+/** The locations {@link ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION} lists (empty when absent or unreadable). */
+export function readAdoptedSnapshotSavepoints(configMap: V1ConfigMap | undefined): ReadonlySet<string> {
+  const text = configMap?.metadata?.annotations?.[ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION];
+  if (text === undefined) return new Set();
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return new Set(Array.isArray(parsed) ? parsed.filter((l): l is string => typeof l === 'string') : []);
+  } catch {
+    return new Set();
+  }
+}
+
 /** The archived original legacy status JSON of a state ConfigMap, if it has one. */
 export function readLegacyStatusArchive(configMap: V1ConfigMap | undefined): string | undefined {
   const annotations = configMap?.metadata?.annotations ?? {};
@@ -218,16 +253,25 @@ function planWith<Owner extends LegacyOwner, State extends AnyInternalState, Use
   kind: MigrationKind<Owner, State, UserStatus>,
   object: Owner,
   deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+  snapshots?: ListedSnapshots,
 ): MigrationPlan<State, UserStatus> {
   const name = object.metadata.name ?? '';
   const decoded = kind.decode(object, resourceOf(object), kind.stateKind.configMapName(name));
+  let adoption: SnapshotAdoption | undefined;
+  let savepointHistory = decoded.state.savepointHistory;
+  if (snapshots === 'crd-not-installed') adoption = NO_SNAPSHOT_CRD;
+  else if (snapshots !== undefined) ({ history: savepointHistory, adoption } = adoptSnapshots(snapshots, kind.ownerKind, name, savepointHistory));
   const state: State = {
     ...decoded.state,
+    savepointHistory,
     formatVersion: INTERNAL_STATE_FORMAT_VERSION,
     lastWriter: { holderIdentity: deps.writer.holderIdentity, leaseTransitions: deps.writer.leaseTransitions },
   };
   const archive = legacyStatusArchiveOf(object);
   const annotations = legacyStatusAnnotations(archive, resourceOf(object));
+  if (adoption && adoption.adopted.length > 0) {
+    annotations[ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION] = JSON.stringify(adoption.adopted.map((a) => a.record.location));
+  }
   const encoded = encodeStateConfigMap(state, {
     deployment: object,
     kind: kind.stateKind,
@@ -257,7 +301,7 @@ function planWith<Owner extends LegacyOwner, State extends AnyInternalState, Use
     ...encoded.configMap,
     metadata: { ...encoded.configMap.metadata, annotations: { ...encoded.configMap.metadata?.annotations, ...annotations } },
   };
-  return { state: held, userStatus: decoded.userStatus, configMap, archive, archiveOnly };
+  return { state: held, userStatus: decoded.userStatus, configMap, archive, archiveOnly, adoption };
 }
 
 /**
@@ -267,16 +311,18 @@ function planWith<Owner extends LegacyOwner, State extends AnyInternalState, Use
 export function planMigration(
   object: FlinkDeploymentV1beta1,
   deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+  snapshots?: ListedSnapshots,
 ): MigrationPlan {
-  return planWith(FLINK_DEPLOYMENT_MIGRATION, object, deps);
+  return planWith(FLINK_DEPLOYMENT_MIGRATION, object, deps, snapshots);
 }
 
 /** {@link planMigration} for a FlinkSessionJob (ConfigMap `<name>.sessionjob-state`, owned by the session job). */
 export function planSessionJobMigration(
   object: FlinkSessionJobV1beta1,
   deps: Pick<MigrationSettings, 'writer' | 'compressThresholdBytes' | 'maxTotalBytes'>,
+  snapshots?: ListedSnapshots,
 ): MigrationPlan<SessionJobInternalState, FlinkSessionJobStatusV1> {
-  return planWith(FLINK_SESSION_JOB_MIGRATION, object, deps);
+  return planWith(FLINK_SESSION_JOB_MIGRATION, object, deps, snapshots);
 }
 
 /** The legacy status field each state ConfigMap key is decoded from (for refusals). */
@@ -341,6 +387,7 @@ function dryRunDiff(ownerKind: string, object: LegacyOwner, plan: MigrationPlan<
   } else {
     lines.push(`ConfigMap ${ns}/${cmName}: exists with the same content (an earlier run was interrupted); not written`);
   }
+  lines.push(...describeAdoptedRecords(plan.adoption));
   return lines.join('\n');
 }
 
@@ -354,6 +401,8 @@ interface CallProgress {
   statusSent: boolean;
   /** Whether the ConfigMap this call found or created existed before the call. */
   resumed: boolean;
+  /** What the snapshot resources gave the last attempt that planned (for an outcome found after a lost answer). */
+  adoption?: SnapshotAdoption;
 }
 
 async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
@@ -370,7 +419,7 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
     const ref = object.status?.stateRef;
     if (progress.statusSent && ref) {
       // our status write landed although its answer was lost
-      return { done: finished(resource, ref.configMapName, ref.revision, progress.resumed) };
+      return { done: finished(resource, ref.configMapName, ref.revision, progress.resumed, progress.adoption) };
     }
     return {
       done: {
@@ -381,9 +430,12 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
     };
   }
 
+  let listed: ListedSnapshots | undefined;
+  if (run.snapshots) listed = (await run.snapshots.listInNamespace(namespace)) ?? 'crd-not-installed';
   let plan: MigrationPlan<State, UserStatus>;
   try {
-    plan = planWith(kind, object, run);
+    plan = planWith(kind, object, run, listed);
+    progress.adoption = plan.adoption;
   } catch (error) {
     if (error instanceof LegacyStatusError) return { done: { kind: 'refused', resource, field: error.field, message: `${error.message}; left untouched` } };
     if (error instanceof StateTooLargeError) return { done: { kind: 'refused', resource, message: `${resource}: ${error.message}; left untouched` } };
@@ -430,7 +482,8 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
           resource,
           configMapName,
           diff: dryRunDiff(kind.ownerKind, object, plan, status, true),
-          message: `${resource}: would create ConfigMap ${configMapName} and rewrite the status`,
+          message: withAdoption(`${resource}: would create ConfigMap ${configMapName} and rewrite the status`, plan.adoption),
+          adoption: plan.adoption,
         },
       };
     }
@@ -470,7 +523,11 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
         resource,
         configMapName,
         diff: dryRunDiff(kind.ownerKind, object, plan, status, false),
-        message: `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status`,
+        message: withAdoption(
+          `${resource}: would finish an interrupted migration (ConfigMap ${configMapName} already written) by rewriting the status`,
+          plan.adoption,
+        ),
+        adoption: plan.adoption,
       },
     };
   }
@@ -483,11 +540,17 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
     if (isConflict(error) || isTransient(error)) return { retry: error };
     throw error;
   }
-  return { done: finished(resource, configMapName, revision, resumed) };
+  return { done: finished(resource, configMapName, revision, resumed, plan.adoption) };
 }
 
-function finished(resource: string, configMapName: string, revision: number, resumed: boolean): MigrationOutcome {
-  return resumed
+/** `message` followed by what the FlinkStateSnapshot resources gave, if they were listed. */
+function withAdoption(message: string, adoption: SnapshotAdoption | undefined): string {
+  const described = describeAdoption(adoption);
+  return described === '' ? message : `${message}; ${described}`;
+}
+
+function finished(resource: string, configMapName: string, revision: number, resumed: boolean, adoption?: SnapshotAdoption): MigrationOutcome {
+  const outcome: MigrationOutcome = resumed
     ? {
         kind: 'resumed',
         resource,
@@ -502,6 +565,7 @@ function finished(resource: string, configMapName: string, revision: number, res
         revision,
         message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})`,
       };
+  return adoption === undefined ? outcome : { ...outcome, adoption, message: withAdoption(outcome.message, adoption) };
 }
 
 /** The attempts of one migration call: retries after a 409 or transient failure re-read the object first. */

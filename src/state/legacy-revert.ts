@@ -34,6 +34,9 @@
  * Caveats
  * - State with no Apache counterpart is not written: `deployedFrom`, `failedUpgrade` (the Apache
  *   operator will try a failed upgrade again), `formatVersion`, `lastWriter`, `revision`.
+ * - Savepoints the migration adopted from FlinkStateSnapshot resources (annotation
+ *   `flink-operator.io/adopted-snapshot-savepoints`) are left out of the status history: the
+ *   resources, never touched, still hold them for the Apache operator.
  * - A session job stopping by cancel (STOPPING / SUSPENDING without a pending savepoint) is an
  *   operation in flight too: the Apache layout records such a cancel with the old spec still
  *   reconciled, which the state no longer holds.
@@ -57,7 +60,8 @@ import { isConflict, isTransient, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
 import { describeJsonDiff } from './json-patch-text.js';
-import { readLegacyStatusArchive } from './legacy-migration.js';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { readAdoptedSnapshotSavepoints, readLegacyStatusArchive } from './legacy-migration.js';
 import { assertOwnedBy, decodeStateConfigMap } from './state-configmap-codec.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from './state-kinds.js';
 
@@ -156,6 +160,19 @@ const FLINK_SESSION_JOB_REVERT: RevertKind<FlinkSessionJobV1beta1, SessionJobInt
   encode: encodeLegacySessionJobStatus,
   inFlight: inexpressibleSessionJobInFlight,
 };
+
+/**
+ * `state` without the savepoints the migration adopted from FlinkStateSnapshot resources: the
+ * Apache operator (snapshot resources enabled) keeps those in the resources, which are still there,
+ * not in the status history; written there too, its status-history cleanup would dispose of them
+ * beside the resources' own lifecycle. The status history's own entries are never in the list (the
+ * migration adopts only locations the status history did not have).
+ */
+function withoutAdoptedSnapshotSavepoints<State extends AnyInternalState>(state: State, configMap: V1ConfigMap): State {
+  const adopted = readAdoptedSnapshotSavepoints(configMap);
+  if (adopted.size === 0) return state;
+  return { ...state, savepointHistory: state.savepointHistory.filter((r) => !adopted.has(r.location)) };
+}
 
 /** The legacy status of `state` (see {@link revertedLegacyStatus}), for any kind. */
 function revertedWith<Owner extends FlinkDeploymentV1beta1 | FlinkSessionJobV1beta1, State extends AnyInternalState, UserStatus, LegacyStatus>(
@@ -328,7 +345,7 @@ async function revertOnce<Owner extends FlinkDeploymentV1beta1 | FlinkSessionJob
   let state: State;
   try {
     assertOwnedBy(configMap, object, kind.stateKind);
-    state = decodeStateConfigMap(configMap, kind.stateKind);
+    state = withoutAdoptedSnapshotSavepoints(decodeStateConfigMap(configMap, kind.stateKind), configMap);
   } catch (error) {
     return { kind: 'refused', resource, message: `${resource}: ${(error as Error).message}; left untouched` };
   }

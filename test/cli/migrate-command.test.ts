@@ -16,11 +16,13 @@ import { builtVariants, malformedStatus } from '../migration/legacy-variants.js'
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import { runCli } from './run-cli.js';
 import { loadSessionJobVariant } from '../migration/session-job-variants.js';
+import { loadStateSnapshots, ordersWithSnapshotResources } from '../migration/state-snapshot-variants.js';
 
 let lc: LegacyCluster;
 let kubeconfigFile: string;
 before(async () => {
-  lc = await startLegacyCluster();
+  // the Apache operator 1.10+ installs the FlinkStateSnapshot CRD, so a migration from it meets one
+  lc = await startLegacyCluster({ installStateSnapshotCrd: true });
   kubeconfigFile = join(mkdtempSync(join(tmpdir(), 'migrate-cli-')), 'kubeconfig');
   writeFileSync(kubeconfigFile, lc.cluster.kubeconfigYaml());
   await lc.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'team-a' } } });
@@ -143,4 +145,22 @@ test('FlinkSessionJobs are migrated after the FlinkDeployments, and reverted, ea
   );
   assert.equal(reverted.lines[2], '1 FlinkSessionJob(s) in namespace team-c: 1 reverted, 0 resumed, 0 unchanged, 0 refused, 0 failed');
   assert.deepEqual((await lc.getSessionJobV1beta1('enricher', 'team-c')).status, stored.status, 'the status the Apache operator left');
+});
+
+test("the Apache operator's FlinkStateSnapshot savepoints are adopted and named on the deployment's line; the resources stay", async () => {
+  await lc.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'team-snap' } } });
+  for (const snapshot of Object.values(loadStateSnapshots()))
+    await lc.createSnapshot({ ...snapshot, metadata: { ...snapshot.metadata, namespace: 'team-snap' } });
+  const orders = ordersWithSnapshotResources({ namespace: 'team-snap' });
+  await lc.createLegacy(orders.object, orders.status);
+  const before = (await lc.listSnapshots('team-snap')).map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`).sort();
+  const { lines, out } = collect();
+  const report = await runMigrate(migrateClientsFor(lc.kubeConfig), { namespace: 'team-snap' }, out);
+  assert.equal(report.exitCode, 0, lines.join('\n'));
+  assert.match(
+    lines[0] ?? '',
+    /^migrated {6}team-snap\/orders: migrated \(.*\); adopted 3 savepoint\(s\) from FlinkStateSnapshot resources into the savepoint history \(orders-savepoint-upgrade-1784354400000, orders-savepoint-periodic-1784358000000, orders-savepoint-manual-1784357000000\); the resources are left in place, unchanged; not adopted, still pending: orders-savepoint-manual-1784361600000 \(IN_PROGRESS\)/,
+  );
+  assert.equal(lines[1], '1 FlinkDeployment(s) in namespace team-snap: 1 migrated, 0 resumed, 0 already migrated, 0 refused, 0 failed');
+  assert.deepEqual((await lc.listSnapshots('team-snap')).map((s) => `${s.metadata.name}@${s.metadata.resourceVersion}`).sort(), before);
 });

@@ -39,11 +39,12 @@ import { ALL_AUTHENTICATED, serviceAccountGroups, serviceAccountUsername } from 
 import { statusOf } from '../devcluster/raw-http.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
+import { KubeFlinkStateSnapshotLister } from '../../../src/kube/flink-state-snapshot-lister.js';
 import { makeFlinkDeploymentReconciler } from '../../../src/reconciler/reconciler-wiring.js';
 import { createLogger } from '../../../src/runtime/logger.js';
 import { Manager } from '../../../src/runtime/manager.js';
 import { migrateIfLegacy } from '../../../src/state/legacy-migration.js';
-import { startHarness, testOperatorConfig, type OperatorHarness } from '../../e2e/operator-harness.js';
+import { installCrd, startHarness, testOperatorConfig, type OperatorHarness } from '../../e2e/operator-harness.js';
 import { KubectlRunner } from '../devcluster/kubectl-runner.js';
 import { builtVariants } from '../../migration/legacy-variants.js';
 import { permissionKey, permissionOf, RbacAuthorizer, type Permission } from './rbac-rules.js';
@@ -137,6 +138,8 @@ function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown
 
 before(async () => {
   h = await startHarness({ operator: false, sessionJobs: true });
+  // `kubectl apply -f crds/` installs the FlinkStateSnapshot CRD too: the migration lists its resources
+  await installCrd(h.kubeConfig, fileURLToPath(new URL('../../../crds/flinkstatesnapshots.flink.apache.org.yaml', import.meta.url)));
   const core = h.kubeConfig.makeApiClient(CoreV1Api);
   for (const name of [OPERATOR_NAMESPACE, WATCHED_NAMESPACE]) await core.createNamespace({ body: { metadata: { name } } });
 
@@ -177,6 +180,8 @@ before(async () => {
     deployments: new KubeFlinkDeploymentClient(operatorKc),
     dryRun: false,
     writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
+    // as the operator's takeover path (reconciler-wiring.ts): lists the FlinkStateSnapshots to adopt
+    snapshots: new KubeFlinkStateSnapshotLister(operatorKc),
   });
   assert.equal(migrated.kind, 'migrated', migrated.message);
 
@@ -263,6 +268,8 @@ before(async () => {
     deployments: new KubeFlinkDeploymentClient(namespacedKc),
     dryRun: false,
     writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
+    // as the operator's takeover path (reconciler-wiring.ts): lists the FlinkStateSnapshots to adopt
+    snapshots: new KubeFlinkStateSnapshotLister(namespacedKc),
   });
   assert.equal(migratedScoped.kind, 'migrated', migratedScoped.message);
   // its own Lease (the cluster-wide run's Lease must not hide the create)
