@@ -26,6 +26,7 @@
  */
 import type { AnyInternalState, PendingSnapshot } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
+import { withNonceAcknowledged } from './deployment-specs.js';
 import type { CheckpointRequest } from './reconcile-step.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
 
@@ -108,22 +109,10 @@ export async function followCheckpoint<S extends AnyInternalState>(ctx: Checkpoi
   return fail(ctx, pending, 'failed', cause['stack-trace']?.split('\n')[0] ?? cause.class ?? 'unknown cause');
 }
 
-/**
- * The state with a manual checkpoint's nonce acknowledged in lastReconciledSpec, and in
- * lastStableSpec while RUNNING (a nonce is not a spec change a rollback should undo).
- */
-function withCheckpointNonceAcknowledged<S extends AnyInternalState>(state: S, nonce: number | undefined): S {
-  if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
-  let next: S = { ...state, lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, checkpointTriggerNonce: nonce } } };
-  if (state.phase === 'RUNNING' && state.lastStableSpec?.job)
-    next = { ...next, lastStableSpec: { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, checkpointTriggerNonce: nonce } } };
-  return next;
-}
-
 function settled<S extends AnyInternalState>(s: S, pending: PendingSnapshot, now: number): S {
   let next: S = { ...s, pendingCheckpoint: undefined };
   if (pending.triggerType === 'PERIODIC') next = { ...next, lastPeriodicCheckpointTimestamp: now };
-  if (pending.triggerType === 'MANUAL') next = withCheckpointNonceAcknowledged(next, pending.triggerNonce);
+  if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce, 'checkpointTriggerNonce');
   return next;
 }
 

@@ -5,7 +5,7 @@
 import { isDeployedPhase } from '../api/deployment-phase.js';
 import { flattenFlinkConfiguration, isHighAvailabilityEnabled } from '../api/flink-configuration.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
-import type { InternalState } from '../api/internal-state.js';
+import type { AnyInternalState, InternalState } from '../api/internal-state.js';
 
 /** `spec` with `job.state: running` (the state a deployment records its spec with). */
 export function withRunningState(spec: FlinkDeploymentSpec): FlinkDeploymentSpec {
@@ -59,22 +59,19 @@ export function acknowledgedSpec(desired: FlinkDeploymentSpec, state: InternalSt
 }
 
 /**
- * The state with a manual savepoint's (or, with `field`, checkpoint's) nonce acknowledged in
- * lastReconciledSpec — and in lastStableSpec too while the deployment is RUNNING (a nonce is not a
+ * The state (of either kind) with a manual savepoint's (or, with `field`, checkpoint's) nonce
+ * acknowledged in lastReconciledSpec — and in lastStableSpec too while RUNNING (a nonce is not a
  * spec change: the running spec stays the stable one).
  */
-export function withNonceAcknowledged(
-  state: InternalState,
+export function withNonceAcknowledged<S extends AnyInternalState>(
+  state: S,
   nonce: number | undefined,
   field: 'savepointTriggerNonce' | 'checkpointTriggerNonce' = 'savepointTriggerNonce',
-): InternalState {
+): S {
   if (nonce === undefined || !state.lastReconciledSpec?.job) return state;
-  const next: InternalState = {
-    ...state,
-    lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, [field]: nonce } },
-  };
+  let next: S = { ...state, lastReconciledSpec: { ...state.lastReconciledSpec, job: { ...state.lastReconciledSpec.job, [field]: nonce } } };
   if (state.phase === 'RUNNING' && state.lastStableSpec?.job)
-    next.lastStableSpec = { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, [field]: nonce } };
+    next = { ...next, lastStableSpec: { ...state.lastStableSpec, job: { ...state.lastStableSpec.job, [field]: nonce } } };
   return next;
 }
 

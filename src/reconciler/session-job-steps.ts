@@ -36,6 +36,7 @@ import { FencedOutError, type SideEffectFence } from '../runtime/side-effect-fen
 import type { StateUpdateFunction } from '../state/state-store.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
+import { withNonceAcknowledged } from './deployment-specs.js';
 import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies, SessionJobRunRequest } from './session-job-dependencies.js';
 import type { SessionJobObservation, SessionJobStep } from './session-job-decide.js';
@@ -357,9 +358,7 @@ async function completeSavepoint(ctx: SessionJobStepContext, pending: PendingSna
     const next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
     if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: stoppedPhase(s), deployedJobId: undefined });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
-    if (pending.triggerType === 'MANUAL' && next.lastReconciledSpec)
-      next.lastReconciledSpec = { ...next.lastReconciledSpec, job: { ...next.lastReconciledSpec.job, savepointTriggerNonce: pending.triggerNonce } };
-    return next;
+    return pending.triggerType === 'MANUAL' ? withNonceAcknowledged(next, pending.triggerNonce) : next;
   });
   ctx.deps.events.emit(ctx.job, 'Normal', 'SavepointCompleted', `${pending.triggerType} savepoint of job ${pending.jobId} completed: ${location}`);
   return { requeue: 'continue' };
@@ -387,9 +386,7 @@ async function failSavepoint(ctx: SessionJobStepContext, pending: PendingSnapsho
       });
     }
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
-    if (pending.triggerType === 'MANUAL' && next.lastReconciledSpec)
-      next.lastReconciledSpec = { ...next.lastReconciledSpec, job: { ...next.lastReconciledSpec.job, savepointTriggerNonce: pending.triggerNonce } };
-    return next;
+    return pending.triggerType === 'MANUAL' ? withNonceAcknowledged(next, pending.triggerNonce) : next;
   });
   return { requeue: 'progress', ...(pending.stopJob ? { error: `${message}; the job keeps running its previous spec` } : {}) };
 }
