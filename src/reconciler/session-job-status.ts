@@ -16,6 +16,7 @@ import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js
 import type { FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { sessionJobStateConfigMapName } from '../state/state-store.js';
+import { lastSavepointOf } from './status-builder.js';
 import type { ListedJob, SessionJobObservation } from './session-job-decide.js';
 
 export interface SessionJobPassOutcome {
@@ -118,17 +119,7 @@ export function buildSessionJobStatus(
       state: jobState,
       ...(job?.startTime !== undefined && job.startTime > 0 ? { startTime: String(job.startTime) } : {}),
       ...(job?.updateTime !== undefined && job.updateTime > 0 ? { updateTime: String(job.updateTime) } : {}),
-      ...(lastSavepoint
-        ? {
-            lastSavepoint: {
-              location: lastSavepoint.location,
-              timeStamp: lastSavepoint.timeStamp,
-              triggerType: lastSavepoint.triggerType,
-              ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}),
-              ...(lastSavepoint.triggerNonce !== undefined ? { triggerNonce: lastSavepoint.triggerNonce } : {}),
-            },
-          }
-        : {}),
+      ...(lastSavepoint ? { lastSavepoint: lastSavepointOf(lastSavepoint) } : {}),
     },
     conditions: [readyCondition(state, lifecycle, job, outcome.error, previous?.conditions, nowText)],
     // No stateRef before the first state write: it would name a ConfigMap that does not exist yet.

@@ -8,9 +8,9 @@
  *
  * The lifecycle state follows the Apache operator's `CommonStatus.getLifecycleState()`.
  */
-import type { Condition, FlinkDeploymentStatusV1, LifecycleState } from '../api/flink-deployment-status.js';
+import type { Condition, FlinkDeploymentStatusV1, LastSavepoint, LifecycleState } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import type { InternalState } from '../api/internal-state.js';
+import type { InternalState, SavepointRecord } from '../api/internal-state.js';
 import { stateConfigMapName } from '../state/state-store.js';
 import type { Observation } from './observation.js';
 
@@ -100,6 +100,17 @@ function readyCondition(
   return { type: 'Ready', status, reason, message, lastTransitionTime, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
 }
 
+/** A history record as the status shows it (jobStatus.lastSavepoint), for either kind. */
+export function lastSavepointOf(record: SavepointRecord): LastSavepoint {
+  return {
+    location: record.location,
+    timeStamp: record.timeStamp,
+    triggerType: record.triggerType,
+    ...(record.formatType ? { formatType: record.formatType } : {}),
+    ...(record.triggerNonce !== undefined ? { triggerNonce: record.triggerNonce } : {}),
+  };
+}
+
 /** The complete v1 status for this pass. */
 export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState, outcome: PassOutcome, now = new Date()): FlinkDeploymentStatusV1 {
   const lifecycle = lifecycleState(state, outcome);
@@ -142,13 +153,7 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
           : {}),
       ...(lastSavepoint
         ? {
-            lastSavepoint: {
-              location: lastSavepoint.location,
-              timeStamp: lastSavepoint.timeStamp,
-              triggerType: lastSavepoint.triggerType,
-              ...(lastSavepoint.formatType ? { formatType: lastSavepoint.formatType } : {}),
-              ...(lastSavepoint.triggerNonce !== undefined ? { triggerNonce: lastSavepoint.triggerNonce } : {}),
-            },
+            lastSavepoint: lastSavepointOf(lastSavepoint),
           }
         : previous?.jobStatus?.lastSavepoint
           ? { lastSavepoint: previous.jobStatus.lastSavepoint }

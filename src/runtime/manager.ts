@@ -262,7 +262,7 @@ export class Manager {
           }
           for (const key of decision.keys) this.controller?.enqueue(key);
           if (!this.sessionJobInformer) return;
-          for (const key of routeSessionJobEvent(kind, event, this.sessionJobsByCluster)) this.sessionJobController?.enqueue(key);
+          for (const key of routeSessionJobEvent(kind, event, this.sessionJobsByCluster, decision.keys)) this.sessionJobController?.enqueue(key);
           for (const key of sessionClusterKeysOf(kind, event)) this.controller?.enqueue(key);
         }),
       );

@@ -20,7 +20,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectEvent } from '../kube/object-reader.js';
-import { FLINK_DEPLOYMENT_KIND, FLINK_GROUP, ownerKeysOf } from './event-mapping.js';
+import { FLINK_GROUP } from './event-mapping.js';
 
 export const FLINK_SESSION_JOB_KIND = 'FlinkSessionJob';
 
@@ -76,8 +76,17 @@ export class SessionJobsByCluster {
   }
 }
 
-/** The session job keys one informer event maps to (see the module comment). */
-export function routeSessionJobEvent(kind: string, event: ObjectEvent<KubernetesObject>, index: SessionJobsByCluster): string[] {
+/**
+ * The session job keys one informer event maps to (see the module comment). `clusterKeys` are the
+ * FlinkDeployment keys event-mapping.ts already routed the event to (the object itself for a
+ * FlinkDeployment, its owner for a Deployment or Service): their session jobs are reconciled too.
+ */
+export function routeSessionJobEvent(
+  kind: string,
+  event: ObjectEvent<KubernetesObject>,
+  index: SessionJobsByCluster,
+  clusterKeys: readonly string[],
+): string[] {
   if (event.type === 'relisted') return [];
   const object = event.object;
   const namespace = object.metadata?.namespace;
@@ -90,8 +99,7 @@ export function routeSessionJobEvent(kind: string, event: ObjectEvent<Kubernetes
     );
     return owner ? [`${namespace}/${owner.name}`] : [];
   }
-  const clusters = kind === FLINK_DEPLOYMENT_KIND ? [`${namespace}/${name}`] : ownerKeysOf(kind, object);
-  return clusters.flatMap((cluster) => index.jobsOf(cluster));
+  return clusterKeys.flatMap((cluster) => index.jobsOf(cluster));
 }
 
 /** The FlinkDeployment key a session job event maps to (its session cluster), for deletion blocking. */
