@@ -91,6 +91,20 @@ export const LastSavepointSchema = Type.Object(
 );
 export type LastSavepoint = Static<typeof LastSavepointSchema>;
 
+/** The v1 form of Apache's status Checkpoint (api/status/Checkpoint.java; v1beta1 `jobStatus.checkpointInfo.lastCheckpoint`). */
+export const LastCheckpointSchema = Type.Object(
+  {
+    timeStamp: Int64({ description: 'When the operator saw it complete, epoch milliseconds.' }),
+    triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES, {
+      description: 'What triggered it: MANUAL (checkpointTriggerNonce), PERIODIC (kubernetes.operator.periodic.checkpoint.interval) or UNKNOWN.',
+    }),
+    formatType: Type.Optional(StringEnum(CHECKPOINT_TYPES, { description: 'Checkpoint format: FULL or INCREMENTAL.' })),
+    triggerNonce: Type.Optional(Int64({ description: 'For a MANUAL checkpoint: the job.checkpointTriggerNonce it answered.' })),
+  },
+  { description: 'The newest checkpoint the operator took of the job (checkpoints Flink takes on its own are not shown).' },
+);
+export type LastCheckpoint = Static<typeof LastCheckpointSchema>;
+
 const userJobStatusFields = {
   jobName: Type.Optional(Type.String({ description: 'Name of the Flink job.' })),
   jobId: Type.Optional(Type.String({ description: 'Flink job id of the current job.' })),
@@ -125,7 +139,7 @@ const userStatusFields = {
 };
 
 export const JobStatusV1Schema = Type.Object(
-  { ...userJobStatusFields, lastSavepoint: Type.Optional(LastSavepointSchema) },
+  { ...userJobStatusFields, lastSavepoint: Type.Optional(LastSavepointSchema), lastCheckpoint: Type.Optional(LastCheckpointSchema) },
   { description: 'Status of the Flink job.' },
 );
 export type JobStatusV1 = Static<typeof JobStatusV1Schema>;
@@ -178,6 +192,7 @@ export const LegacyCheckpointSchema = Type.Object(
   },
   { description: 'The last completed checkpoint (legacy layout).' },
 );
+export type LegacyCheckpoint = Static<typeof LegacyCheckpointSchema>;
 
 export const LegacyCheckpointInfoSchema = Type.Object(
   {
@@ -207,6 +222,7 @@ export const JobStatusV1beta1Schema = Type.Object(
   {
     ...userJobStatusFields,
     lastSavepoint: Type.Optional(LastSavepointSchema),
+    lastCheckpoint: Type.Optional(LastCheckpointSchema),
     upgradeSavepointPath: Type.Optional(Type.String({ description: 'Legacy: savepoint the next deployment restores from.' })),
     savepointInfo: Type.Optional(LegacySavepointInfoSchema),
     checkpointInfo: Type.Optional(LegacyCheckpointInfoSchema),

@@ -7,6 +7,8 @@ import type { FlinkDeploymentStatusV1, FlinkDeploymentStatusV1beta1 } from './fl
 
 export const FLINK_GROUP = 'flink.apache.org';
 export const FLINK_DEPLOYMENT_KIND = 'FlinkDeployment';
+/** Kubernetes' limit for DNS-1035 labels (Service names) and label values: every name derived from a resource's name keeps to it. */
+export const MAX_DERIVED_NAME_LENGTH = 63;
 export const FLINK_DEPLOYMENT_PLURAL = 'flinkdeployments';
 export const FLINK_DEPLOYMENT_SINGULAR = 'flinkdeployment';
 export const FLINK_DEPLOYMENT_SHORT_NAMES = ['flinkdep'] as const;

@@ -35,15 +35,9 @@
  * Caveats: without `sessionCluster` the configuration rules are skipped (as the Apache operator
  * skips them while the session cluster does not exist); the reconciler validates again with it.
  */
-import {
-  REMOTE_JAR_SCHEMES,
-  DNS_1035_LABEL,
-  MAX_DEPLOYMENT_NAME_LENGTH,
-  MAX_DERIVED_NAME_LENGTH,
-  validateCheckpointTriggers,
-  validateJobChange,
-} from './spec-validation.js';
+import { REMOTE_JAR_SCHEMES, DNS_1035_LABEL, MAX_DEPLOYMENT_NAME_LENGTH, validateCheckpointTriggers, validateJobChange } from './spec-validation.js';
 import { FLINK_VERSIONS, type FlinkDeploymentSpec, type FlinkVersion } from './flink-deployment-spec.js';
+import { MAX_DERIVED_NAME_LENGTH } from './flink-deployment.js';
 import { checkpointDirectory, flattenFlinkConfiguration, savepointDirectory } from './flink-configuration.js';
 import { MAX_SESSION_JOB_NAME_LENGTH, SESSION_JOB_STATE_CONFIGMAP_SUFFIX } from './flink-session-job.js';
 import type { FlinkSessionJobSpec } from './flink-session-job-spec.js';

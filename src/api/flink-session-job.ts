@@ -18,10 +18,9 @@
  * - The name function itself is `sessionJobStateConfigMapName` in src/state/state-store.ts, next
  *   to the FlinkDeployment one; this module holds the one definition of the suffix both use.
  */
-import { FLINK_GROUP, type FlinkResource } from './flink-deployment.js';
+import { FLINK_GROUP, MAX_DERIVED_NAME_LENGTH, type FlinkResource } from './flink-deployment.js';
 import type { FlinkSessionJobSpec } from './flink-session-job-spec.js';
 import type { FlinkSessionJobStatusV1, FlinkSessionJobStatusV1beta1 } from './flink-session-job-status.js';
-import { MAX_DERIVED_NAME_LENGTH } from './spec-validation.js';
 
 export const FLINK_SESSION_JOB_KIND = 'FlinkSessionJob';
 export const FLINK_SESSION_JOB_PLURAL = 'flinksessionjobs';

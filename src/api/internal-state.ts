@@ -11,6 +11,8 @@ import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
 import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
 import { DEPLOYMENT_PHASES } from './deployment-phase.js';
 import { CHECKPOINT_TYPES, SAVEPOINT_FORMAT_TYPES, SNAPSHOT_TRIGGER_TYPES } from './flink-deployment-status.js';
+import { FlinkStateSnapshotStatusSchema } from './flink-state-snapshot-status.js';
+import { JOB_REFERENCE_KINDS } from './flink-state-snapshot-spec.js';
 import { Int64, StringEnum } from './schema-builders.js';
 
 /**
@@ -29,8 +31,60 @@ export const SavepointRecordSchema = Type.Object({
   /** The savepointTriggerNonce a MANUAL savepoint answered. */
   triggerNonce: Type.Optional(Int64()),
   jobId: Type.Optional(Type.String()),
+  /** The FlinkStateSnapshot the operator recorded this savepoint as (snapshot-resources.ts); trimming the record deletes it. */
+  snapshotResource: Type.Optional(Type.String()),
 });
 export type SavepointRecord = Static<typeof SavepointRecordSchema>;
+
+/** A user-created FlinkStateSnapshot a pending snapshot was triggered for. */
+export const SnapshotResourceRefSchema = Type.Object({
+  name: Type.String(),
+  uid: Type.String(),
+  /** Its spec.backoffLimit when it was taken up (-1: no limit). */
+  backoffLimit: Type.Integer(),
+});
+export type SnapshotResourceRef = Static<typeof SnapshotResourceRefSchema>;
+
+/**
+ * A write to a FlinkStateSnapshot resource the operator owes (an outbox entry, snapshot-resources.ts).
+ * Recorded in the same state write as the fact it publishes (a completed savepoint, a user's
+ * snapshot taken up), then carried out and removed: a crash in between repeats the write, which
+ * lands on the same name, so the resource is neither lost nor duplicated.
+ */
+export const SnapshotResourceWriteSchema = Type.Object({
+  /** metadata.name of the resource, fixed before anything is written. */
+  name: Type.String(),
+  /** publish: create it when missing (the operator's own) and write its status; delete: delete it. */
+  action: StringEnum(['publish', 'delete'] as const),
+  /** Set for a user-created resource: only the object with this uid is written, never created. */
+  uid: Type.Optional(Type.String()),
+  snapshotType: StringEnum(['SAVEPOINT', 'CHECKPOINT'] as const),
+  triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES),
+  /** The resource whose job the snapshot is of. */
+  jobReference: Type.Object({ kind: StringEnum(JOB_REFERENCE_KINDS), name: Type.String() }),
+  /** The operator's own savepoints: spec.savepoint.formatType and disposeOnDelete. */
+  formatType: Type.Optional(StringEnum(SAVEPOINT_FORMAT_TYPES)),
+  disposeOnDelete: Type.Optional(Type.Boolean()),
+  /** The status to write (publish). */
+  status: Type.Optional(FlinkStateSnapshotStatusSchema),
+});
+export type SnapshotResourceWrite = Static<typeof SnapshotResourceWriteSchema>;
+
+/** The newest checkpoint the operator took or saw complete (status jobStatus.lastCheckpoint). */
+export const CheckpointRecordSchema = Type.Object({
+  /** Completion time, epoch milliseconds. */
+  timeStamp: Int64(),
+  triggerType: StringEnum(SNAPSHOT_TRIGGER_TYPES),
+  /** FULL or INCREMENTAL (Apache's Checkpoint.formatType). */
+  formatType: Type.Optional(StringEnum(CHECKPOINT_TYPES)),
+  checkpointId: Type.Optional(Int64()),
+  /** Its external path, when Flink reported one. */
+  location: Type.Optional(Type.String()),
+  /** The checkpointTriggerNonce a MANUAL checkpoint answered. */
+  triggerNonce: Type.Optional(Int64()),
+  jobId: Type.Optional(Type.String()),
+});
+export type CheckpointRecord = Static<typeof CheckpointRecordSchema>;
 
 /**
  * A snapshot (savepoint or checkpoint) the operator has decided to take.
@@ -60,6 +114,10 @@ export const PendingSnapshotSchema = Type.Object({
   failures: Type.Optional(Type.Integer()),
   /** Target directory passed to Flink. */
   targetDirectory: Type.Optional(Type.String()),
+  /** Taken for this user-created FlinkStateSnapshot (its failures count against its backoffLimit). */
+  snapshotResource: Type.Optional(SnapshotResourceRefSchema),
+  /** Epoch ms before which a failed trigger is not sent again (a snapshot resource's backoff). */
+  notBefore: Type.Optional(Int64()),
 });
 export type PendingSnapshot = Static<typeof PendingSnapshotSchema>;
 
@@ -111,6 +169,16 @@ function internalStateSchema<Spec extends TSchema>(spec: Spec) {
     savepointHistory: Type.Array(SavepointRecordSchema),
     lastPeriodicSavepointTimestamp: Type.Optional(Int64()),
     lastPeriodicCheckpointTimestamp: Type.Optional(Int64()),
+    /** The newest checkpoint taken (status jobStatus.lastCheckpoint). */
+    lastCheckpoint: Type.Optional(CheckpointRecordSchema),
+    /** FlinkStateSnapshot writes owed, oldest first (snapshot-resources.ts). */
+    snapshotResourceWrites: Type.Optional(Type.Array(SnapshotResourceWriteSchema)),
+    /**
+     * The uids of user-created FlinkStateSnapshots taken up, newest last (at most
+     * MAX_TAKEN_SNAPSHOTS): recorded with the intent, so a snapshot is never triggered twice
+     * whatever its status says.
+     */
+    takenSnapshots: Type.Optional(Type.Array(Type.String())),
     /**
      * An upgrade (or suspend) whose stop-with-savepoint failed: the job keeps running its previous
      * spec, and the upgrade is tried again only for a newer generation (the next spec change).

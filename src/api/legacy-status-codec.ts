@@ -41,8 +41,12 @@
  * status verbatim, so nothing is lost for good)
  * - The envelope variant and `apiVersion` inside `resource_metadata` are not kept (encode writes the
  *   current format with `flink.apache.org/v1beta1`).
- * - `jobStatus.checkpointInfo.lastCheckpoint` is dropped; `savepointInfo.lastSavepoint.triggerNonce`
- *   is kept only when the same savepoint is in the history.
+ * - `jobStatus.checkpointInfo.lastCheckpoint` becomes `lastCheckpoint` in the state (timeStamp,
+ *   triggerType, triggerNonce) without its `formatType` (or older `checkpointType`), which the state
+ *   record has no place for; encode writes it back without one (Apache reads that as UNKNOWN).
+ *   The v1 `jobStatus.lastCheckpoint` is not filled by decode: status builders derive it from the
+ *   state on the first pass. `savepointInfo.lastSavepoint.triggerNonce` is kept only when the same
+ *   savepoint is in the history.
  * - Status keys neither layout declares (e.g. CMF's `cfkInternalState`, `cmfSync`) are dropped: a
  *   real API server prunes them anyway.
  * - On encode, state with no legacy counterpart is dropped: `formatVersion`, `lastWriter`,
@@ -67,6 +71,7 @@ import {
   type JobStatusV1,
   type JobStatusV1beta1,
   type LastSavepoint,
+  type LegacyCheckpoint,
   type LegacyCheckpointInfo,
   type LegacySavepoint,
   type LegacySavepointInfo,
@@ -75,6 +80,7 @@ import {
 import {
   emptyInternalState,
   type AnyInternalState,
+  type CheckpointRecord,
   type InternalState,
   type PendingSnapshot,
   type SavepointRecord,
@@ -135,6 +141,22 @@ function savepointRecordFromLegacy(sp: LegacySavepoint): SavepointRecord {
   if (formatType !== undefined) record.formatType = formatType;
   if (sp.triggerNonce !== undefined && sp.triggerNonce !== null) record.triggerNonce = sp.triggerNonce;
   return record;
+}
+
+/** Apache's Checkpoint (api/status/Checkpoint.java: timeStamp defaults to 0, triggerType to UNKNOWN) as the state records it. */
+function checkpointRecordFromLegacy(cp: LegacyCheckpoint): CheckpointRecord {
+  const record: CheckpointRecord = { timeStamp: cp.timeStamp ?? 0, triggerType: known(SNAPSHOT_TRIGGER_TYPES, cp.triggerType) ?? 'UNKNOWN' };
+  const format = known(CHECKPOINT_TYPES, cp.formatType);
+  if (format) record.formatType = format;
+  if (cp.triggerNonce !== undefined && cp.triggerNonce !== null) record.triggerNonce = cp.triggerNonce;
+  return record;
+}
+
+function legacyCheckpointFromRecord(record: CheckpointRecord): LegacyCheckpoint {
+  const out: LegacyCheckpoint = { timeStamp: record.timeStamp, triggerType: record.triggerType };
+  if (record.formatType) out.formatType = record.formatType;
+  if (record.triggerNonce !== undefined) out.triggerNonce = record.triggerNonce;
+  return out;
 }
 
 function lastSavepointFromLegacy(sp: LegacySavepoint | undefined): LastSavepoint | undefined {
@@ -364,6 +386,8 @@ function decodeWithLayout<State extends AnyInternalState, UserStatus extends Any
   if (cp) {
     if (cp.lastPeriodicCheckpointTimestamp !== undefined && cp.lastPeriodicCheckpointTimestamp !== null)
       state.lastPeriodicCheckpointTimestamp = cp.lastPeriodicCheckpointTimestamp;
+    // Apache writes `lastCheckpoint: null` until the operator has taken one.
+    if (cp.lastCheckpoint !== undefined && cp.lastCheckpoint !== null) state.lastCheckpoint = checkpointRecordFromLegacy(cp.lastCheckpoint);
     const pending = pendingFrom('checkpoint', cp, job.jobId, 'status.jobStatus.checkpointInfo', resource);
     if (pending) state.pendingCheckpoint = pending;
   }
@@ -392,7 +416,8 @@ function decodeWithLayout<State extends AnyInternalState, UserStatus extends Any
  *   RFC 3339), both specs as objects with their generation (lastReconciledSpec: from its envelope,
  *   else status.observedGeneration) and firstDeployment, upgradeSavepointPath,
  *   pending savepoint/checkpoint (legacy trigger fields with a triggerId; jobId from jobStatus.jobId),
- *   savepoint history, periodic timestamps, deployedJobId = jobStatus.jobId;
+ *   savepoint history, periodic timestamps, lastCheckpoint (from checkpointInfo.lastCheckpoint),
+ *   deployedJobId = jobStatus.jobId;
  *   revision {@link MIGRATED_STATE_REVISION}.
  *
  * @param resource `namespace/name`, for error messages.
@@ -462,6 +487,7 @@ function encodeWithLayout<LegacyOut extends LegacyStatus>(layout: LegacyEncoding
   job.savepointInfo = savepointInfo;
 
   const checkpointInfo: LegacyCheckpointInfo = {};
+  if (state.lastCheckpoint !== undefined) checkpointInfo.lastCheckpoint = legacyCheckpointFromRecord(state.lastCheckpoint);
   if (state.lastPeriodicCheckpointTimestamp !== undefined) checkpointInfo.lastPeriodicCheckpointTimestamp = state.lastPeriodicCheckpointTimestamp;
   const pc = state.pendingCheckpoint;
   if (pc?.triggerId) {

@@ -27,6 +27,7 @@
  * Guarantees: pure (no I/O); never throws on any input (a spec of the wrong shape yields schema
  * errors); errors come in a stable order (schema first, then the rules above in order).
  */
+import { MAX_DERIVED_NAME_LENGTH } from './flink-deployment.js';
 import type { FlinkDeploymentSpec, JobSpec } from './flink-deployment-spec.js';
 import { FLINK_VERSIONS, OLDEST_SUPPORTED_FLINK_VERSION, type FlinkVersion } from './flink-deployment-spec.js';
 import {
@@ -51,8 +52,6 @@ export type { FieldError } from './schema-validator.js';
  * ConfigMap, the operator state ConfigMap, and the `app=%s` label value.
  */
 export const DERIVED_NAME_PATTERNS = ['%s', '%s-rest', '%s-taskmanager', 'flink-config-%s', '%s-operator-state'] as const;
-/** Kubernetes' limit for DNS-1035 labels (Service names) and label values. */
-export const MAX_DERIVED_NAME_LENGTH = 63;
 /** The longest FlinkDeployment name whose derived names all fit {@link MAX_DERIVED_NAME_LENGTH}. */
 export const MAX_DEPLOYMENT_NAME_LENGTH = MAX_DERIVED_NAME_LENGTH - Math.max(...DERIVED_NAME_PATTERNS.map((p) => p.length - 2));
 

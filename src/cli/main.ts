@@ -19,12 +19,17 @@ import { registerInspectCommand } from './inspect-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
 import { makeFlinkSessionJobReconciler } from '../reconciler/session-job-wiring.js';
+import { makeFlinkStateSnapshotReconciler } from '../reconciler/state-snapshot-wiring.js';
 import { OPERATOR_VERSION } from '../state/operator-version.js';
 
 const program = new Command('flink-operator')
   .description('A Kubernetes operator for Apache Flink whose internal state lives in a companion ConfigMap')
   .version(OPERATOR_VERSION);
-registerRunCommand(program, { flinkDeployments: makeFlinkDeploymentReconciler, flinkSessionJobs: makeFlinkSessionJobReconciler });
+registerRunCommand(program, {
+  flinkDeployments: makeFlinkDeploymentReconciler,
+  flinkSessionJobs: makeFlinkSessionJobReconciler,
+  flinkStateSnapshots: makeFlinkStateSnapshotReconciler,
+});
 registerDevClusterCommand(program);
 registerDemoCommand(program);
 registerMigrateCommand(program);

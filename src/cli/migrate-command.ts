@@ -50,7 +50,7 @@ import {
   type FlinkDeploymentClient,
   type FlinkSessionJobClient,
 } from '../kube/flink-deployment-client.js';
-import { KubeFlinkStateSnapshotLister, type FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
+import { KubeFlinkStateSnapshotClient, type FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-client.js';
 import {
   MIGRATE_COMMAND_WRITER,
   migrateLegacyDeployment,
@@ -163,7 +163,7 @@ export function migrateClientsFor(kubeConfig: KubeConfig): MigrateClients {
   return {
     configMaps: new KubeConfigMapClient(kubeConfig, fieldManager),
     deployments: new KubeFlinkDeploymentClient(kubeConfig, fieldManager),
-    snapshots: new KubeFlinkStateSnapshotLister(kubeConfig),
+    snapshots: new KubeFlinkStateSnapshotClient(kubeConfig),
     listV1beta1: (namespace, selector) => listV1beta1<FlinkDeploymentV1beta1>(FLINK_DEPLOYMENT_PLURAL, namespace, selector),
     async checkCrd() {
       const { missing: _missing, ...check } = await checkCrd(FLINK_DEPLOYMENT_CRD_NAME);

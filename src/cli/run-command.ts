@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { FLINK_GROUP } from '../api/flink-deployment.js';
+import { FLINK_STATE_SNAPSHOT_CRD_NAME, FLINK_STATE_SNAPSHOT_PLURAL, FLINK_STATE_SNAPSHOT_VERSION } from '../api/flink-state-snapshot.js';
+import type { Logger } from 'pino';
 import type { Command } from 'commander';
 import { Manager, type ReconcilerFactory } from '../runtime/manager.js';
 import { OPERATOR_KNOBS, OperatorConfigError, resolveOperatorConfig, type OperatorConfig } from '../runtime/operator-config.js';
@@ -14,10 +17,12 @@ import { createLogger } from '../runtime/logger.js';
  * On the first SIGTERM/SIGINT the manager shuts down gracefully (bounded by --shutdown-timeout);
  * a second signal exits at once with status 1.
  */
-/** The reconcilers an operator process runs: FlinkDeployments', and FlinkSessionJobs' when given. */
+/** The reconcilers an operator process runs: FlinkDeployments', and FlinkSessionJobs' and FlinkStateSnapshots' when given. */
 export interface OperatorReconcilers {
   readonly flinkDeployments: ReconcilerFactory;
   readonly flinkSessionJobs?: ReconcilerFactory;
+  /** Used only when the FlinkStateSnapshot CRD is installed (checked at start; without it, no snapshot resources are read or written). */
+  readonly flinkStateSnapshots?: ReconcilerFactory;
 }
 
 export function registerRunCommand(program: Command, reconcilers: OperatorReconcilers): void {
@@ -74,13 +79,14 @@ export async function startOperator(
 ): Promise<OperatorHandle> {
   const logger = createLogger({ format: config.logFormat, level: config.logLevel as never, base: { identity: config.identity } });
   const kc = kubeConfig ?? loadKubeConfig(config.kubeconfig);
-  const { flinkDeployments, flinkSessionJobs } =
-    typeof reconcilers === 'function' ? { flinkDeployments: reconcilers, flinkSessionJobs: undefined } : reconcilers;
+  const { flinkDeployments, flinkSessionJobs, flinkStateSnapshots } = typeof reconcilers === 'function' ? { flinkDeployments: reconcilers } : reconcilers;
+  const snapshots = flinkStateSnapshots && (await stateSnapshotCrdServed(kc, logger)) ? flinkStateSnapshots : undefined;
   const manager = new Manager({
     config,
     kubeConfig: kc,
     makeReconciler: flinkDeployments,
     ...(flinkSessionJobs ? { makeSessionJobReconciler: flinkSessionJobs } : {}),
+    ...(snapshots ? { makeStateSnapshotReconciler: snapshots } : {}),
     logger,
   });
   let resolveStopped!: () => void;
@@ -110,6 +116,29 @@ export async function startOperator(
     'operator started',
   );
   return { manager, stopped, shutdown };
+}
+
+/**
+ * Whether the API server serves FlinkStateSnapshots (as the Apache operator checks for the CRD at
+ * start). Not served: the operator runs without snapshot resources and says so once; installing
+ * the CRD later takes a restart. Unanswerable (no permission for discovery, an outage): assumed
+ * served, so the informer's own errors say what is wrong.
+ */
+async function stateSnapshotCrdServed(kubeConfig: KubeConfig, logger: Logger): Promise<boolean> {
+  try {
+    const resources = await kubeConfig.makeApiClient(CustomObjectsApi).getAPIResources({ group: FLINK_GROUP, version: FLINK_STATE_SNAPSHOT_VERSION });
+    if (resources.resources.some((r) => r.name === FLINK_STATE_SNAPSHOT_PLURAL)) return true;
+  } catch (error) {
+    if ((error as { code?: number }).code !== 404) {
+      logger.warn({ err: (error as Error).message }, 'could not tell whether FlinkStateSnapshots are served; assuming they are');
+      return true;
+    }
+  }
+  logger.warn(
+    { crd: FLINK_STATE_SNAPSHOT_CRD_NAME },
+    'the FlinkStateSnapshot CRD is not installed: savepoints and checkpoints are recorded in the operator state and status only (kubectl apply -f crds/, then restart the operator)',
+  );
+  return false;
 }
 
 function loadKubeConfig(path: string | undefined): KubeConfig {

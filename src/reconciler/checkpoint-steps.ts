@@ -11,7 +11,8 @@
  *   operation for Flink (it de-duplicates trigger ids).
  * - completion: in one write, the intent is cleared, the nonce acknowledged in lastReconciledSpec
  *   (MANUAL; in lastStableSpec too while RUNNING) or lastPeriodicCheckpointTimestamp set
- *   (PERIODIC); then a CheckpointCompleted event.
+ *   (PERIODIC), and lastCheckpoint recorded (status jobStatus.lastCheckpoint); then a
+ *   CheckpointCompleted event.
  *
  * Failures: as savepoints (Apache's SnapshotObserver treats both alike): retried with a new trigger
  * id within `savepoint.trigger.grace-period`, then reported (CheckpointError) and acknowledged so
@@ -24,7 +25,7 @@
  * Checkpoints are not recorded in the savepoint history (they are not restore points the operator
  * manages: Flink retains and subsumes them itself).
  */
-import type { AnyInternalState, PendingSnapshot } from '../api/internal-state.js';
+import type { AnyInternalState, CheckpointRecord, PendingSnapshot } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
 import type { CheckpointRequest } from './reconcile-step.js';
@@ -122,7 +123,15 @@ async function complete<S extends AnyInternalState>(
   checkpointId: number,
 ): Promise<CheckpointStepResult> {
   const now = ctx.now();
-  await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? settled(s, pending, now) : s));
+  const lastCheckpoint: CheckpointRecord = {
+    timeStamp: now,
+    triggerType: pending.triggerType,
+    ...(pending.checkpointType ? { formatType: pending.checkpointType } : {}),
+    checkpointId,
+    jobId: pending.jobId,
+    ...(pending.triggerType === 'MANUAL' && pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
+  };
+  await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? { ...settled(s, pending, now), lastCheckpoint } : s));
   ctx.emit('Normal', 'CheckpointCompleted', `${pending.triggerType} checkpoint ${checkpointId} of job ${pending.jobId} completed`);
   return { requeue: 'continue' };
 }

@@ -51,6 +51,8 @@ export const JOB_MANAGER_APPEARANCE_GRACE_MS = 10_000;
 
 export function decide(input: DecisionInput): Decision {
   const { state } = input;
+  // Owed FlinkStateSnapshot writes first: they are quick, and a user's snapshot shows IN_PROGRESS while it is followed.
+  if (state.snapshotResourceWrites?.length) return { step: { kind: 'publish-snapshot-resource' } };
   if (state.pendingSavepoint) return { step: { kind: 'follow-savepoint' } };
   if (state.pendingCheckpoint) return { step: { kind: 'follow-checkpoint' } };
   switch (state.phase) {
@@ -264,6 +266,8 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
   }
   if (state.phase === 'DEPLOYED' && running) return { step: { kind: 'mark-running' } };
   if (running && hasJob && state.deployedJobId) {
+    const user = userSnapshotStep(input, state.deployedJobId, checkpointTriggerSupported(deployedSpec.flinkVersion));
+    if (user) return user;
     const due = dueSnapshot('savepoint', state, desired, settings, now);
     if (due) {
       return {
@@ -302,12 +306,52 @@ function decideSteady(input: DecisionInput, carriedError: string | undefined): D
   const wantedReplicas = taskManagerReplicas(deployedSpec);
   if (observed.taskManagerDeploymentReplicas !== undefined && observed.taskManagerDeploymentReplicas !== wantedReplicas)
     return { step: { kind: 'scale-task-managers', replicas: wantedReplicas } };
+  const ownCheckpoints = observed.ownCheckpointResources ?? [];
+  if (running && settings.savepointCleanup && ownCheckpoints.length > settings.retainedCheckpointResources)
+    return { step: { kind: 'trim-checkpoint-resources', names: ownCheckpoints.slice(0, ownCheckpoints.length - settings.retainedCheckpointResources) } };
   if (running && hasJob && (observed.savepointsAwaitingDisposal > 0 || expiredSavepoints(state.savepointHistory, settings, now).length > 0))
     return { step: { kind: 'trim-history' } };
   const steady = running && (state.phase === 'RUNNING' || state.phase === 'ROLLED_BACK');
   const next = running ? nextPeriodicSnapshotIn(input, checkpointTriggerSupported(deployedSpec.flinkVersion)) : undefined;
   const error = carriedError ?? missingJobManagerError(input);
   return { step: { kind: 'wait', requeue: steady ? 'steady' : 'progress', ...(error ? { error } : {}), ...(next !== undefined ? { wakeUpInMs: next } : {}) } };
+}
+
+/**
+ * The oldest user-created FlinkStateSnapshot of this job not yet taken up: a savepoint (into its
+ * spec.savepoint.path, else the configured directory) or a checkpoint; one Flink cannot take
+ * (a checkpoint before 1.19) is refused.
+ */
+function userSnapshotStep(input: DecisionInput, jobId: string, checkpointsOnRequest: boolean): Decision | undefined {
+  const request = input.observed.userSnapshots?.[0];
+  if (!request) return undefined;
+  if (request.snapshotType === 'SAVEPOINT')
+    return {
+      step: {
+        kind: 'start-savepoint',
+        request: {
+          triggerType: 'MANUAL',
+          stopJob: false,
+          jobId,
+          spec: input.desired,
+          snapshotResource: request.ref,
+          ...(request.targetDirectory ? { targetDirectory: request.targetDirectory } : {}),
+          ...(request.formatType ? { formatType: request.formatType } : {}),
+        },
+      },
+    };
+  if (!checkpointsOnRequest)
+    return {
+      step: {
+        kind: 'refuse-user-snapshot',
+        snapshot: request.ref,
+        snapshotType: 'CHECKPOINT',
+        error: `Flink ${deployedSpecOf(input.state)?.flinkVersion ?? ''} cannot take a checkpoint on request: it needs Flink 1.19 or newer (its checkpoint trigger endpoint); take a savepoint instead (spec.savepoint)`,
+      },
+    };
+  return {
+    step: { kind: 'start-checkpoint', request: { triggerType: 'MANUAL', jobId, checkpointType: input.settings.checkpointType, snapshotResource: request.ref } },
+  };
 }
 
 /** Milliseconds until the sooner of the next periodic savepoint and (where Flink can take one on request) checkpoint. */

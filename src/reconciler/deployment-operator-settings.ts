@@ -22,6 +22,12 @@ export interface DeploymentOperatorSettings {
   historyMaxAgeMs: number;
   /** `savepoint.cleanup.enabled` (true): dispose savepoints that leave the history. */
   savepointCleanup: boolean;
+  /** `snapshot.resource.enabled` (true): record the operator's savepoints and checkpoints as FlinkStateSnapshot resources (where the operator can). */
+  snapshotResources: boolean;
+  /** `savepoint.dispose-on-delete` (false): spec.savepoint.disposeOnDelete of the savepoint resources the operator creates. */
+  savepointDisposeOnDelete: boolean;
+  /** `state.checkpoints.num-retained` (1, a Flink key): how many of the operator's periodic checkpoint resources are kept. */
+  retainedCheckpointResources: number;
   /** `savepoint.trigger.grace-period` (1 min): how long failed manual/periodic savepoints are retried. */
   triggerGracePeriodMs: number;
   /** `job.savepoint-on-deletion` (false). */
@@ -101,6 +107,9 @@ export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flin
     historyMaxCount: Number(get('savepoint.history.max.count') ?? 10),
     historyMaxAgeMs: duration('savepoint.history.max.age', 24 * 3600_000)!,
     savepointCleanup: bool('savepoint.cleanup.enabled', true),
+    snapshotResources: bool('snapshot.resource.enabled', true),
+    savepointDisposeOnDelete: bool('savepoint.dispose-on-delete', false),
+    retainedCheckpointResources: Math.max(1, Number(flat['state.checkpoints.num-retained']?.trim() || 1) || 1),
     triggerGracePeriodMs: duration('savepoint.trigger.grace-period', 60_000)!,
     savepointOnDeletion: bool('job.savepoint-on-deletion', false),
     rollbackEnabled: bool('deployment.rollback.enabled', false),

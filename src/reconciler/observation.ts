@@ -11,7 +11,7 @@
  * for it (drift is told by the JobManager Deployment's pinned job id instead).
  */
 import type { V1Deployment } from '@kubernetes/client-node';
-import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkJobState, JobManagerDeploymentStatus } from '../api/flink-deployment-status.js';
 import type { InternalState } from '../api/internal-state.js';
 import { readDeployedRecord } from '../flink/deployed-record.js';
@@ -22,6 +22,7 @@ import type { HaMetadataSummary } from './flink-cluster-applier.js';
 import { classifyJobManager } from './job-manager-observer.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
 import { deployedSpecOf } from './deployment-specs.js';
+import { ownCheckpointResources, userSnapshotRequests, type UserSnapshotRequest } from './snapshot-resources.js';
 
 export interface ObservedJob {
   jobId: string;
@@ -69,6 +70,10 @@ export interface Observation {
   taskManagerDeploymentReplicas?: number;
   /** Savepoints the state's size rules dropped and that still wait for disposal. */
   savepointsAwaitingDisposal: number;
+  /** User-created FlinkStateSnapshots this job has to take, oldest first (snapshot-resources.ts); none without snapshot resources. */
+  userSnapshots?: UserSnapshotRequest[];
+  /** The operator's periodic checkpoint resources of this job, oldest first (decide keeps `state.checkpoints.num-retained`). */
+  ownCheckpointResources?: string[];
   /** Gathered on demand: Flink's HA store of the cluster (`null`: none). */
   ha?: HaMetadataSummary | null;
   /** Gathered on demand: the job's checkpoints (`null`: Flink could not say). */
@@ -90,6 +95,12 @@ export async function observe(
   const jobManager = deps.clusterDeployments.get(namespace, name);
   const taskManager = deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
   const observation: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: deps.countTrimmedSavepoints(deployment) };
+  if (deps.snapshotResources) {
+    const snapshots = deps.snapshotResources.inNamespace(namespace);
+    const owner = { kind: FLINK_DEPLOYMENT_KIND as typeof FLINK_DEPLOYMENT_KIND, namespace, name };
+    observation.userSnapshots = userSnapshotRequests(snapshots, owner, state);
+    observation.ownCheckpointResources = ownCheckpointResources(snapshots, owner);
+  }
   if (taskManager) {
     observation.taskManagerReplicas = taskManager.status?.replicas ?? 0;
     observation.taskManagerDeploymentReplicas = taskManager.spec?.replicas ?? 1;

@@ -42,6 +42,38 @@ function isUnknownTrigger(error: unknown): boolean {
   return error instanceof FlinkRestError && error.source === 'flink' && (error.status === 404 || error.status === 400);
 }
 
+const DISPOSAL_POLLS = 10;
+const DISPOSAL_POLL_MS = 50;
+
+/** How a disposal ended: done (or nothing was there), refused by Flink, or not answered. */
+export type SavepointDisposalOutcome = { outcome: 'disposed' } | { outcome: 'refused'; reason: string } | { outcome: 'unanswered'; reason: string };
+
+/**
+ * Asks Flink to dispose of the savepoint at `location` (POST /savepoint-disposal) and waits a
+ * little for its answer. A savepoint that does not exist any more counts as disposed (a repeat after
+ * a crash is the same operation).
+ */
+export async function disposeSavepointAndConfirm(
+  api: Pick<FlinkJobApi, 'disposeSavepoint' | 'getDisposalStatus'>,
+  location: string,
+): Promise<SavepointDisposalOutcome> {
+  try {
+    const triggerId = await api.disposeSavepoint(location);
+    for (let i = 0; i < DISPOSAL_POLLS; i++) {
+      const status = await api.getDisposalStatus(triggerId);
+      if (status.status === 'COMPLETED') {
+        if (!('failureCause' in status)) return { outcome: 'disposed' };
+        const cause = `${status.failureCause.class ?? ''} ${status.failureCause['stack-trace']?.split('\n')[0] ?? ''}`.trim();
+        return /FileNotFound|does not exist|not found/i.test(cause) ? { outcome: 'disposed' } : { outcome: 'refused', reason: cause };
+      }
+      await new Promise((r) => setTimeout(r, DISPOSAL_POLL_MS));
+    }
+    return { outcome: 'unanswered', reason: `Flink did not finish disposing of ${location} within ${(DISPOSAL_POLLS * DISPOSAL_POLL_MS) / 1000} s` };
+  } catch (error) {
+    return { outcome: 'unanswered', reason: (error as Error).message };
+  }
+}
+
 /** The Flink calls the resolution needs. */
 export type SavepointStatusApi = Pick<FlinkJobApi, 'getSavepointStatus' | 'listJobs' | 'getCheckpoints'>;
 

@@ -8,6 +8,7 @@
  */
 import type { DeploymentPhase } from '../api/deployment-phase.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import type { SnapshotResourceRef } from '../api/internal-state.js';
 import type { GatherableFact, Observation } from './observation.js';
 
 /** An event to emit once per (deployment, reason, key) in this process. */
@@ -43,6 +44,11 @@ export interface SavepointRequest {
   /** The spec whose configuration names the target directory and format. */
   spec: FlinkDeploymentSpec;
   nonce?: number;
+  /** Taken for this user-created FlinkStateSnapshot (MANUAL). */
+  snapshotResource?: SnapshotResourceRef;
+  /** The snapshot resource's spec.savepoint.path and formatType, over the configuration's. */
+  targetDirectory?: string;
+  formatType?: 'CANONICAL' | 'NATIVE';
 }
 
 /** A checkpoint through Flink's trigger endpoint (POST /jobs/:id/checkpoints, Flink 1.19+ here). */
@@ -52,6 +58,8 @@ export interface CheckpointRequest {
   /** FULL or INCREMENTAL (`kubernetes.operator.checkpoint.type`, FULL by default as in the Apache operator). */
   checkpointType: 'FULL' | 'INCREMENTAL';
   nonce?: number;
+  /** Taken for this user-created FlinkStateSnapshot (MANUAL). */
+  snapshotResource?: SnapshotResourceRef;
 }
 
 export type ReconcileStep =
@@ -79,6 +87,12 @@ export type ReconcileStep =
   | { kind: 'mark-running' }
   /** Record a change that needs no redeploy (or a suspended spec's change). */
   | { kind: 'acknowledge'; spec: FlinkDeploymentSpec; generation: number }
+  /** Carry out the oldest FlinkStateSnapshot write the state owes (snapshot-resource-steps.ts), then drop it. */
+  | { kind: 'publish-snapshot-resource' }
+  /** A user's FlinkStateSnapshot this job cannot take: taken up and FAILED with `error`, in one write (published next). */
+  | { kind: 'refuse-user-snapshot'; snapshot: SnapshotResourceRef; snapshotType: 'SAVEPOINT' | 'CHECKPOINT'; error: string }
+  /** Delete the operator's checkpoint resources beyond `state.checkpoints.num-retained` (nothing is lost: Flink keeps the checkpoints). */
+  | { kind: 'trim-checkpoint-resources'; names: string[] }
   /** Dispose savepoints past the history limits (and those the size rules dropped), then drop them. */
   | { kind: 'trim-history' }
   /** The job FAILED and is not restarted: its exception into status.error. */

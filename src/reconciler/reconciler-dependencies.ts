@@ -2,6 +2,8 @@
  * What the FlinkDeployment reconciler needs from the rest of the operator, as narrow interfaces,
  * so that each piece can be replaced by a fake that asserts what was called.
  */
+import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
+import type { FlinkStateSnapshotWriter } from '../kube/flink-state-snapshot-client.js';
 import type { V1ConfigMap, V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
@@ -150,6 +152,8 @@ export interface FlinkDeploymentReconcilerDependencies {
   forgetDeployment(deployment: FlinkDeploymentV1): void;
   /** Names of the FlinkSessionJobs in `namespace` whose spec.deploymentName is `cluster` (none when session jobs are not watched). */
   sessionJobsOf(namespace: string, cluster: string): string[];
+  /** FlinkStateSnapshots, when the operator handles them (their CRD installed); undefined: none are read or written. */
+  snapshotResources?: SnapshotResourceAccess;
   counters: ReconcilerCounters;
   events: DeploymentEventSink;
   log: ReconcilerLog;
@@ -157,4 +161,11 @@ export interface FlinkDeploymentReconcilerDependencies {
   specHash(spec: FlinkDeploymentSpec): string;
   newJobId(): string;
   now(): number;
+}
+
+/** How a job's reconciler reads (the informer cache) and writes FlinkStateSnapshots. */
+export interface SnapshotResourceAccess {
+  /** The cached FlinkStateSnapshots of `namespace`. */
+  inNamespace(namespace: string): FlinkStateSnapshot[];
+  writer: FlinkStateSnapshotWriter;
 }

@@ -29,7 +29,7 @@ import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacy } from '../state/legacy-migration.js';
-import { KubeFlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
+import { KubeFlinkStateSnapshotClient } from '../kube/flink-state-snapshot-client.js';
 import { LegacyStatusStateStore } from '../state/legacy-status-state-store.js';
 import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from '../state/state-store.js';
 import type { InternalState, SavepointRecord } from '../api/internal-state.js';
@@ -43,7 +43,8 @@ import { PodListThrottle } from './pod-list-throttle.js';
 
 /** How old a pod list (failure reasons) may be; see pod-list-throttle.ts. */
 const POD_LIST_MAX_AGE_MS = 5_000;
-import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies } from './reconciler-dependencies.js';
+import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies, SnapshotResourceAccess } from './reconciler-dependencies.js';
+import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 
 /** Counts every state write attempt in the metrics (both kinds' stores). */
 export function stateWriteCounter(runtime: Pick<OperatorDependencies, 'metrics'>): (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void {
@@ -160,11 +161,12 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         deployments: deploymentClient,
         dryRun: false,
         writer,
-        snapshots: new KubeFlinkStateSnapshotLister(runtime.kubeConfig, apiClients.make(CustomObjectsApi)),
+        snapshots: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, apiClients.make(CustomObjectsApi)),
       });
     },
   };
 
+  const snapshotResources = snapshotResourceAccess(runtime);
   const dependencies: FlinkDeploymentReconcilerDependencies = {
     deployments: recorder.overlay,
     clusterDeployments: readers.deployments,
@@ -199,6 +201,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       trimmedForSize.take(deployment);
       if (store instanceof ConfigMapStateStore) store.forget(deployment);
     },
+    ...(snapshotResources ? { snapshotResources } : {}),
     sessionJobsOf: (namespace, cluster) =>
       (readers.flinkSessionJobs?.list() ?? [])
         .filter((job) => job.metadata?.namespace === namespace && (job.spec as { deploymentName?: unknown } | undefined)?.deploymentName === cluster)
@@ -353,4 +356,14 @@ class StatusPatchesUnderV1beta1 implements FlinkDeploymentClient {
     }
     return { ...written, apiVersion: `${FLINK_GROUP}/${API_VERSION_V1}`, status } as unknown as FlinkDeploymentV1;
   }
+}
+
+/** FlinkStateSnapshots through the manager's cache and a client, when the manager watches them. */
+export function snapshotResourceAccess(runtime: OperatorDependencies): SnapshotResourceAccess | undefined {
+  const snapshots = runtime.readers.flinkStateSnapshots as ObservableObjectReader<FlinkStateSnapshot> | undefined;
+  if (!snapshots) return undefined;
+  return {
+    inNamespace: (namespace) => snapshots.list(namespace),
+    writer: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, runtime.apiClients.make(CustomObjectsApi)),
+  };
 }

@@ -3,7 +3,8 @@
  * observed (never the other way round: design/002).
  *
  * Fields, as the Apache operator fills them for session jobs: `lifecycleState`, `jobStatus`
- * (jobId, jobName, state, startTime, updateTime, lastSavepoint), `error`, `observedGeneration`;
+ * (jobId, jobName, state, startTime, updateTime, lastSavepoint; lastCheckpoint, Apache's
+ * `checkpointInfo.lastCheckpoint`), `error`, `observedGeneration`;
  * ours: the `Ready` condition and `stateRef` (the companion ConfigMap and the revision this status
  * reflects).
  *
@@ -16,7 +17,7 @@ import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js
 import type { FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { sessionJobStateConfigMapName } from '../state/state-store.js';
-import { lastSavepointOf } from './status-builder.js';
+import { lastCheckpointOf, lastSavepointOf } from './status-builder.js';
 import type { ListedJob, SessionJobObservation } from './session-job-decide.js';
 
 export interface SessionJobPassOutcome {
@@ -120,6 +121,7 @@ export function buildSessionJobStatus(
       ...(job?.startTime !== undefined && job.startTime > 0 ? { startTime: String(job.startTime) } : {}),
       ...(job?.updateTime !== undefined && job.updateTime > 0 ? { updateTime: String(job.updateTime) } : {}),
       ...(lastSavepoint ? { lastSavepoint: lastSavepointOf(lastSavepoint) } : {}),
+      ...(state.lastCheckpoint ? { lastCheckpoint: lastCheckpointOf(state.lastCheckpoint) } : {}),
     },
     conditions: [readyCondition(state, lifecycle, job, outcome.error, previous?.conditions, nowText)],
     // No stateRef before the first state write: it would name a ConfigMap that does not exist yet.

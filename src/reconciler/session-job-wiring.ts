@@ -20,7 +20,7 @@ import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
 import { migrateIfLegacySessionJob } from '../state/legacy-migration.js';
-import { KubeFlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
+import { KubeFlinkStateSnapshotClient } from '../kube/flink-state-snapshot-client.js';
 import { FLINK_SESSION_JOB_STATE } from '../state/state-kinds.js';
 import { StatusRecorder } from '../state/status-recorder.js';
 import { randomJobId, stateWriteCounter } from './reconciler-wiring.js';
@@ -87,7 +87,7 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
           sessionJobs: client,
           dryRun: false,
           writer,
-          snapshots: new KubeFlinkStateSnapshotLister(runtime.kubeConfig, apiClients.make(CustomObjectsApi)),
+          snapshots: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, apiClients.make(CustomObjectsApi)),
         });
       },
     },

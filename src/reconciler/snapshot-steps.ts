@@ -16,25 +16,46 @@
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
-import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
+import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
+import type { InternalState, PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
 import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
-import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { completedSavepointRecord, disposeSavepointAndConfirm, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
+import {
+  deleteSnapshotWrite,
+  inProgressStatus,
+  operatorSavepointWrite,
+  operatorSnapshotName,
+  snapshotRetriesExhausted,
+  snapshotRetryDelayMs,
+  snapshotTimestamp,
+  userSnapshotStatusWrite,
+  withSnapshotTaken,
+  withSnapshotWrite,
+  type SnapshotOwner,
+} from './snapshot-resources.js';
 import type { StepContext } from './step-context.js';
+
+/** The deployment as the owner of its snapshot resources. */
+function ownerOf(ctx: StepContext): SnapshotOwner {
+  return { kind: FLINK_DEPLOYMENT_KIND, namespace: ctx.deployment.metadata.namespace ?? '', name: ctx.deployment.metadata.name ?? '' };
+}
+
+/** Whether the operator records this deployment's snapshots as FlinkStateSnapshot resources. */
+export function recordsSnapshotResources(ctx: StepContext): boolean {
+  return ctx.deps.snapshotResources !== undefined && ctx.settings.snapshotResources;
+}
 
 function formatTypeOf(spec: FlinkDeploymentSpec): 'CANONICAL' | 'NATIVE' | undefined {
   const value = flattenFlinkConfiguration(spec.flinkConfiguration)['kubernetes.operator.savepoint.format.type']?.toUpperCase();
   return value === 'NATIVE' || value === 'CANONICAL' ? value : undefined;
 }
 
-const DISPOSAL_POLLS = 10;
-const DISPOSAL_POLL_MS = 50;
-
 /** Records the intent (STOPPING too when the job is to stop), then sends the trigger. */
 export async function startSavepoint(ctx: StepContext, request: SavepointRequest): Promise<StepResult> {
-  const target = savepointDirectory(flattenFlinkConfiguration(request.spec.flinkConfiguration));
-  const format = formatTypeOf(request.spec);
+  const target = request.targetDirectory ?? savepointDirectory(flattenFlinkConfiguration(request.spec.flinkConfiguration));
+  const format = request.formatType ?? formatTypeOf(request.spec);
   const pending: PendingSnapshot = {
     kind: 'savepoint',
     triggerType: request.triggerType,
@@ -45,10 +66,16 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     ...(target ? { targetDirectory: target } : {}),
     ...(format ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
+    ...(request.snapshotResource ? { snapshotResource: request.snapshotResource } : {}),
   };
-  const state = await ctx.save((s) =>
-    s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) },
-  );
+  const state = await ctx.save((s) => {
+    if (s.pendingSavepoint) return s;
+    const next: InternalState = { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) };
+    // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
+    return pending.snapshotResource
+      ? withSnapshotWrite(withSnapshotTaken(next, pending.snapshotResource.uid), userSnapshotStatusWrite(ownerOf(ctx), pending, inProgressStatus(pending)))
+      : next;
+  });
   return send(ctx, state.pendingSavepoint!);
 }
 
@@ -63,6 +90,8 @@ async function send(ctx: StepContext, pending: PendingSnapshot): Promise<StepRes
 /** Follows the pending savepoint; resolves an intent without an answer by asking Flink. */
 export async function followSavepoint(ctx: StepContext): Promise<StepResult> {
   const pending = ctx.state().pendingSavepoint!;
+  const wait = pending.notBefore !== undefined ? pending.notBefore - ctx.deps.now() : 0;
+  if (wait > 0) return { requeue: 'progress', wakeUpInMs: wait };
   const jobManager = ctx.observed.jobManager;
   if (jobManager !== 'READY') {
     if (!pending.stopJob && (jobManager === 'MISSING' || jobManager === 'ERROR')) return fail(ctx, pending, 'lost', 'the JobManager is not running');
@@ -85,16 +114,87 @@ export async function followSavepoint(ctx: StepContext): Promise<StepResult> {
 
 async function complete(ctx: StepContext, pending: PendingSnapshot, location: string): Promise<StepResult> {
   const now = ctx.deps.now();
-  const record = completedSavepointRecord(pending, location, now);
+  const owner = ownerOf(ctx);
+  if (pending.snapshotResource) return completeUserSnapshot(ctx, pending, location, now);
+  let record: SavepointRecord = completedSavepointRecord(pending, location, now);
+  const resource = recordsSnapshotResources(ctx) ? operatorSnapshotName(owner.name, 'SAVEPOINT', pending.triggerType, now) : undefined;
+  if (resource) record = { ...record, snapshotResource: resource };
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
     let next: InternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
+    if (resource)
+      next = withSnapshotWrite(next, operatorSavepointWrite(owner, { ...record, snapshotResource: resource }, pending, ctx.settings.savepointDisposeOnDelete));
     if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: s.phase === 'STOPPING' ? 'STOPPED' : s.phase });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
     if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce);
     return next;
   });
   ctx.deps.events.emit(ctx.deployment, 'Normal', 'SavepointCompleted', `${pending.triggerType} savepoint of job ${pending.jobId} completed: ${location}`);
+  return { requeue: 'continue' };
+}
+
+/**
+ * A user's snapshot completed: its resource gets COMPLETED with the path (owed in this write). The
+ * savepoint is the resource's, not the history's: it is disposed when the user deletes the
+ * resource (spec.savepoint.disposeOnDelete), never trimmed by the operator.
+ */
+async function completeUserSnapshot(ctx: StepContext, pending: PendingSnapshot, location: string, now: number): Promise<StepResult> {
+  const status = { ...inProgressStatus(pending), state: 'COMPLETED' as const, path: location, resultTimestamp: snapshotTimestamp(now) };
+  await ctx.save((s) =>
+    s.pendingSavepoint?.triggerId === pending.triggerId
+      ? withSnapshotWrite({ ...s, pendingSavepoint: undefined }, userSnapshotStatusWrite(ownerOf(ctx), pending, status))
+      : s,
+  );
+  ctx.deps.events.emit(
+    ctx.deployment,
+    'Normal',
+    'SavepointCompleted',
+    `savepoint of job ${pending.jobId} for FlinkStateSnapshot ${pending.snapshotResource!.name} completed: ${location}`,
+  );
+  return { requeue: 'continue' };
+}
+
+/**
+ * A user's snapshot failed: retried after 10 s · 2^(failures-1) (at most 5 min) while its
+ * backoffLimit allows (-1: always), with a new trigger id; then FAILED. Each outcome is owed to
+ * the resource in the same write.
+ */
+async function failUserSnapshot(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
+  const now = ctx.deps.now();
+  const failures = (pending.failures ?? 0) + 1;
+  const ref = pending.snapshotResource!;
+  const error = `savepoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}: ${reason}`;
+  if (kind === 'failed' && !snapshotRetriesExhausted(ref, failures)) {
+    const notBefore = now + snapshotRetryDelayMs(failures);
+    const retry: PendingSnapshot = { ...pending, triggerId: ctx.deps.newJobId(), failures, requestedAt: notBefore, notBefore };
+    ctx.deps.events.emit(
+      ctx.deployment,
+      'Warning',
+      'SavepointError',
+      `${error} (FlinkStateSnapshot ${ref.name}, failure ${failures}); retrying at ${new Date(notBefore).toISOString()}`,
+    );
+    await ctx.save((s) =>
+      s.pendingSavepoint?.triggerId === pending.triggerId
+        ? withSnapshotWrite(
+            { ...s, pendingSavepoint: retry },
+            userSnapshotStatusWrite(ownerOf(ctx), pending, { ...inProgressStatus(pending), failures, error }),
+          )
+        : s,
+    );
+    return { requeue: 'continue' };
+  }
+  ctx.deps.events.emit(
+    ctx.deployment,
+    'Warning',
+    'SavepointError',
+    `${error}; FlinkStateSnapshot ${ref.name} FAILED after ${failures} failure(s) (backoffLimit ${ref.backoffLimit})`,
+  );
+  const status = { ...inProgressStatus(pending), state: 'FAILED' as const, failures, error, resultTimestamp: snapshotTimestamp(now) };
+  await ctx.save((s) =>
+    s.pendingSavepoint?.triggerId === pending.triggerId
+      ? withSnapshotWrite({ ...s, pendingSavepoint: undefined }, userSnapshotStatusWrite(ownerOf(ctx), pending, status))
+      : s,
+  );
   return { requeue: 'continue' };
 }
 
@@ -106,6 +206,7 @@ async function complete(ctx: StepContext, pending: PendingSnapshot, location: st
  * is tried again only for the next spec change (failedUpgrade); that one is in status.error.
  */
 async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
+  if (pending.snapshotResource) return failUserSnapshot(ctx, pending, kind, reason);
   const { deps } = ctx;
   const now = deps.now();
   const attempt = (pending.failures ?? 0) + 1;
@@ -171,9 +272,16 @@ export async function trimHistory(ctx: StepContext): Promise<StepResult> {
     if (leaving.length === 0) return { requeue: 'steady' };
   }
   const gone = new Set(leaving.map((r) => r.location));
-  await ctx.save((s) =>
-    s.savepointHistory.some((r) => gone.has(r.location)) ? { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) } : s,
-  );
+  const owner = ownerOf(ctx);
+  await ctx.save((s) => {
+    if (!s.savepointHistory.some((r) => gone.has(r.location))) return s;
+    let next: InternalState = { ...s, savepointHistory: s.savepointHistory.filter((r) => !gone.has(r.location)) };
+    // Their resources go too (Apache deletes its PERIODIC and UPGRADE snapshot resources past the limits).
+    for (const record of s.savepointHistory)
+      if (gone.has(record.location) && record.snapshotResource)
+        next = withSnapshotWrite(next, deleteSnapshotWrite(owner, record.snapshotResource, 'SAVEPOINT', record.triggerType));
+    return next;
+  });
   return { requeue: 'continue' };
 }
 
@@ -193,21 +301,10 @@ async function disposeTrimmedForSize(ctx: StepContext): Promise<void> {
 
 /** True once Flink confirmed the savepoint is gone (disposed now, or it did not exist any more). */
 async function dispose(ctx: StepContext, location: string): Promise<boolean> {
-  try {
-    const triggerId = await ctx.api.disposeSavepoint(location);
-    for (let i = 0; i < DISPOSAL_POLLS; i++) {
-      const status = await ctx.api.getDisposalStatus(triggerId);
-      if (status.status === 'COMPLETED') {
-        if (!('failureCause' in status)) return true;
-        const cause = `${status.failureCause.class ?? ''} ${status.failureCause['stack-trace']?.split('\n')[0] ?? ''}`;
-        if (/FileNotFound|does not exist|not found/i.test(cause)) return true;
-        ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', `could not dispose savepoint ${location}: ${cause.trim()}`);
-        return false;
-      }
-      await new Promise((r) => setTimeout(r, DISPOSAL_POLL_MS));
-    }
-  } catch (error) {
-    ctx.deps.log.warn({ err: (error as Error).message, location }, 'savepoint disposal failed; retried on a later pass');
-  }
+  const outcome = await disposeSavepointAndConfirm(ctx.api, location);
+  if (outcome.outcome === 'disposed') return true;
+  if (outcome.outcome === 'refused')
+    ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', `could not dispose savepoint ${location}: ${outcome.reason}`);
+  else ctx.deps.log.warn({ err: outcome.reason, location }, 'savepoint disposal failed; retried on a later pass');
   return false;
 }

@@ -8,9 +8,9 @@
  *
  * The lifecycle state follows the Apache operator's `CommonStatus.getLifecycleState()`.
  */
-import type { Condition, FlinkDeploymentStatusV1, LastSavepoint, LifecycleState } from '../api/flink-deployment-status.js';
+import type { Condition, FlinkDeploymentStatusV1, LastCheckpoint, LastSavepoint, LifecycleState } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
-import type { InternalState, SavepointRecord } from '../api/internal-state.js';
+import type { CheckpointRecord, InternalState, SavepointRecord } from '../api/internal-state.js';
 import { stateConfigMapName } from '../state/state-store.js';
 import type { Observation } from './observation.js';
 
@@ -111,6 +111,20 @@ export function lastSavepointOf(record: SavepointRecord): LastSavepoint {
   };
 }
 
+/**
+ * The newest checkpoint as the status shows it (jobStatus.lastCheckpoint), for either kind: the
+ * fields of Apache's status Checkpoint (api/status/Checkpoint.java). The checkpoint id, job id and
+ * location stay in the state.
+ */
+export function lastCheckpointOf(record: CheckpointRecord): LastCheckpoint {
+  return {
+    timeStamp: record.timeStamp,
+    triggerType: record.triggerType,
+    ...(record.formatType ? { formatType: record.formatType } : {}),
+    ...(record.triggerNonce !== undefined ? { triggerNonce: record.triggerNonce } : {}),
+  };
+}
+
 /** The complete v1 status for this pass. */
 export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState, outcome: PassOutcome, now = new Date()): FlinkDeploymentStatusV1 {
   const lifecycle = lifecycleState(state, outcome);
@@ -158,6 +172,7 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
         : previous?.jobStatus?.lastSavepoint
           ? { lastSavepoint: previous.jobStatus.lastSavepoint }
           : {}),
+      ...(state.lastCheckpoint ? { lastCheckpoint: lastCheckpointOf(state.lastCheckpoint) } : {}),
     };
   }
   status.conditions = [readyCondition(state, lifecycle, outcome, hasJob, state.lastReconciledGeneration, previous?.conditions, nowText)];

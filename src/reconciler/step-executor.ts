@@ -3,11 +3,14 @@
  * (cluster-steps.ts, snapshot-steps.ts, checkpoint-steps.ts through checkpointContext). Each step is intent → side effect → result in the state
  * ConfigMap; `gather` is resolved by the reconciler before it gets here.
  */
-import type { InternalState } from '../api/internal-state.js';
+import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
+import type { InternalState, SnapshotResourceRef } from '../api/internal-state.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
 import { followSavepoint, startSavepoint, trimHistory } from './snapshot-steps.js';
+import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
+import { snapshotTimestamp, withSnapshotTaken, withSnapshotWrite } from './snapshot-resources.js';
 import type { StepContext } from './step-context.js';
 
 export async function executeStep(ctx: StepContext, step: ReconcileStep): Promise<StepResult> {
@@ -44,7 +47,63 @@ export async function executeStep(ctx: StepContext, step: ReconcileStep): Promis
       return trimHistory(ctx);
     case 'report-failed-job':
       return reportFailedJob(ctx, step.jobId);
+    case 'publish-snapshot-resource':
+      return publishSnapshotResource(snapshotResourceContext(ctx));
+    case 'refuse-user-snapshot':
+      return refuseUserSnapshot(ctx, step.snapshot, step.snapshotType, step.error);
+    case 'trim-checkpoint-resources':
+      return trimCheckpointResources(ctx, step.names);
   }
+}
+
+/** The publish step's view of a FlinkDeployment pass (only decided when the deployment has snapshot resources). */
+function snapshotResourceContext(ctx: StepContext): SnapshotResourceStepContext<InternalState> {
+  const access = ctx.deps.snapshotResources;
+  if (!access) throw new Error('a FlinkStateSnapshot write is owed but this operator does not handle FlinkStateSnapshots (their CRD is not installed)');
+  return {
+    writer: access.writer,
+    namespace: ctx.deployment.metadata.namespace ?? '',
+    check: (what) => ctx.fence.check(what),
+    emit: (type, reason, message) => ctx.deps.events.emit(ctx.deployment, type, reason, message),
+    state: () => ctx.state(),
+    save: (fn) => ctx.save(fn),
+  };
+}
+
+/** A user's snapshot this job cannot take: taken up, and FAILED owed to it, in one write. */
+async function refuseUserSnapshot(
+  ctx: StepContext,
+  snapshot: SnapshotResourceRef,
+  snapshotType: 'SAVEPOINT' | 'CHECKPOINT',
+  error: string,
+): Promise<StepResult> {
+  const now = ctx.deps.now();
+  const { namespace = '', name = '' } = ctx.deployment.metadata;
+  await ctx.save((s) =>
+    withSnapshotWrite(withSnapshotTaken(s, snapshot.uid), {
+      name: snapshot.name,
+      uid: snapshot.uid,
+      action: 'publish',
+      snapshotType,
+      triggerType: 'MANUAL',
+      jobReference: { kind: FLINK_DEPLOYMENT_KIND, name },
+      status: { state: 'FAILED', error, failures: 0, resultTimestamp: snapshotTimestamp(now) },
+    }),
+  );
+  ctx.deps.events.emit(ctx.deployment, 'Warning', 'SnapshotError', `FlinkStateSnapshot ${namespace}/${snapshot.name}: ${error}`);
+  return { requeue: 'continue' };
+}
+
+/** Deletes the operator's own checkpoint resources past the retained count (each a record only: Flink keeps its checkpoints). */
+async function trimCheckpointResources(ctx: StepContext, names: readonly string[]): Promise<StepResult> {
+  const access = ctx.deps.snapshotResources;
+  if (!access) return { requeue: 'steady' };
+  const namespace = ctx.deployment.metadata.namespace ?? '';
+  for (const name of names) {
+    ctx.fence.check(`delete FlinkStateSnapshot ${name}`);
+    await access.writer.delete(namespace, name);
+  }
+  return { requeue: 'continue' };
 }
 
 /** The checkpoint steps' view of a FlinkDeployment pass. */

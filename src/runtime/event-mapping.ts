@@ -10,6 +10,8 @@ import type { OwnWriteTracker } from './own-write-tracker.js';
  *
  * Mapping rules:
  * - a FlinkDeployment maps to itself;
+ * - a FlinkStateSnapshot maps to the FlinkDeployment its spec.jobReference names (it has no
+ *   ownerReference: a savepoint outlives its deployment);
  * - a state ConfigMap (`<name>-operator-state`, label `flink.apache.org/deployment=<name>`) maps to
  *   the label's value;
  * - any other object maps to its owner through an ownerReference of kind FlinkDeployment with an
@@ -30,7 +32,15 @@ export const FLINK_TYPE_LABEL = 'type';
 export const FLINK_APP_LABEL = 'app';
 export const FLINK_RESOURCE_TYPES: readonly string[] = ['flink-standalone-kubernetes', 'flink-native-kubernetes'];
 
-export type WatchedKind = 'FlinkDeployment' | 'FlinkSessionJob' | 'ConfigMap' | 'Deployment' | 'Service';
+export type WatchedKind = 'FlinkDeployment' | 'FlinkSessionJob' | 'FlinkStateSnapshot' | 'ConfigMap' | 'Deployment' | 'Service';
+
+/** The `spec.jobReference` of a FlinkStateSnapshot event's object: the job it is a snapshot of. */
+export function snapshotJobReferenceOf(object: KubernetesObject): { kind: string; name: string } | undefined {
+  const reference = (object as { spec?: { jobReference?: { kind?: unknown; name?: unknown } } }).spec?.jobReference;
+  return typeof reference?.kind === 'string' && typeof reference.name === 'string' && reference.name
+    ? { kind: reference.kind, name: reference.name }
+    : undefined;
+}
 
 /** The FlinkDeployment keys (`namespace/name`) an object of `kind` maps to (0 or 1 of them). */
 export function ownerKeysOf(kind: string, object: KubernetesObject): string[] {
@@ -38,6 +48,10 @@ export function ownerKeysOf(kind: string, object: KubernetesObject): string[] {
   const name = object.metadata?.name;
   if (!namespace || !name) return [];
   if (kind === FLINK_DEPLOYMENT_KIND) return [`${namespace}/${name}`];
+  if (kind === 'FlinkStateSnapshot') {
+    const reference = snapshotJobReferenceOf(object);
+    return reference?.kind === FLINK_DEPLOYMENT_KIND ? [`${namespace}/${reference.name}`] : [];
+  }
   const labels = object.metadata?.labels ?? {};
   if (kind === 'ConfigMap' && name.endsWith(STATE_CONFIGMAP_SUFFIX)) {
     const owner = labels[STATE_CONFIGMAP_LABEL];

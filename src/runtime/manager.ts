@@ -30,6 +30,7 @@ import {
   deployments,
   flinkDeployments,
   flinkSessionJobs,
+  flinkStateSnapshots,
   services,
   type FlinkDeploymentObject,
   type WatchedResource,
@@ -42,8 +43,10 @@ import {
  * (a Lease: election by default; with --no-leader-elect the single-instance guard, which refuses to
  * act while another live instance holds the Lease; leader-election.ts). Each leadership term gets a fresh controller,
  * started once every cache has synced, seeded with every known FlinkDeployment; with a session-job
- * reconciler, a second controller (its own work queue) for FlinkSessionJobs, seeded likewise.
- * Losing leadership stops that controller at once (in-flight reconciles are aborted).
+ * reconciler, a second controller (its own work queue) for FlinkSessionJobs, seeded likewise; with
+ * a state-snapshot reconciler, a third for FlinkStateSnapshots (an event of a snapshot also wakes
+ * the FlinkDeployment or FlinkSessionJob its spec.jobReference names, which takes it).
+ * Losing leadership stops those controllers at once (in-flight reconciles are aborted).
  * stop() (SIGTERM): stop handing out work, let in-flight reconciles finish for up to
  * `shutdownTimeoutMs`, release the Lease, stop the informers, flush Events, close the port.
  *
@@ -60,6 +63,8 @@ export interface OperatorReaders {
   readonly services: ObservableObjectReader<V1Service>;
   /** FlinkSessionJobs (v1), when the manager reconciles them. */
   readonly flinkSessionJobs?: ObservableObjectReader<FlinkDeploymentObject>;
+  /** FlinkStateSnapshots (v1beta1), when the manager handles them. */
+  readonly flinkStateSnapshots?: ObservableObjectReader<FlinkDeploymentObject>;
 }
 
 /** What the runtime gives the reconciler (see reconcile.ts for the contract itself). */
@@ -96,6 +101,11 @@ export interface ManagerOptions {
   readonly makeReconciler: ReconcilerFactory;
   /** Reconcile FlinkSessionJobs too (their CRD must be installed: the manager watches them). */
   readonly makeSessionJobReconciler?: ReconcilerFactory;
+  /**
+   * Handle FlinkStateSnapshots too (their CRD must be installed): the manager watches them, gives
+   * the other reconcilers their cache (readers.flinkStateSnapshots) and runs this reconciler for them.
+   */
+  readonly makeStateSnapshotReconciler?: ReconcilerFactory;
   readonly logger?: Logger;
   /** Serve the HTTP port (default true). */
   readonly serveHttp?: boolean;
@@ -118,6 +128,9 @@ export class Manager {
   private readonly sessionJobInformer: Informer<FlinkDeploymentObject> | undefined;
   private readonly sessionJobReconciler: Reconciler | undefined;
   private sessionJobController: Controller | undefined;
+  private readonly snapshotInformer: Informer<FlinkDeploymentObject> | undefined;
+  private readonly snapshotReconciler: Reconciler | undefined;
+  private snapshotController: Controller | undefined;
   private readonly sessionJobsByCluster = new SessionJobsByCluster();
   private readonly informerKinds: Array<[Informer<KubernetesObject>, string]>;
   private term = 0;
@@ -161,6 +174,11 @@ export class Manager {
       this.sessionJobInformer = informerFor(flinkSessionJobs(clients));
       this.informers.push(this.sessionJobInformer);
       this.informerKinds.push([this.sessionJobInformer, 'FlinkSessionJob']);
+    }
+    if (options.makeStateSnapshotReconciler) {
+      this.snapshotInformer = informerFor(flinkStateSnapshots(clients));
+      this.informers.push(this.snapshotInformer);
+      this.informerKinds.push([this.snapshotInformer, 'FlinkStateSnapshot']);
     }
 
     {
@@ -210,6 +228,7 @@ export class Manager {
         deployments: deploymentInformer,
         services: serviceInformer,
         ...(this.sessionJobInformer ? { flinkSessionJobs: this.sessionJobInformer } : {}),
+        ...(this.snapshotInformer ? { flinkStateSnapshots: this.snapshotInformer } : {}),
       },
       writeTracker: this.tracker,
       events: this.recorder,
@@ -234,6 +253,7 @@ export class Manager {
     });
     this.reconciler = options.makeReconciler(this.dependencies);
     this.sessionJobReconciler = options.makeSessionJobReconciler?.(this.dependencies);
+    this.snapshotReconciler = options.makeStateSnapshotReconciler?.(this.dependencies);
     if (options.serveHttp ?? true) {
       this.health = new HealthServer({
         port: config.httpPort,
@@ -261,6 +281,8 @@ export class Manager {
             return;
           }
           for (const key of decision.keys) this.controller?.enqueue(key);
+          if (kind === 'FlinkStateSnapshot' && event.type !== 'relisted')
+            this.snapshotController?.enqueue(`${event.object.metadata?.namespace}/${event.object.metadata?.name}`);
           if (!this.sessionJobInformer) return;
           for (const key of routeSessionJobEvent(kind, event, this.sessionJobsByCluster, decision.keys)) this.sessionJobController?.enqueue(key);
           for (const key of sessionClusterKeysOf(kind, event)) this.controller?.enqueue(key);
@@ -300,9 +322,10 @@ export class Manager {
     if (this.state === 'stopping' || this.state === 'stopped') return;
     this.state = 'stopping';
     this.term++;
-    const controllers = [this.controller, this.sessionJobController].filter((c): c is Controller => c !== undefined);
+    const controllers = [this.controller, this.sessionJobController, this.snapshotController].filter((c): c is Controller => c !== undefined);
     this.controller = undefined;
     this.sessionJobController = undefined;
+    this.snapshotController = undefined;
     if (controllers.length > 0) {
       const inFlight = controllers.reduce((n, c) => n + c.inFlightKeys().length, 0);
       this.logger.info({ inFlight, graceMs: this.config.shutdownTimeoutMs }, 'shutting down: finishing in-flight reconciles');
@@ -375,27 +398,32 @@ export class Manager {
     controller.start();
     for (const object of this.flinkInformer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
     const sessionJobs = this.sessionJobInformer;
-    if (this.sessionJobReconciler && sessionJobs) {
-      const sessionController = new Controller({
-        reconciler: this.sessionJobReconciler,
-        parallelism: this.config.parallelism,
-        reconcileIntervalMs: this.config.reconcileIntervalMs,
-        requeueJitter: this.config.requeueJitter,
-        retryBaseDelayMs: this.config.retryBaseDelayMs,
-        retryMaxDelayMs: this.config.retryMaxDelayMs,
-        logger: this.logger.child({ controller: 'flinksessionjob' }),
-        metrics: this.metrics,
-        exists: (key) => objectOf(sessionJobs, key) !== undefined,
-        onError: (key, error) => {
-          const subject = objectOf(sessionJobs, key);
-          if (subject) this.recorder.warning(subject, EventReason.Error, error instanceof Error ? error.message : String(error));
-        },
-      });
-      this.sessionJobController = sessionController;
-      sessionController.start();
-      for (const object of sessionJobs.list()) sessionController.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
-    }
+    if (this.sessionJobReconciler && sessionJobs) this.sessionJobController = this.startController(this.sessionJobReconciler, sessionJobs, 'flinksessionjob');
+    if (this.snapshotReconciler && this.snapshotInformer)
+      this.snapshotController = this.startController(this.snapshotReconciler, this.snapshotInformer, 'flinkstatesnapshot');
     this.logger.info({ token, deployments: this.flinkInformer.list().length, sessionJobs: sessionJobs?.list().length }, 'reconciling');
+  }
+
+  /** A controller of its own (its own work queue) for the objects of `informer`, seeded with all of them. */
+  private startController(reconciler: Reconciler, informer: Informer<FlinkDeploymentObject>, name: string): Controller {
+    const controller = new Controller({
+      reconciler,
+      parallelism: this.config.parallelism,
+      reconcileIntervalMs: this.config.reconcileIntervalMs,
+      requeueJitter: this.config.requeueJitter,
+      retryBaseDelayMs: this.config.retryBaseDelayMs,
+      retryMaxDelayMs: this.config.retryMaxDelayMs,
+      logger: this.logger.child({ controller: name }),
+      metrics: this.metrics,
+      exists: (key) => objectOf(informer, key) !== undefined,
+      onError: (key, error) => {
+        const subject = objectOf(informer, key);
+        if (subject) this.recorder.warning(subject, EventReason.Error, error instanceof Error ? error.message : String(error));
+      },
+    });
+    controller.start();
+    for (const object of informer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
+    return controller;
   }
 
   private flinkDeploymentOf(key: string): FlinkDeploymentObject | undefined {
@@ -404,9 +432,10 @@ export class Manager {
 
   private endTerm(reason: string): void {
     this.term++;
-    const controllers = [this.controller, this.sessionJobController].filter((c): c is Controller => c !== undefined);
+    const controllers = [this.controller, this.sessionJobController, this.snapshotController].filter((c): c is Controller => c !== undefined);
     this.controller = undefined;
     this.sessionJobController = undefined;
+    this.snapshotController = undefined;
     if (controllers.length > 0) {
       this.logger.warn({ reason, aborted: controllers.flatMap((c) => c.inFlightKeys()) }, 'stopped reconciling');
       for (const controller of controllers) void controller.stop(0);

@@ -20,7 +20,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectEvent } from '../kube/object-reader.js';
-import { FLINK_GROUP } from './event-mapping.js';
+import { FLINK_GROUP, snapshotJobReferenceOf } from './event-mapping.js';
 
 export const FLINK_SESSION_JOB_KIND = 'FlinkSessionJob';
 
@@ -93,6 +93,10 @@ export function routeSessionJobEvent(
   const name = object.metadata?.name;
   if (!namespace || !name) return [];
   if (kind === FLINK_SESSION_JOB_KIND) return [`${namespace}/${name}`];
+  if (kind === 'FlinkStateSnapshot') {
+    const reference = snapshotJobReferenceOf(object);
+    return reference?.kind === FLINK_SESSION_JOB_KIND ? [`${namespace}/${reference.name}`] : [];
+  }
   if (kind === 'ConfigMap') {
     const owner = (object.metadata?.ownerReferences ?? []).find(
       (ref) => ref.controller === true && ref.kind === FLINK_SESSION_JOB_KIND && ref.apiVersion.startsWith(`${FLINK_GROUP}/`),

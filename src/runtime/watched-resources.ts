@@ -10,6 +10,7 @@ import {
 } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_PLURAL } from '../api/flink-deployment.js';
 import { FLINK_SESSION_JOB_PLURAL } from '../api/flink-session-job.js';
+import { FLINK_STATE_SNAPSHOT_PLURAL, FLINK_STATE_SNAPSHOT_VERSION } from '../api/flink-state-snapshot.js';
 import type { ApiClientFactory } from './api-client-factory.js';
 import type { WatchedKind } from './event-mapping.js';
 
@@ -40,11 +41,15 @@ export function flinkDeployments(clients: ApiClientFactory): WatchedResource<Fli
   return flinkResources(clients, 'FlinkDeployment', FLINK_DEPLOYMENT_PLURAL);
 }
 
-/** A flink.apache.org kind in v1. */
-function flinkResources(clients: ApiClientFactory, kind: 'FlinkDeployment' | 'FlinkSessionJob', plural: string): WatchedResource<FlinkDeploymentObject> {
+/** A flink.apache.org kind in `version` (v1 unless said). */
+function flinkResources(
+  clients: ApiClientFactory,
+  kind: 'FlinkDeployment' | 'FlinkSessionJob' | 'FlinkStateSnapshot',
+  plural: string,
+  version: string = FLINK_DEPLOYMENT_VERSION,
+): WatchedResource<FlinkDeploymentObject> {
   const api = clients.make(CustomObjectsApi);
   const group = 'flink.apache.org';
-  const version = FLINK_DEPLOYMENT_VERSION;
   return {
     kind,
     resource: plural,
@@ -64,6 +69,11 @@ function flinkResources(clients: ApiClientFactory, kind: 'FlinkDeployment' | 'Fl
 /** FlinkSessionJobs, watched in v1 like FlinkDeployments. */
 export function flinkSessionJobs(clients: ApiClientFactory): WatchedResource<FlinkDeploymentObject> {
   return flinkResources(clients, 'FlinkSessionJob', FLINK_SESSION_JOB_PLURAL);
+}
+
+/** FlinkStateSnapshots, watched in v1beta1 (the kind's only version). */
+export function flinkStateSnapshots(clients: ApiClientFactory): WatchedResource<FlinkDeploymentObject> {
+  return flinkResources(clients, 'FlinkStateSnapshot', FLINK_STATE_SNAPSHOT_PLURAL, FLINK_STATE_SNAPSHOT_VERSION);
 }
 
 export function configMaps(clients: ApiClientFactory): WatchedResource<V1ConfigMap> {

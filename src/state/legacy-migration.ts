@@ -68,7 +68,7 @@ import { describeJsonDiff } from './json-patch-text.js';
 import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
-import type { FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-lister.js';
+import type { FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-client.js';
 import type { FencingToken } from '../runtime/fencing-token.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { CorruptStateError, ForeignStateError, StateTooLargeError } from './state-errors.js';

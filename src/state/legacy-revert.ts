@@ -235,7 +235,8 @@ function revertedWith<Owner extends FlinkDeploymentV1beta1 | FlinkSessionJobV1be
     cp &&
     ocp?.lastCheckpoint !== undefined &&
     same(was.lastPeriodicCheckpointTimestamp, state.lastPeriodicCheckpointTimestamp) &&
-    same(was.pendingCheckpoint, state.pendingCheckpoint)
+    same(was.pendingCheckpoint, state.pendingCheckpoint) &&
+    same(was.lastCheckpoint, state.lastCheckpoint)
   )
     cp.lastCheckpoint = structuredClone(ocp.lastCheckpoint);
   return { status: out as LegacyStatus, verbatim: false };

@@ -1,7 +1,7 @@
 /**
  * Adoption of the Apache operator's FlinkStateSnapshot resources into the savepoint history of a
  * migrated FlinkDeployment or FlinkSessionJob (design/008-migration.md "FlinkStateSnapshot
- * resources"). Pure: the listing is done by the caller (src/kube/flink-state-snapshot-lister.ts).
+ * resources"). Pure: the listing is done by the caller (src/kube/flink-state-snapshot-client.ts).
  *
  * Since Apache operator 1.10, with `kubernetes.operator.snapshot.resource.enabled` (default true),
  * upgrade, periodic and manual savepoints are recorded as FlinkStateSnapshot resources instead of

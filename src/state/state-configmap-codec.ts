@@ -85,6 +85,8 @@ export const STATE_KEYS = [
   'savepointHistory',
   'lastPeriodicSavepointTimestamp',
   'lastPeriodicCheckpointTimestamp',
+  'lastCheckpoint',
+  'takenSnapshots',
   'failedUpgrade',
 ] as const;
 export type StateKey = (typeof STATE_KEYS)[number];
@@ -104,7 +106,14 @@ function keyOrder(kind: StateKind): readonly string[] {
 }
 
 /** InternalState fields stored together under `pendingOperation`. */
-const PENDING_FIELDS = ['upgradeSavepointPath', 'jobIdToSubmit', 'replaceJobManagerUid', 'pendingSavepoint', 'pendingCheckpoint'] as const;
+const PENDING_FIELDS = [
+  'upgradeSavepointPath',
+  'jobIdToSubmit',
+  'replaceJobManagerUid',
+  'pendingSavepoint',
+  'pendingCheckpoint',
+  'snapshotResourceWrites',
+] as const;
 
 export interface EncodeOptions {
   /** The owner (a FlinkDeployment, or a FlinkSessionJob with `kind`); its uid goes into the controller ownerReference. */
@@ -172,6 +181,8 @@ function encodeEntries(state: AnyInternalState, deployment: StateOwner, kind: St
   put('deployedFrom', state.deployedFrom);
   put('lastPeriodicSavepointTimestamp', num(state.lastPeriodicSavepointTimestamp));
   put('lastPeriodicCheckpointTimestamp', num(state.lastPeriodicCheckpointTimestamp));
+  put('lastCheckpoint', state.lastCheckpoint === undefined ? undefined : yaml(state.lastCheckpoint));
+  put('takenSnapshots', state.takenSnapshots === undefined ? undefined : yaml(state.takenSnapshots));
   put('failedUpgrade', state.failedUpgrade === undefined ? undefined : yaml(state.failedUpgrade));
   return entries;
 }
@@ -571,6 +582,8 @@ export function decodeStateConfigMap(configMap: V1ConfigMap, kind: StateKind = F
     savepointHistory: history === undefined || history === null ? [] : history,
     lastPeriodicSavepointTimestamp: integer('lastPeriodicSavepointTimestamp'),
     lastPeriodicCheckpointTimestamp: integer('lastPeriodicCheckpointTimestamp'),
+    lastCheckpoint: parsed('lastCheckpoint'),
+    takenSnapshots: parsed('takenSnapshots'),
     failedUpgrade: parsed('failedUpgrade'),
     lastWriter: storedFencingToken(configMap.metadata ?? undefined),
   };

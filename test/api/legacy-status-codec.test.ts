@@ -1,11 +1,18 @@
 import { reconciliationStateOfPhase } from '../../src/api/deployment-phase.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeLegacyStatus, encodeLegacyStatus, hasLegacyFields } from '../../src/api/legacy-status-codec.js';
+import {
+  decodeLegacySessionJobStatus,
+  decodeLegacyStatus,
+  encodeLegacySessionJobStatus,
+  encodeLegacyStatus,
+  hasLegacyFields,
+} from '../../src/api/legacy-status-codec.js';
 import { LegacyStatusError, parseLegacySpec, serializeLegacySpec } from '../../src/api/legacy-spec-codec.js';
 import type { FlinkDeploymentStatusV1beta1 } from '../../src/api/flink-deployment-status.js';
 import { validateInternalStateSchema, validateStatusSchema } from '../../src/api/schema-validator.js';
 import { loadSharedFixtures } from './shared-fixtures.js';
+import { loadSessionJobVariant } from '../migration/session-job-variants.js';
 
 const withStatus = loadSharedFixtures().filter((f) => f.status !== undefined);
 const USER_KEYS = ['observedGeneration', 'lifecycleState', 'jobManagerDeploymentStatus', 'error', 'clusterInfo', 'taskManager', 'conditions'] as const;
@@ -313,4 +320,54 @@ test('what the Apache operator wrote passes the v1beta1 status schema, and what 
     validateStatusSchema({ lifecycleState: 'GONE' }, 'v1').map((e) => e.field),
     ['status.lifecycleState'],
   );
+});
+
+// No capture in /work/shared/fixtures has a checkpointInfo.lastCheckpoint (none of those resources
+// took a checkpoint through the operator); last-state-running.yaml is written from the Apache
+// operator 1.13.0 sources (its header cites SnapshotObserver.observeTriggeredCheckpoint and
+// CheckpointInfo.updateLastCheckpoint), not captured.
+test('checkpointInfo.lastCheckpoint (Apache 1.13 session job, PERIODIC/FULL) becomes the state lastCheckpoint and round-trips', () => {
+  const { object } = loadSessionJobVariant('last-state-running');
+  const legacy = object.status!.jobStatus!.checkpointInfo!.lastCheckpoint!;
+  const decoded = decodeLegacySessionJobStatus(object.status!, 'default/last-state-running', 'cm', object.spec);
+  assert.deepEqual(decoded.state.lastCheckpoint, { timeStamp: legacy.timeStamp, triggerType: 'PERIODIC', formatType: 'FULL' });
+  assert.equal(decoded.state.lastPeriodicCheckpointTimestamp, legacy.timeStamp);
+  assert.equal(decoded.userStatus.jobStatus?.lastCheckpoint, undefined, 'the v1 field is derived from the state by the status builder, not copied');
+  const encoded = encodeLegacySessionJobStatus(decoded.state, decoded.userStatus);
+  assert.deepEqual(
+    encoded.jobStatus?.checkpointInfo?.lastCheckpoint,
+    { timeStamp: legacy.timeStamp, triggerType: 'PERIODIC', formatType: 'FULL' },
+    'Apache shape, formatType kept',
+  );
+  assert.deepEqual(decodeLegacySessionJobStatus(encoded, 'default/last-state-running', 'cm', object.spec), decoded);
+});
+
+test('a MANUAL lastCheckpoint keeps its nonce both ways; Apache null (no checkpoint yet) decodes to none', () => {
+  const status: FlinkDeploymentStatusV1beta1 = {
+    jobStatus: {
+      jobId: 'a1b2',
+      state: 'RUNNING',
+      checkpointInfo: {
+        lastCheckpoint: { timeStamp: 1700000002000, triggerType: 'MANUAL', formatType: 'INCREMENTAL', triggerNonce: 4 },
+        lastPeriodicCheckpointTimestamp: 0,
+      },
+    },
+    reconciliationStatus: { state: 'DEPLOYED' },
+  };
+  const { state, userStatus } = decodeLegacyStatus(status, 'ns/x', 'cm');
+  assert.deepEqual(state.lastCheckpoint, { timeStamp: 1700000002000, triggerType: 'MANUAL', formatType: 'INCREMENTAL', triggerNonce: 4 });
+  assert.deepEqual(validateInternalStateSchema(state), []);
+  const encoded = encodeLegacyStatus(state, userStatus);
+  assert.deepEqual(encoded.jobStatus?.checkpointInfo, {
+    lastCheckpoint: { timeStamp: 1700000002000, triggerType: 'MANUAL', formatType: 'INCREMENTAL', triggerNonce: 4 },
+    lastPeriodicCheckpointTimestamp: 0,
+  });
+  assert.deepEqual(validateStatusSchema(encoded, 'v1beta1'), []);
+  assert.deepEqual(decodeLegacyStatus(encoded, 'ns/x', 'cm'), { state, userStatus });
+
+  const none = {
+    jobStatus: { jobId: 'a1b2', checkpointInfo: { lastPeriodicCheckpointTimestamp: 0, lastCheckpoint: null } },
+  } as unknown as FlinkDeploymentStatusV1beta1;
+  assert.equal(decodeLegacyStatus(none, 'ns/x', 'cm').state.lastCheckpoint, undefined);
+  assert.equal(encodeLegacyStatus(decodeLegacyStatus(none, 'ns/x', 'cm').state, {}).jobStatus?.checkpointInfo?.lastCheckpoint, undefined);
 });

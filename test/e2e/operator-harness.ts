@@ -22,12 +22,14 @@ import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster, type SimulationOptions } from '../../src/devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../../src/reconciler/reconciler-wiring.js';
 import { makeFlinkSessionJobReconciler } from '../../src/reconciler/session-job-wiring.js';
+import { makeFlinkStateSnapshotReconciler } from '../../src/reconciler/state-snapshot-wiring.js';
 import { Manager } from '../../src/runtime/manager.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../../src/runtime/operator-config.js';
 import { createLogger } from '../../src/runtime/logger.js';
 
 export const CRD_FILE = fileURLToPath(new URL('../../crds/flinkdeployments.flink.apache.org.yaml', import.meta.url));
 export const SESSION_JOB_CRD_FILE = fileURLToPath(new URL('../../crds/flinksessionjobs.flink.apache.org.yaml', import.meta.url));
+export const STATE_SNAPSHOT_CRD_FILE = fileURLToPath(new URL('../../crds/flinkstatesnapshots.flink.apache.org.yaml', import.meta.url));
 const GROUP = 'flink.apache.org';
 const PLURAL = 'flinkdeployments';
 
@@ -84,12 +86,15 @@ export async function startHarness(
     operator?: Partial<Record<keyof OperatorConfig, unknown>> | false;
     /** Install the FlinkSessionJob CRD and reconcile session jobs too. */
     sessionJobs?: boolean;
+    /** Install the FlinkStateSnapshot CRD and handle snapshot resources too. */
+    stateSnapshots?: boolean;
   } = {},
 ): Promise<OperatorHarness> {
   const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 60, ...options.simulation } });
   const kubeConfig = world.cluster.kubeConfig();
   await installCrd(kubeConfig);
   if (options.sessionJobs) await installCrd(kubeConfig, SESSION_JOB_CRD_FILE);
+  if (options.stateSnapshots) await installCrd(kubeConfig, STATE_SNAPSHOT_CRD_FILE);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
   const apps = kubeConfig.makeApiClient(AppsV1Api);
@@ -108,6 +113,7 @@ export async function startHarness(
         kubeConfig,
         makeReconciler: makeFlinkDeploymentReconciler,
         ...(options.sessionJobs ? { makeSessionJobReconciler: makeFlinkSessionJobReconciler } : {}),
+        ...(options.stateSnapshots ? { makeStateSnapshotReconciler: makeFlinkStateSnapshotReconciler } : {}),
         logger: createLogger({ format: 'json', level: config.logLevel as never }),
       });
       await manager.start();

@@ -14,7 +14,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { SavepointRecord } from '../../src/api/internal-state.js';
-import { KubeFlinkStateSnapshotLister } from '../../src/kube/flink-state-snapshot-lister.js';
+import { KubeFlinkStateSnapshotClient } from '../../src/kube/flink-state-snapshot-client.js';
 import { migrateLegacyDeployment, MIGRATE_COMMAND_WRITER, type MigrationDependencies } from '../../src/state/legacy-migration.js';
 import { revertDeployment } from '../../src/state/legacy-revert.js';
 import { decodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
@@ -37,7 +37,7 @@ before(async () => {
     dryRun: false,
     writer: MIGRATE_COMMAND_WRITER,
     retryDelayMs: 1,
-    snapshots: new KubeFlinkStateSnapshotLister(lc.kubeConfig),
+    snapshots: new KubeFlinkStateSnapshotClient(lc.kubeConfig),
   };
   await lc.kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'with-history' } } });
   for (const snapshot of Object.values(snapshots)) {
@@ -171,7 +171,7 @@ test('without the FlinkStateSnapshot CRD the migration works as before and says 
       dryRun: false,
       writer: MIGRATE_COMMAND_WRITER,
       retryDelayMs: 1,
-      snapshots: new KubeFlinkStateSnapshotLister(bare.kubeConfig),
+      snapshots: new KubeFlinkStateSnapshotClient(bare.kubeConfig),
     });
     assert.equal(outcome.kind, 'migrated', outcome.message);
     assert.match(outcome.message, /FlinkStateSnapshot CRD not installed: no snapshot resource adopted/);

@@ -60,7 +60,14 @@ test('values are readable: specs as multi-line YAML, plain numbers and enums, no
   assert.equal(cm.data!.phase, 'DEPLOYED');
   assert.equal(cm.data!.reconciliationTimestamp, '2026-11-30T03:00:00.000Z');
   const pending = YAML.parse(cm.data!.pendingOperation) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(pending).sort(), ['jobIdToSubmit', 'pendingCheckpoint', 'pendingSavepoint', 'replaceJobManagerUid', 'upgradeSavepointPath']);
+  assert.deepEqual(Object.keys(pending).sort(), [
+    'jobIdToSubmit',
+    'pendingCheckpoint',
+    'pendingSavepoint',
+    'replaceJobManagerUid',
+    'snapshotResourceWrites',
+    'upgradeSavepointPath',
+  ]);
   assert.match(cm.data!.pendingOperation, /^ {2}triggerId: trigger-1$/m);
   assert.match(cm.data!.savepointHistory, /^- location: file:\/\/\/flink-data\/savepoints\/savepoint-1$/m);
   // the whole object, as kubectl -o yaml would print it, shows the spec as a block, not a quoted line

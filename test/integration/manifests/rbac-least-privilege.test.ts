@@ -39,7 +39,7 @@ import { ALL_AUTHENTICATED, serviceAccountGroups, serviceAccountUsername } from 
 import { statusOf } from '../devcluster/raw-http.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { KubeFlinkDeploymentClient } from '../../../src/kube/flink-deployment-client.js';
-import { KubeFlinkStateSnapshotLister } from '../../../src/kube/flink-state-snapshot-lister.js';
+import { KubeFlinkStateSnapshotClient } from '../../../src/kube/flink-state-snapshot-client.js';
 import { makeFlinkDeploymentReconciler } from '../../../src/reconciler/reconciler-wiring.js';
 import { createLogger } from '../../../src/runtime/logger.js';
 import { Manager } from '../../../src/runtime/manager.js';
@@ -181,7 +181,7 @@ before(async () => {
     dryRun: false,
     writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
     // as the operator's takeover path (reconciler-wiring.ts): lists the FlinkStateSnapshots to adopt
-    snapshots: new KubeFlinkStateSnapshotLister(operatorKc),
+    snapshots: new KubeFlinkStateSnapshotClient(operatorKc),
   });
   assert.equal(migrated.kind, 'migrated', migrated.message);
 
@@ -269,7 +269,7 @@ before(async () => {
     dryRun: false,
     writer: { holderIdentity: 'rbac-test', leaseTransitions: 0 },
     // as the operator's takeover path (reconciler-wiring.ts): lists the FlinkStateSnapshots to adopt
-    snapshots: new KubeFlinkStateSnapshotLister(namespacedKc),
+    snapshots: new KubeFlinkStateSnapshotClient(namespacedKc),
   });
   assert.equal(migratedScoped.kind, 'migrated', migratedScoped.message);
   // its own Lease (the cluster-wide run's Lease must not hide the create)
