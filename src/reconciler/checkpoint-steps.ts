@@ -30,6 +30,14 @@ import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
 import type { CheckpointRequest } from './reconcile-step.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
+import {
+  operatorCheckpointWrite,
+  userSnapshotFailure,
+  withSnapshotWrite,
+  withUserSnapshotCompleted,
+  withUserSnapshotStarted,
+  type SnapshotOwner,
+} from './snapshot-resources.js';
 
 /** Whether the job a pending checkpoint was asked of can still take it. */
 export type CheckpointJobView =
@@ -57,6 +65,10 @@ export interface CheckpointStepContext<S extends AnyInternalState> {
   state(): S;
   /** Writes through the state store; the result becomes the pass's state. */
   save(fn: (current: S) => S): Promise<S>;
+  /** The resource whose job this is, as the owner of its FlinkStateSnapshots. */
+  readonly owner: SnapshotOwner;
+  /** Record completed checkpoints as FlinkStateSnapshot resources (snapshot.resource.enabled, the CRD installed). */
+  readonly recordsResources: boolean;
 }
 
 /** What a checkpoint step asks of the pass next: a quick look again, or decide again at once. */
@@ -75,8 +87,14 @@ export async function startCheckpoint<S extends AnyInternalState>(ctx: Checkpoin
     requestedAt: ctx.now(),
     triggerId: ctx.newTriggerId(),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
+    ...(request.snapshotResource ? { snapshotResource: request.snapshotResource } : {}),
   };
-  const state = await ctx.save((s) => (s.pendingCheckpoint ? s : { ...s, pendingCheckpoint: pending }));
+  const state = await ctx.save((s) => {
+    if (s.pendingCheckpoint) return s;
+    const next: S = { ...s, pendingCheckpoint: pending };
+    // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
+    return pending.snapshotResource ? withUserSnapshotStarted(next, ctx.owner, pending) : next;
+  });
   return send(ctx, state.pendingCheckpoint!);
 }
 
@@ -93,6 +111,8 @@ function isUnknownTrigger(error: unknown): boolean {
 /** Follows the pending checkpoint to its end. */
 export async function followCheckpoint<S extends AnyInternalState>(ctx: CheckpointStepContext<S>): Promise<CheckpointStepResult> {
   const pending = ctx.state().pendingCheckpoint!;
+  const wait = pending.notBefore !== undefined ? pending.notBefore - ctx.now() : 0;
+  if (wait > 0) return { requeue: 'progress' };
   const view = ctx.jobView(pending.jobId);
   if (view.kind === 'gone') return fail(ctx, pending, 'lost', view.reason);
   if (view.kind === 'waiting') return { requeue: 'progress' };
@@ -131,7 +151,12 @@ async function complete<S extends AnyInternalState>(
     jobId: pending.jobId,
     ...(pending.triggerType === 'MANUAL' && pending.triggerNonce !== undefined ? { triggerNonce: pending.triggerNonce } : {}),
   };
-  await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? { ...settled(s, pending, now), lastCheckpoint } : s));
+  await ctx.save((s) => {
+    if (s.pendingCheckpoint?.triggerId !== pending.triggerId) return s;
+    const next: S = { ...settled(s, pending, now), lastCheckpoint };
+    if (pending.snapshotResource) return withUserSnapshotCompleted(next, ctx.owner, pending, undefined, now);
+    return ctx.recordsResources ? withSnapshotWrite(next, operatorCheckpointWrite(ctx.owner, pending, now, undefined)) : next;
+  });
   ctx.emit('Normal', 'CheckpointCompleted', `${pending.triggerType} checkpoint ${checkpointId} of job ${pending.jobId} completed`);
   return { requeue: 'continue' };
 }
@@ -144,6 +169,7 @@ async function fail<S extends AnyInternalState>(
 ): Promise<CheckpointStepResult> {
   const now = ctx.now();
   const attempt = (pending.failures ?? 0) + 1;
+  if (pending.snapshotResource) return failUserCheckpoint(ctx, pending, kind, reason, now);
   if (kind === 'failed' && now - pending.requestedAt < ctx.triggerGracePeriodMs) {
     const retry: PendingSnapshot = { ...pending, triggerId: ctx.newTriggerId(), failures: attempt };
     ctx.emit(
@@ -158,5 +184,24 @@ async function fail<S extends AnyInternalState>(
   const message = `${pending.triggerType} checkpoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}${attempt > 1 ? ` after ${attempt} attempts` : ''}: ${reason}; it is not retried further`;
   ctx.emit('Warning', 'CheckpointError', message);
   await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? settled(s, pending, now) : s));
+  return { requeue: 'continue' };
+}
+
+/** A user's checkpoint failed: retried after its backoff while its backoffLimit allows, then FAILED (userSnapshotFailure). */
+async function failUserCheckpoint<S extends AnyInternalState>(
+  ctx: CheckpointStepContext<S>,
+  pending: PendingSnapshot,
+  kind: 'failed' | 'lost',
+  reason: string,
+  now: number,
+): Promise<CheckpointStepResult> {
+  let message = '';
+  await ctx.save((s) => {
+    if (s.pendingCheckpoint?.triggerId !== pending.triggerId) return s;
+    const failed = userSnapshotFailure(s, ctx.owner, pending, { kind, reason, now, newTriggerId: ctx.newTriggerId() });
+    message = failed.message;
+    return failed.state;
+  });
+  if (message) ctx.emit('Warning', 'CheckpointError', message);
   return { requeue: 'continue' };
 }

@@ -34,6 +34,7 @@ import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import type { UserSnapshotRequest } from './snapshot-resources.js';
 import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import {
@@ -75,6 +76,8 @@ export interface SessionJobObservation {
   latestCheckpoint?: string | null;
   /** The session cluster FlinkDeployment's spec.flinkVersion (whether Flink takes checkpoints on request). */
   clusterFlinkVersion?: FlinkVersion;
+  /** User-created FlinkStateSnapshots this job has to take, oldest first (snapshot-resources.ts). */
+  userSnapshots?: UserSnapshotRequest[];
 }
 
 export interface SessionJobDecisionInput {
@@ -123,7 +126,10 @@ export type SessionJobStep =
   | { kind: 'follow-savepoint' }
   /** STOPPING by cancel: cancel again (Flink treats it as one) until the job has ended, then STOPPED / SUSPENDED. */
   | { kind: 'follow-cancel' }
-  | { kind: 'start-savepoint'; triggerType: 'MANUAL' | 'PERIODIC'; nonce?: number }
+  /** Intent (pendingSavepoint with its trigger id; a user's snapshot taken up with it) then the trigger. */
+  | { kind: 'start-savepoint'; triggerType: 'MANUAL' | 'PERIODIC'; nonce?: number; user?: UserSnapshotRequest }
+  /** Carry out the oldest FlinkStateSnapshot write the state owes (snapshot-resource-steps.ts). */
+  | { kind: 'publish-snapshot-resource' }
   /** Intent (pendingCheckpoint with its trigger id) then the trigger (checkpoint-steps.ts). */
   | { kind: 'start-checkpoint'; request: CheckpointRequest }
   /** Follow the pending checkpoint (checkpoint-steps.ts). */
@@ -234,6 +240,8 @@ function clusterProblem(cluster: SessionClusterView, deploymentName: string, res
 export function decideSessionJob(input: SessionJobDecisionInput): SessionJobDecision {
   if (input.deleting) return decideDeletion(input);
   const { state, desired, desiredGeneration, observed, settings, now } = input;
+  // Owed FlinkStateSnapshot writes first: they are quick, and a user's snapshot shows IN_PROGRESS while it is followed.
+  if (state.snapshotResourceWrites?.length) return { step: { kind: 'publish-snapshot-resource' } };
   const deploymentName = desired.deploymentName ?? '';
   const problem = clusterProblem(observed.cluster, deploymentName, input.resource);
 
@@ -319,6 +327,12 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
   if (state.lastReconciledGeneration !== desiredGeneration)
     return { step: { kind: 'acknowledge', spec: acknowledgedSpec(desired, state), generation: desiredGeneration } };
   if (job.state === 'RUNNING') {
+    const user = input.observed.userSnapshots?.[0];
+    if (user?.snapshotType === 'SAVEPOINT') return { step: { kind: 'start-savepoint', triggerType: 'MANUAL', user } };
+    if (user && checkpointTriggerSupported(input.observed.clusterFlinkVersion))
+      return {
+        step: { kind: 'start-checkpoint', request: { triggerType: 'MANUAL', jobId, checkpointType: settings.checkpointType, snapshotResource: user.ref } },
+      };
     const due = dueSavepoint(state, desired, settings, now);
     if (due) return { step: { kind: 'start-savepoint', ...due } };
     const checkpoints = checkpointTriggerSupported(input.observed.clusterFlinkVersion);

@@ -2,6 +2,7 @@
  * What the FlinkSessionJob reconciler needs from the rest of the operator, as narrow interfaces
  * (fakes in the tests assert what was called). Built by session-job-wiring.ts.
  */
+import type { SnapshotResourceAccess } from './reconciler-dependencies.js';
 import type { V1Deployment } from '@kubernetes/client-node';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
@@ -48,6 +49,8 @@ export interface SessionJobEventSink {
 }
 
 export interface SessionJobReconcilerDependencies {
+  /** FlinkStateSnapshots, when the operator handles them (their CRD installed). */
+  snapshotResources?: SnapshotResourceAccess;
   /** FlinkSessionJobs as the operator last wrote or saw them (read-your-writes overlay). */
   sessionJobs: ObjectReader<FlinkSessionJobV1>;
   /** FlinkDeployments (the session clusters). */

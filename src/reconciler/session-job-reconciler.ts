@@ -15,7 +15,7 @@
  * status says so.
  * Assumptions: one key is never reconciled twice at once (the work queue).
  */
-import { FLINK_SESSION_JOB_FINALIZER, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
+import { FLINK_SESSION_JOB_FINALIZER, FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js';
 import { emptyInternalState, type SessionJobInternalState } from '../api/internal-state.js';
@@ -34,6 +34,7 @@ import { latestCheckpointOf, observeSessionJob } from './session-job-observation
 import { hadSessionJobState, rebuildSessionJobState, SessionJobRebuildWaitingError } from './session-job-state-recovery.js';
 import { buildSessionJobStatus } from './session-job-status.js';
 import { executeSessionJobStep, type SessionJobStepResult } from './session-job-steps.js';
+import { userSnapshotRequests } from './snapshot-resources.js';
 
 export class FlinkSessionJobReconciler implements Reconciler {
   private readonly announced = new OncePerSituation();
@@ -117,6 +118,10 @@ export class FlinkSessionJobReconciler implements Reconciler {
     const apiFor = this.apisFor(fence);
     const seen = await observeSessionJob(d, current, desired.deploymentName ?? '', apiFor);
     let observed: SessionJobObservation = seen.observation;
+    if (d.snapshotResources) {
+      const owner = { kind: FLINK_SESSION_JOB_KIND as typeof FLINK_SESSION_JOB_KIND, namespace: request.namespace, name: request.name };
+      observed = { ...observed, userSnapshots: userSnapshotRequests(d.snapshotResources.inNamespace(request.namespace), owner, state) };
+    }
     const api = seen.cluster && !seen.cluster.spec?.job ? apiFor(seen.cluster) : undefined;
     const effective = { flinkConfiguration: effectiveConfiguration(seen.cluster, desired) };
     const settings = deploymentOperatorSettings(effective);

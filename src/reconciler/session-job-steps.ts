@@ -24,7 +24,7 @@
  * (idempotent, as the store requires).
  */
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
-import type { FlinkSessionJobV1 } from '../api/flink-session-job.js';
+import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
 import type { PendingSnapshot, SessionJobInternalState } from '../api/internal-state.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
@@ -38,6 +38,17 @@ import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, s
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
 import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
+import {
+  operatorSavepointWrite,
+  operatorSnapshotName,
+  userSnapshotFailure,
+  withSnapshotWrite,
+  withUserSnapshotCompleted,
+  withUserSnapshotStarted,
+  type SnapshotOwner,
+  type UserSnapshotRequest,
+} from './snapshot-resources.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies, SessionJobRunRequest } from './session-job-dependencies.js';
 import type { SessionJobObservation, SessionJobStep } from './session-job-decide.js';
 
@@ -178,10 +189,16 @@ export async function executeSessionJobStep(ctx: SessionJobStepContext, step: Se
       return followCancel(ctx);
     case 'start-savepoint': {
       const jobId = ctx.state().deployedJobId ?? '';
-      const pending = newPendingSavepoint(ctx, { triggerType: step.triggerType, jobId, stopJob: false, nonce: step.nonce });
-      const state = await ctx.save((s) => (s.pendingSavepoint ? s : { ...s, pendingSavepoint: pending }));
+      const pending = newPendingSavepoint(ctx, { triggerType: step.triggerType, jobId, stopJob: false, nonce: step.nonce, user: step.user });
+      const state = await ctx.save((s) => {
+        if (s.pendingSavepoint) return s;
+        // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
+        return pending.snapshotResource ? withUserSnapshotStarted(s, ownerOf(ctx), pending) : { ...s, pendingSavepoint: pending };
+      });
       return sendSavepoint(ctx, state.pendingSavepoint!);
     }
+    case 'publish-snapshot-resource':
+      return publishSnapshotResource(snapshotResourceContext(ctx));
     case 'start-checkpoint':
       return startCheckpoint(checkpointContext(ctx), step.request);
     case 'follow-checkpoint':
@@ -204,6 +221,32 @@ function checkpointContext(ctx: SessionJobStepContext): CheckpointStepContext<Se
     newTriggerId: () => deps.newJobId(),
     emit: (type, reason, message) => deps.events.emit(ctx.job, type, reason, message),
     jobView: (jobId) => sessionJobView(ctx.observed, jobId),
+    state: () => ctx.state(),
+    save: (fn) => ctx.save(fn),
+    owner: ownerOf(ctx),
+    recordsResources: recordsResources(ctx),
+  };
+}
+
+/** The session job as the owner of its snapshot resources. */
+function ownerOf(ctx: SessionJobStepContext): SnapshotOwner {
+  return { kind: FLINK_SESSION_JOB_KIND, namespace: ctx.job.metadata.namespace ?? '', name: ctx.job.metadata.name ?? '' };
+}
+
+/** Whether the operator records this session job's snapshots as FlinkStateSnapshot resources. */
+function recordsResources(ctx: SessionJobStepContext): boolean {
+  return ctx.deps.snapshotResources !== undefined && ctx.settings.snapshotResources;
+}
+
+/** The publish step's view of a session-job pass. */
+function snapshotResourceContext(ctx: SessionJobStepContext): SnapshotResourceStepContext<SessionJobInternalState> {
+  const access = ctx.deps.snapshotResources;
+  if (!access) throw new Error('a FlinkStateSnapshot write is owed but this operator does not handle FlinkStateSnapshots (their CRD is not installed)');
+  return {
+    writer: access.writer,
+    namespace: ctx.job.metadata.namespace ?? '',
+    check: (what) => ctx.fence.check(what),
+    emit: (type, reason, message) => ctx.deps.events.emit(ctx.job, type, reason, message),
     state: () => ctx.state(),
     save: (fn) => ctx.save(fn),
   };
@@ -270,14 +313,14 @@ async function deleteJarQuietly(api: SessionJobFlinkApi, jarId: string): Promise
 
 function newPendingSavepoint(
   ctx: SessionJobStepContext,
-  request: { triggerType: PendingSnapshot['triggerType']; jobId: string; stopJob: boolean; nonce?: number | undefined },
+  request: { triggerType: PendingSnapshot['triggerType']; jobId: string; stopJob: boolean; nonce?: number | undefined; user?: UserSnapshotRequest | undefined },
 ): PendingSnapshot {
   const flat = {
     ...flattenFlinkConfiguration(ctx.cluster?.spec?.flinkConfiguration),
     ...flattenFlinkConfiguration(ctx.state().lastReconciledSpec?.flinkConfiguration),
   };
-  const target = savepointDirectory(flat);
-  const format = flat['kubernetes.operator.savepoint.format.type']?.toUpperCase();
+  const target = request.user?.targetDirectory ?? savepointDirectory(flat);
+  const format = request.user?.formatType ?? flat['kubernetes.operator.savepoint.format.type']?.toUpperCase();
   return {
     kind: 'savepoint',
     triggerType: request.triggerType,
@@ -288,6 +331,7 @@ function newPendingSavepoint(
     ...(target ? { targetDirectory: target } : {}),
     ...(format === 'NATIVE' || format === 'CANONICAL' ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
+    ...(request.user ? { snapshotResource: request.user.ref } : {}),
   };
 }
 
@@ -336,6 +380,7 @@ async function followCancel(ctx: SessionJobStepContext): Promise<SessionJobStepR
 
 async function followSavepoint(ctx: SessionJobStepContext): Promise<SessionJobStepResult> {
   const pending = ctx.state().pendingSavepoint!;
+  if (pending.notBefore !== undefined && pending.notBefore > ctx.deps.now()) return { requeue: 'progress' };
   const progress = await savepointProgress(apiOf(ctx), pending);
   switch (progress.kind) {
     case 'in-progress':
@@ -346,16 +391,43 @@ async function followSavepoint(ctx: SessionJobStepContext): Promise<SessionJobSt
       return completeSavepoint(ctx, pending, progress.location);
     case 'failed':
     case 'lost':
-      return failSavepoint(ctx, pending, progress.reason);
+      return pending.snapshotResource ? failUserSnapshot(ctx, pending, progress.kind, progress.reason) : failSavepoint(ctx, pending, progress.reason);
   }
+}
+
+/** A user's snapshot failed: retried after its backoff while its backoffLimit allows, then FAILED (userSnapshotFailure). */
+async function failUserSnapshot(ctx: SessionJobStepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<SessionJobStepResult> {
+  let message = '';
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    const failed = userSnapshotFailure(s, ownerOf(ctx), pending, { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() });
+    message = failed.message;
+    return failed.state;
+  });
+  if (message) ctx.deps.events.emit(ctx.job, 'Warning', 'SavepointError', message);
+  return { requeue: 'continue' };
 }
 
 async function completeSavepoint(ctx: SessionJobStepContext, pending: PendingSnapshot, location: string): Promise<SessionJobStepResult> {
   const now = ctx.deps.now();
-  const record = completedSavepointRecord(pending, location, now);
+  const owner = ownerOf(ctx);
+  if (pending.snapshotResource) {
+    await ctx.save((s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? withUserSnapshotCompleted(s, owner, pending, location, now) : s));
+    ctx.deps.events.emit(
+      ctx.job,
+      'Normal',
+      'SavepointCompleted',
+      `savepoint of job ${pending.jobId} for FlinkStateSnapshot ${pending.snapshotResource.name} completed: ${location}`,
+    );
+    return { requeue: 'continue' };
+  }
+  const resource = recordsResources(ctx) ? operatorSnapshotName(owner.name, 'SAVEPOINT', pending.triggerType, now) : undefined;
+  const record = { ...completedSavepointRecord(pending, location, now), ...(resource ? { snapshotResource: resource } : {}) };
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-    const next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
+    let next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
+    if (resource)
+      next = withSnapshotWrite(next, operatorSavepointWrite(owner, { ...record, snapshotResource: resource }, pending, ctx.settings.savepointDisposeOnDelete));
     if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: stoppedPhase(s), deployedJobId: undefined });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
     return pending.triggerType === 'MANUAL' ? withNonceAcknowledged(next, pending.triggerNonce) : next;

@@ -23,7 +23,7 @@ import { migrateIfLegacySessionJob } from '../state/legacy-migration.js';
 import { KubeFlinkStateSnapshotClient } from '../kube/flink-state-snapshot-client.js';
 import { FLINK_SESSION_JOB_STATE } from '../state/state-kinds.js';
 import { StatusRecorder } from '../state/status-recorder.js';
-import { randomJobId, stateWriteCounter } from './reconciler-wiring.js';
+import { randomJobId, snapshotResourceAccess, stateWriteCounter } from './reconciler-wiring.js';
 import type { SessionJobReconcilerDependencies } from './session-job-dependencies.js';
 import { FlinkSessionJobReconciler } from './session-job-reconciler.js';
 
@@ -43,6 +43,7 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
     writeTracker,
     onWriteAttempt: stateWriteCounter(runtime),
   });
+  const snapshotResources = snapshotResourceAccess(runtime);
   const writeFinalizers = async (job: FlinkSessionJobV1, finalizers: string[]): Promise<FlinkSessionJobV1> => {
     const updated = structuredClone(job);
     updated.metadata.finalizers = finalizers;
@@ -105,6 +106,7 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
         httpHeaders: parseArtifactHttpHeaders(flattenFlinkConfiguration(spec.flinkConfiguration)[ARTIFACT_HTTP_HEADER_KEY]),
       }),
     allowedJarSchemes: config.sessionJobJarSchemes,
+    ...(snapshotResources ? { snapshotResources } : {}),
     fenceFor: (signal) => runtime.fenceFor(signal),
     forgetSessionJob: (job) => store.forget(job),
     counters: { fencedOut: () => runtime.metrics.fencedSideEffects.inc() },

@@ -259,3 +259,67 @@ export function isSnapshotOf(snapshot: FlinkStateSnapshot, write: SnapshotResour
   const reference = snapshot.spec?.jobReference;
   return reference?.kind === write.jobReference.kind && reference.name === write.jobReference.name;
 }
+
+/** The pending field a snapshot of `kind` lives in. */
+function pendingField(pending: PendingSnapshot): 'pendingSavepoint' | 'pendingCheckpoint' {
+  return pending.kind === 'savepoint' ? 'pendingSavepoint' : 'pendingCheckpoint';
+}
+
+/** `state` with the user's snapshot `pending` taken up and IN_PROGRESS owed to it: the intent write of a user's snapshot. */
+export function withUserSnapshotStarted<S extends AnyInternalState>(state: S, owner: SnapshotOwner, pending: PendingSnapshot): S {
+  const ref = pending.snapshotResource!;
+  return withSnapshotWrite(
+    withSnapshotTaken({ ...state, [pendingField(pending)]: pending }, ref.uid),
+    userSnapshotStatusWrite(owner, pending, inProgressStatus(pending)),
+  );
+}
+
+/** `state` with the user's snapshot `pending` COMPLETED (at `path`, when known) owed to its resource and the intent cleared. */
+export function withUserSnapshotCompleted<S extends AnyInternalState>(
+  state: S,
+  owner: SnapshotOwner,
+  pending: PendingSnapshot,
+  path: string | undefined,
+  now: number,
+): S {
+  const status: FlinkStateSnapshotStatus = {
+    ...inProgressStatus(pending),
+    state: 'COMPLETED',
+    ...(path ? { path } : {}),
+    resultTimestamp: snapshotTimestamp(now),
+  };
+  return withSnapshotWrite({ ...state, [pendingField(pending)]: undefined }, userSnapshotStatusWrite(owner, pending, status));
+}
+
+/**
+ * A user's snapshot failed (`reason`): while its backoffLimit allows (Apache: retried unless
+ * `backoffLimit >= 0 && failures > backoffLimit`), the intent gets a new trigger id to send after
+ * the backoff (`notBefore`; `requestedAt` moves with it, so the failed attempt is not taken for the
+ * new one); then FAILED. Either way the resource's status is owed in the same write.
+ */
+export function userSnapshotFailure<S extends AnyInternalState>(
+  state: S,
+  owner: SnapshotOwner,
+  pending: PendingSnapshot,
+  failure: { kind: 'failed' | 'lost'; reason: string; now: number; newTriggerId: string },
+): { state: S; message: string } {
+  const ref = pending.snapshotResource!;
+  const failures = (pending.failures ?? 0) + 1;
+  const error = `${pending.kind} of job ${pending.jobId} ${failure.kind === 'failed' ? 'failed' : 'was lost'}: ${failure.reason}`;
+  if (failure.kind === 'failed' && !snapshotRetriesExhausted(ref, failures)) {
+    const notBefore = failure.now + snapshotRetryDelayMs(failures);
+    const retry: PendingSnapshot = { ...pending, triggerId: failure.newTriggerId, failures, requestedAt: notBefore, notBefore };
+    return {
+      state: withSnapshotWrite(
+        { ...state, [pendingField(pending)]: retry },
+        userSnapshotStatusWrite(owner, pending, { ...inProgressStatus(pending), failures, error }),
+      ),
+      message: `${error} (FlinkStateSnapshot ${ref.name}, failure ${failures}); retrying at ${new Date(notBefore).toISOString()}`,
+    };
+  }
+  const status: FlinkStateSnapshotStatus = { ...inProgressStatus(pending), state: 'FAILED', failures, error, resultTimestamp: snapshotTimestamp(failure.now) };
+  return {
+    state: withSnapshotWrite({ ...state, [pendingField(pending)]: undefined }, userSnapshotStatusWrite(owner, pending, status)),
+    message: `${error}; FlinkStateSnapshot ${ref.name} FAILED after ${failures} failure(s) (backoffLimit ${ref.backoffLimit})`,
+  };
+}

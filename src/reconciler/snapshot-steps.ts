@@ -24,15 +24,12 @@ import { completedSavepointRecord, disposeSavepointAndConfirm, savepointProgress
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
 import {
   deleteSnapshotWrite,
-  inProgressStatus,
   operatorSavepointWrite,
   operatorSnapshotName,
-  snapshotRetriesExhausted,
-  snapshotRetryDelayMs,
-  snapshotTimestamp,
-  userSnapshotStatusWrite,
-  withSnapshotTaken,
+  userSnapshotFailure,
   withSnapshotWrite,
+  withUserSnapshotCompleted,
+  withUserSnapshotStarted,
   type SnapshotOwner,
 } from './snapshot-resources.js';
 import type { StepContext } from './step-context.js';
@@ -72,9 +69,7 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     if (s.pendingSavepoint) return s;
     const next: InternalState = { ...s, pendingSavepoint: pending, ...(request.stopJob ? { phase: 'STOPPING' as const } : {}) };
     // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
-    return pending.snapshotResource
-      ? withSnapshotWrite(withSnapshotTaken(next, pending.snapshotResource.uid), userSnapshotStatusWrite(ownerOf(ctx), pending, inProgressStatus(pending)))
-      : next;
+    return pending.snapshotResource ? withUserSnapshotStarted(next, ownerOf(ctx), pending) : next;
   });
   return send(ctx, state.pendingSavepoint!);
 }
@@ -139,12 +134,7 @@ async function complete(ctx: StepContext, pending: PendingSnapshot, location: st
  * resource (spec.savepoint.disposeOnDelete), never trimmed by the operator.
  */
 async function completeUserSnapshot(ctx: StepContext, pending: PendingSnapshot, location: string, now: number): Promise<StepResult> {
-  const status = { ...inProgressStatus(pending), state: 'COMPLETED' as const, path: location, resultTimestamp: snapshotTimestamp(now) };
-  await ctx.save((s) =>
-    s.pendingSavepoint?.triggerId === pending.triggerId
-      ? withSnapshotWrite({ ...s, pendingSavepoint: undefined }, userSnapshotStatusWrite(ownerOf(ctx), pending, status))
-      : s,
-  );
+  await ctx.save((s) => (s.pendingSavepoint?.triggerId === pending.triggerId ? withUserSnapshotCompleted(s, ownerOf(ctx), pending, location, now) : s));
   ctx.deps.events.emit(
     ctx.deployment,
     'Normal',
@@ -154,47 +144,16 @@ async function completeUserSnapshot(ctx: StepContext, pending: PendingSnapshot, 
   return { requeue: 'continue' };
 }
 
-/**
- * A user's snapshot failed: retried after 10 s · 2^(failures-1) (at most 5 min) while its
- * backoffLimit allows (-1: always), with a new trigger id; then FAILED. Each outcome is owed to
- * the resource in the same write.
- */
+/** A user's snapshot failed: retried after its backoff while its backoffLimit allows, then FAILED (userSnapshotFailure). */
 async function failUserSnapshot(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
-  const now = ctx.deps.now();
-  const failures = (pending.failures ?? 0) + 1;
-  const ref = pending.snapshotResource!;
-  const error = `savepoint of job ${pending.jobId} ${kind === 'failed' ? 'failed' : 'was lost'}: ${reason}`;
-  if (kind === 'failed' && !snapshotRetriesExhausted(ref, failures)) {
-    const notBefore = now + snapshotRetryDelayMs(failures);
-    const retry: PendingSnapshot = { ...pending, triggerId: ctx.deps.newJobId(), failures, requestedAt: notBefore, notBefore };
-    ctx.deps.events.emit(
-      ctx.deployment,
-      'Warning',
-      'SavepointError',
-      `${error} (FlinkStateSnapshot ${ref.name}, failure ${failures}); retrying at ${new Date(notBefore).toISOString()}`,
-    );
-    await ctx.save((s) =>
-      s.pendingSavepoint?.triggerId === pending.triggerId
-        ? withSnapshotWrite(
-            { ...s, pendingSavepoint: retry },
-            userSnapshotStatusWrite(ownerOf(ctx), pending, { ...inProgressStatus(pending), failures, error }),
-          )
-        : s,
-    );
-    return { requeue: 'continue' };
-  }
-  ctx.deps.events.emit(
-    ctx.deployment,
-    'Warning',
-    'SavepointError',
-    `${error}; FlinkStateSnapshot ${ref.name} FAILED after ${failures} failure(s) (backoffLimit ${ref.backoffLimit})`,
-  );
-  const status = { ...inProgressStatus(pending), state: 'FAILED' as const, failures, error, resultTimestamp: snapshotTimestamp(now) };
-  await ctx.save((s) =>
-    s.pendingSavepoint?.triggerId === pending.triggerId
-      ? withSnapshotWrite({ ...s, pendingSavepoint: undefined }, userSnapshotStatusWrite(ownerOf(ctx), pending, status))
-      : s,
-  );
+  let message = '';
+  await ctx.save((s) => {
+    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
+    const failed = userSnapshotFailure(s, ownerOf(ctx), pending, { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() });
+    message = failed.message;
+    return failed.state;
+  });
+  if (message) ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', message);
   return { requeue: 'continue' };
 }
 

@@ -8,7 +8,7 @@ import type { InternalState, SnapshotResourceRef } from '../api/internal-state.j
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
-import { followSavepoint, startSavepoint, trimHistory } from './snapshot-steps.js';
+import { followSavepoint, recordsSnapshotResources, startSavepoint, trimHistory } from './snapshot-steps.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
 import { snapshotTimestamp, withSnapshotTaken, withSnapshotWrite } from './snapshot-resources.js';
 import type { StepContext } from './step-context.js';
@@ -117,6 +117,8 @@ function checkpointContext(ctx: StepContext): CheckpointStepContext<InternalStat
     jobView: (jobId) => deploymentJobView(ctx, jobId),
     state: () => ctx.state(),
     save: (fn) => ctx.save(fn),
+    owner: { kind: FLINK_DEPLOYMENT_KIND, namespace: ctx.deployment.metadata.namespace ?? '', name: ctx.deployment.metadata.name ?? '' },
+    recordsResources: recordsSnapshotResources(ctx),
   };
 }
 

@@ -16,7 +16,8 @@ import { startHarness, type OperatorHarness } from './operator-harness.js';
 
 let h: OperatorHarness;
 before(async () => {
-  h = await startHarness({ operator: { reconcileIntervalMs: 500 } });
+  // With the FlinkStateSnapshot CRD: the periodic snapshots are recorded as resources too.
+  h = await startHarness({ operator: { reconcileIntervalMs: 500 }, stateSnapshots: true });
 });
 after(async () => {
   await h?.stop();
@@ -81,4 +82,46 @@ test('periodic schedules: a duration for checkpoints and a Quartz cron for savep
   assert.ok(checkpointsOf('periodic', jobId).length <= Math.ceil(elapsed / 2_000) + 2, `checkpoints in ${elapsed} ms`);
   const lastSavepoint = (await h.get('periodic'))?.status?.jobStatus?.lastSavepoint;
   assert.equal(lastSavepoint?.triggerType, 'PERIODIC');
+
+  // Recorded as FlinkStateSnapshot resources (kubernetes.operator.snapshot.resource.enabled, default true):
+  // every cron savepoint once; checkpoint resources kept to state.checkpoints.num-retained (1), as Apache's SnapshotObserver trims them.
+  const resources = (
+    (await h.custom.listNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace: 'default', plural: 'flinkstatesnapshots' })) as {
+      items: Array<{
+        metadata: { name: string; labels?: Record<string, string> };
+        spec: { savepoint?: unknown; checkpoint?: unknown };
+        status?: { state?: string; path?: string };
+      }>;
+    }
+  ).items.filter((r) => r.metadata.labels?.['job-reference.name'] === 'periodic');
+  const savepointPaths = resources.filter((r) => r.spec.savepoint).map((r) => r.status?.path);
+  const completed = h.world.simulation
+    .lineage('default', 'periodic')
+    .savepoints.filter((s) => s.status === 'COMPLETED')
+    .map((s) => s.location);
+  assert.ok(savepointPaths.length >= 2, `savepoint resources: ${savepointPaths.join(', ')}`);
+  assert.ok(
+    savepointPaths.every((p) => completed.includes(p ?? '')),
+    'each names a savepoint Flink took',
+  );
+  assert.equal(new Set(savepointPaths).size, savepointPaths.length, 'none twice');
+  assert.ok(resources.every((r) => r.metadata.labels?.['snapshot.trigger-type'] === 'PERIODIC'));
+  await h.waitUntil(
+    async () => {
+      const list = (await h.custom.listNamespacedCustomObject({
+        group: 'flink.apache.org',
+        version: 'v1beta1',
+        namespace: 'default',
+        plural: 'flinkstatesnapshots',
+      })) as {
+        items: Array<{ metadata: { labels?: Record<string, string>; deletionTimestamp?: string }; spec: { checkpoint?: unknown } }>;
+      };
+      const checkpoints = list.items.filter(
+        (r) => r.spec.checkpoint && r.metadata.labels?.['job-reference.name'] === 'periodic' && !r.metadata.deletionTimestamp,
+      );
+      return checkpoints.length === 1 ? true : undefined;
+    },
+    'exactly one checkpoint resource retained',
+    10_000,
+  );
 });

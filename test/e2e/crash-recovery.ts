@@ -181,7 +181,7 @@ export class OperatorProcess {
 export type CrashScenario = 'savepoint-upgrade' | 'manual-savepoint' | 'rollback' | 'non-running-upgrade' | 'jobmanager-recovery';
 
 export interface CrashRunResult {
-  scenario: CrashScenario | 'session-job-upgrade';
+  scenario: CrashScenario | 'session-job-upgrade' | 'snapshot-resources';
   seed: number;
   kills: number;
   /** The persisted step found in the state ConfigMap right after each kill. */
@@ -195,6 +195,8 @@ export interface CrashRunResult {
   converged: boolean;
   durationMs: number;
   detail: string;
+  /** Invariants a scenario checks itself, each broken one described (snapshot-crash.ts). */
+  violations?: string[];
 }
 
 export async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
@@ -390,5 +392,11 @@ export async function crashRun(world: CrashWorld, seed: number, scenario: CrashS
 
 /** True when a run kept every invariant. */
 export function runKeptInvariants(r: CrashRunResult): boolean {
-  return r.converged && r.savepointsForUpgrade === r.expectedSavepoints && r.restoredFromUpgradeSavepoint && r.duplicateJobIds.length === 0;
+  return (
+    r.converged &&
+    r.savepointsForUpgrade === r.expectedSavepoints &&
+    r.restoredFromUpgradeSavepoint &&
+    r.duplicateJobIds.length === 0 &&
+    (r.violations ?? []).length === 0
+  );
 }

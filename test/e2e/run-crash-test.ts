@@ -1,9 +1,10 @@
 /**
- * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback|non-running-upgrade|jobmanager-recovery|session-job-upgrade]`: the crash test of crash-recovery.ts, many times,
+ * `npm run test:crash -- [--runs N] [--seed S] [--scenario savepoint-upgrade|manual-savepoint|rollback|non-running-upgrade|jobmanager-recovery|session-job-upgrade|snapshot-resources]`: the crash test of crash-recovery.ts, many times,
  * with a summary of where the kills landed and whether every run kept the invariants.
  */
 import { crashRun, runKeptInvariants, startCrashWorld, type CrashRunResult, type CrashScenario } from './crash-recovery.js';
 import { closeJarServer, sessionJobCrashRun } from './session-job-crash.js';
+import { snapshotCrashRun } from './snapshot-crash.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number) => {
@@ -13,7 +14,7 @@ const option = (name: string, fallback: number) => {
 const runs = option('--runs', 30);
 const firstSeed = option('--seed', 1000);
 const scenarioIndex = args.indexOf('--scenario');
-const scenario = (scenarioIndex >= 0 ? args[scenarioIndex + 1] : 'savepoint-upgrade') as CrashScenario | 'session-job-upgrade';
+const scenario = (scenarioIndex >= 0 ? args[scenarioIndex + 1] : 'savepoint-upgrade') as CrashScenario | 'session-job-upgrade' | 'snapshot-resources';
 
 const world = await startCrashWorld();
 const results: CrashRunResult[] = [];
@@ -22,12 +23,17 @@ try {
   for (let i = 0; i < runs; i++) {
     const seed = firstSeed + i;
     try {
-      const r = scenario === 'session-job-upgrade' ? await sessionJobCrashRun(world, seed) : await crashRun(world, seed, scenario);
+      const r =
+        scenario === 'session-job-upgrade'
+          ? await sessionJobCrashRun(world, seed)
+          : scenario === 'snapshot-resources'
+            ? await snapshotCrashRun(world, seed)
+            : await crashRun(world, seed, scenario);
       results.push(r);
       const ok = runKeptInvariants(r);
       if (!ok) failures++;
       console.log(
-        `${ok ? 'ok  ' : 'FAIL'} ${scenario} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${r.detail}`}`,
+        `${ok ? 'ok  ' : 'FAIL'} ${scenario} seed ${seed}: ${r.kills} kill(s) during [${r.killedDuring.join('; ')}], savepoints ${r.savepointsForUpgrade}, submissions ${r.submissions}, restored ${r.restoredFromUpgradeSavepoint}, ${r.durationMs} ms${ok ? '' : `\n     ${(r.violations ?? []).join('\n     ')}\n     ${r.detail}`}`,
       );
     } catch (error) {
       failures++;

@@ -42,7 +42,7 @@ function running(pendingCheckpoint: PendingSnapshot): InternalState {
 }
 
 /** A context over an in-memory state; records every state write and event. */
-function harness(initial: InternalState, answer: CheckpointStatus) {
+function harness(initial: InternalState, answer: CheckpointStatus, recordsResources = false) {
   let state = initial;
   const writes: InternalState[] = [];
   const events: string[] = [];
@@ -56,6 +56,8 @@ function harness(initial: InternalState, answer: CheckpointStatus) {
     newTriggerId: () => 'trigger-2',
     emit: (_type, reason) => events.push(reason),
     jobView: () => ({ kind: 'running' }),
+    owner: { kind: 'FlinkDeployment', namespace: 'default', name: 'orders' },
+    recordsResources,
     state: () => state,
     save: (fn) => {
       state = { ...fn(state), revision: state.revision + 1 };
@@ -94,4 +96,40 @@ test('a failed checkpoint given up on does not replace lastCheckpoint', async ()
   assert.equal(written.pendingCheckpoint, undefined, 'settled (past the grace period)');
   assert.deepEqual(written.lastCheckpoint, before);
   assert.deepEqual(h.events, ['CheckpointError']);
+});
+
+test('with snapshot resources, the completion write owes the checkpoint resource: a fixed name, COMPLETED, linked by jobReference', async () => {
+  const h = harness(running(pending({ triggerType: 'PERIODIC' })), { status: 'COMPLETED', checkpointId: 44 }, true);
+  await followCheckpoint(h.ctx);
+  assert.equal(h.writes.length, 1, 'one write: the outcome and the owed resource together');
+  const [owed] = h.writes[0].snapshotResourceWrites ?? [];
+  assert.equal(owed?.name, `orders-checkpoint-periodic-${NOW}`, 'the Apache naming, fixed in the state before any create');
+  assert.equal(owed?.action, 'publish');
+  assert.equal(owed?.uid, undefined, 'the operator creates it');
+  assert.deepEqual(owed?.jobReference, { kind: 'FlinkDeployment', name: 'orders' });
+  assert.equal(owed?.status?.state, 'COMPLETED');
+});
+
+test("a user's checkpoint (FlinkStateSnapshot, backoffLimit 1): the first failure is retried after 10 s with a new trigger id, the second ends FAILED", async () => {
+  const ref = { name: 'my-checkpoint', uid: 'uid-1', backoffLimit: 1 };
+  const failed: CheckpointStatus = { status: 'COMPLETED', failureCause: { class: 'org.apache.flink.runtime.checkpoint.CheckpointException' } };
+  const h = harness(running(pending({ triggerType: 'MANUAL', snapshotResource: ref, triggerId: 'trigger-1' })), failed);
+  await followCheckpoint(h.ctx);
+  const retry = h.writes[0];
+  assert.equal(retry.pendingCheckpoint?.triggerId, 'trigger-2', 'a new trigger id for the retry');
+  assert.equal(retry.pendingCheckpoint?.notBefore, NOW + 10_000, "Apache's backoff: 10 s after the first failure");
+  assert.deepEqual(
+    retry.snapshotResourceWrites?.map((w) => [w.name, w.uid, w.status?.state, w.status?.failures]),
+    [['my-checkpoint', 'uid-1', 'IN_PROGRESS', 1]],
+  );
+  assert.deepEqual(await followCheckpoint(h.ctx), { requeue: 'progress' }, 'nothing is sent before the backoff has passed');
+  assert.equal(h.writes.length, 1);
+  // The second failure exceeds backoffLimit 1.
+  const h2 = harness({ ...retry, snapshotResourceWrites: undefined, pendingCheckpoint: { ...retry.pendingCheckpoint!, notBefore: NOW - 1 } }, failed);
+  await followCheckpoint(h2.ctx);
+  assert.equal(h2.writes[0].pendingCheckpoint, undefined);
+  assert.deepEqual(
+    h2.writes[0].snapshotResourceWrites?.map((w) => [w.status?.state, w.status?.failures]),
+    [['FAILED', 2]],
+  );
 });

@@ -32,6 +32,7 @@ import { AuthorizationV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthoriza
 import { FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1 } from '../../../src/api/flink-deployment.js';
 import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../../../src/api/flink-session-job.js';
 import { flinkSessionJob } from '../../../src/api/flink-session-job-builder.js';
+import { makeFlinkStateSnapshotReconciler } from '../../../src/reconciler/state-snapshot-wiring.js';
 import { makeFlinkSessionJobReconciler } from '../../../src/reconciler/session-job-wiring.js';
 import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
 import { kubeconfigYamlFor, startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
@@ -69,6 +70,8 @@ const NOT_ALWAYS_EXERCISED: Record<string, string> = {
   'create events':
     'in the Lease namespace only: a SecondInstance Warning event on the Lease, when --no-leader-elect finds another live instance (src/runtime/leader-election.ts; no flow here starts two)',
   'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
+  'delete flink.apache.org/flinkstatesnapshots':
+    'a savepoint leaving the history deletes its resource, and checkpoint resources past state.checkpoints.num-retained are deleted (src/reconciler/snapshot-resource-steps.ts, step-executor.ts); these flows take no periodic snapshots (test/e2e/checkpoints.test.ts covers it)',
   'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
   'get services': 'read only when a create answers AlreadyExists because the informer lagged (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
   'get apps/deployments':
@@ -131,6 +134,7 @@ function startOperator(kubeConfig: KubeConfig, overrides: Record<string, unknown
     kubeConfig,
     makeReconciler: makeFlinkDeploymentReconciler,
     makeSessionJobReconciler: makeFlinkSessionJobReconciler,
+    makeStateSnapshotReconciler: makeFlinkStateSnapshotReconciler,
     logger: createLogger({ format: 'json', level: config.logLevel as never }),
   });
   return manager.start().then(() => manager);
