@@ -88,19 +88,19 @@ test('a user-created FlinkStateSnapshot takes exactly one savepoint, ends COMPLE
   // Its path starts another deployment (initialSavepointPath naming the snapshot's path).
   await h.create(
     flinkDeployment('from-snapshot')
-      .withSpec({ job: { upgradeMode: 'savepoint', initialSavepointPath: done.status!.path! } })
+      .withSpec({ job: { upgradeMode: 'savepoint', initialSavepointPath: done.status.path } })
       .build(),
   );
   await h.waitFor('from-snapshot', stableAt(1), 'from-snapshot STABLE');
   const [submission] = h.world.simulation.lineage('default', 'from-snapshot').submissions;
-  assert.equal(submission?.restoredFrom, done.status!.path, 'the new job restored from the snapshot');
+  assert.equal(submission?.restoredFrom, done.status.path, 'the new job restored from the snapshot');
 
   // Deleting it (disposeOnDelete defaults to true for a user's savepoint) disposes of the data, then the object goes.
   await h.custom.deleteNamespacedCustomObject({ ...params, name: 'user-sp-manual' });
   await h.waitUntil(async () => ((await snapshot('user-sp-manual')) ? undefined : true), 'user-sp-manual deleted', 15_000);
   assert.deepEqual(
     h.world.simulation.lineage('default', 'user-sp').disposals.map((d) => d.path),
-    [done.status!.path],
+    [done.status.path],
     'disposed of before the finalizer was removed',
   );
 });

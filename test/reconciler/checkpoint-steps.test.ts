@@ -125,7 +125,7 @@ test("a user's checkpoint (FlinkStateSnapshot, backoffLimit 1): the first failur
   assert.deepEqual(await followCheckpoint(h.ctx), { requeue: 'progress' }, 'nothing is sent before the backoff has passed');
   assert.equal(h.writes.length, 1);
   // The second failure exceeds backoffLimit 1.
-  const h2 = harness({ ...retry, snapshotResourceWrites: undefined, pendingCheckpoint: { ...retry.pendingCheckpoint!, notBefore: NOW - 1 } }, failed);
+  const h2 = harness({ ...retry, snapshotResourceWrites: undefined, pendingCheckpoint: { ...retry.pendingCheckpoint, notBefore: NOW - 1 } }, failed);
   await followCheckpoint(h2.ctx);
   assert.equal(h2.writes[0].pendingCheckpoint, undefined);
   assert.deepEqual(
