@@ -95,6 +95,19 @@ const sessionReady = (extra: Partial<Observation> = {}): Observation => ({
   ...extra,
 });
 
+const OWED_WRITE = {
+  name: 'orders-savepoint-periodic-1',
+  action: 'publish' as const,
+  snapshotType: 'SAVEPOINT' as const,
+  triggerType: 'PERIODIC' as const,
+  jobReference: { kind: 'FlinkDeployment' as const, name: 'orders' },
+};
+const USER_SAVEPOINT = {
+  ref: { name: 'before-upgrade', uid: 'uid-1', backoffLimit: -1 },
+  snapshotType: 'SAVEPOINT' as const,
+  targetDirectory: 's3://team/savepoints',
+};
+
 const rows: Row[] = [
   // ---- session clusters (no job) ----
   {
@@ -663,6 +676,36 @@ const rows: Row[] = [
       observed: jobRunning(),
     }),
     step: { kind: 'wait', requeue: 'steady', wakeUpInMs: 40 * MINUTE },
+  },
+  // ---- FlinkStateSnapshot resources (issue 19, design/011) ----
+  {
+    name: 'an owed FlinkStateSnapshot write is carried out first, before following a pending savepoint',
+    input: decisionInput({
+      state: stateIn('RUNNING', SP, { pendingSavepoint: pendingSavepoint(), snapshotResourceWrites: [OWED_WRITE] }),
+      observed: jobRunning(),
+    }),
+    step: { kind: 'publish-snapshot-resource' },
+  },
+  {
+    name: "a user's FlinkStateSnapshot (savepoint) not yet taken: a MANUAL savepoint for it, into its spec.savepoint.path",
+    input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobRunning({ userSnapshots: [USER_SAVEPOINT] }) }),
+    step: {
+      kind: 'start-savepoint',
+      request: { triggerType: 'MANUAL', stopJob: false, jobId: JOB_A, snapshotResource: USER_SAVEPOINT.ref, targetDirectory: 's3://team/savepoints' },
+    },
+  },
+  {
+    name: "a user's FlinkStateSnapshot (checkpoint) on Flink 1.18: refused with the reason (no trigger Flink cannot take)",
+    input: decisionInput({
+      state: stateIn('RUNNING', { ...SP, flinkVersion: 'v1_18' }),
+      observed: jobRunning({ userSnapshots: [{ ref: USER_SAVEPOINT.ref, snapshotType: 'CHECKPOINT' }] }),
+    }),
+    step: { kind: 'refuse-user-snapshot', snapshotType: 'CHECKPOINT', error: /needs Flink 1.19 or newer/ },
+  },
+  {
+    name: "the operator's checkpoint resources beyond state.checkpoints.num-retained (1): the oldest are deleted",
+    input: decisionInput({ state: stateIn('RUNNING', SP), observed: jobRunning({ ownCheckpointResources: ['c-1', 'c-2', 'c-3'] }) }),
+    step: { kind: 'trim-checkpoint-resources', names: ['c-1', 'c-2'] },
   },
   // ---- checkpoints and cron schedules (issue 19; Apache SnapshotUtils.shouldTriggerSnapshot) ----
   {
