@@ -32,6 +32,9 @@ import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../api/flink-s
 import { type SimulatedCluster, startSimulatedCluster } from '../devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
 import { makeFlinkSessionJobReconciler } from '../reconciler/session-job-wiring.js';
+import { makeFlinkStateSnapshotReconciler } from '../reconciler/state-snapshot-wiring.js';
+import { flinkStateSnapshot } from '../api/flink-state-snapshot-builder.js';
+import { FLINK_STATE_SNAPSHOT_PLURAL, FLINK_STATE_SNAPSHOT_VERSION, type FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 import { sessionJobStateConfigMapName } from '../state/state-store.js';
 import { createLogger } from '../runtime/logger.js';
 import { Manager } from '../runtime/manager.js';
@@ -147,11 +150,11 @@ async function walkThrough(
   const cacheDir = makeTempDir('flink-operator-demo-kubectl-');
   say(`Development cluster serving at ${world.cluster.url} (kubeconfig ${kubeconfigPath})`);
 
-  for (const file of ['flinkdeployments.flink.apache.org.yaml', 'flinksessionjobs.flink.apache.org.yaml']) {
+  for (const file of ['flinkdeployments.flink.apache.org.yaml', 'flinksessionjobs.flink.apache.org.yaml', 'flinkstatesnapshots.flink.apache.org.yaml']) {
     const crd = loadYaml<V1CustomResourceDefinition>(readFileSync(crdPath(file), 'utf8'));
     await kubeConfig.makeApiClient(ApiextensionsV1Api).createCustomResourceDefinition({ body: crd });
   }
-  say('Installed the FlinkDeployment and FlinkSessionJob CRDs (crds/)');
+  say('Installed the FlinkDeployment, FlinkSessionJob and FlinkStateSnapshot CRDs (crds/)');
 
   const config = resolveOperatorConfig({
     flags: {
@@ -171,6 +174,7 @@ async function walkThrough(
     kubeConfig,
     makeReconciler: makeFlinkDeploymentReconciler,
     makeSessionJobReconciler: makeFlinkSessionJobReconciler,
+    makeStateSnapshotReconciler: makeFlinkStateSnapshotReconciler,
     logger: createLogger({ format: 'pretty', level: 'warn' }),
   });
   running.manager = manager;
@@ -267,7 +271,27 @@ async function walkThrough(
   say(`Simulated Flink saw ${lineage.submissions.length} job submissions and ${lineage.savepoints.length} savepoints:`);
   for (const s of lineage.submissions) say(`  job ${s.jobId} restored from ${s.restoredFrom ?? '(nothing)'}`);
 
-  say('\n== 5. A session cluster and a FlinkSessionJob on it (no jarURI: the entry class comes from the cluster classpath)');
+  say('\n== 5. A FlinkStateSnapshot: a savepoint on request, taken exactly once (the operator also recorded its own savepoints as snapshots)');
+  const snapshots = { group: GROUP, version: FLINK_STATE_SNAPSHOT_VERSION, namespace: 'default', plural: FLINK_STATE_SNAPSHOT_PLURAL };
+  await custom.createNamespacedCustomObject({ ...snapshots, body: flinkStateSnapshot(`${NAME}-on-request`).of('FlinkDeployment', NAME).build() });
+  for (const deadline = Date.now() + 30_000; ;) {
+    const snapshot = (await custom.getNamespacedCustomObject({ ...snapshots, name: `${NAME}-on-request` })) as FlinkStateSnapshot;
+    if (snapshot.status?.state === 'COMPLETED') break;
+    if (Date.now() > deadline) throw new Error(`the demo snapshot did not complete in 30 s; last status: ${JSON.stringify(snapshot.status)}`);
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  if (useKubectl) {
+    say(`\n$ kubectl get flinkstatesnapshots`);
+    const { stdout } = await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfigPath, '--cache-dir', cacheDir, 'get', 'flinkstatesnapshots'], {
+      encoding: 'utf8',
+    });
+    say(stdout.trimEnd());
+  } else {
+    const list = (await custom.listNamespacedCustomObject(snapshots)) as { items: FlinkStateSnapshot[] };
+    for (const item of list.items) say(`  ${item.metadata.name}  ${item.status?.state ?? '-'}  ${item.status?.path ?? ''}`);
+  }
+
+  say('\n== 6. A session cluster and a FlinkSessionJob on it (no jarURI: the entry class comes from the cluster classpath)');
   await custom.createNamespacedCustomObject({
     group: GROUP,
     version: 'v1',
@@ -308,7 +332,7 @@ async function walkThrough(
 
   say('\nTry it yourself:');
   say(`  export KUBECONFIG=${kubeconfigPath}`);
-  say('  kubectl get flinkdeployments,flinksessionjobs');
+  say('  kubectl get flinkdeployments,flinksessionjobs,flinkstatesnapshots');
   say(`  kubectl get configmap ${NAME}-operator-state -o yaml`);
   say(`  kubectl patch flinkdeployment ${NAME} --type merge -p '{"spec":{"job":{"parallelism":3}}}'`);
   say(`  kubectl describe flinkdeployment ${NAME}`);

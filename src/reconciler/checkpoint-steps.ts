@@ -84,8 +84,8 @@ export async function startCheckpoint<S extends AnyInternalState>(ctx: Checkpoin
     checkpointType: request.checkpointType,
     jobId: request.jobId,
     stopJob: false,
-    requestedAt: ctx.now(),
-    triggerId: ctx.newTriggerId(),
+    requestedAt: request.inFlight?.triggeredAt ?? ctx.now(),
+    triggerId: request.inFlight?.triggerId ?? ctx.newTriggerId(),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
     ...(request.snapshotResource ? { snapshotResource: request.snapshotResource } : {}),
   };
@@ -95,6 +95,8 @@ export async function startCheckpoint<S extends AnyInternalState>(ctx: Checkpoin
     // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
     return pending.snapshotResource ? withUserSnapshotStarted(next, ctx.owner, pending) : next;
   });
+  // An adopted trigger is followed (followCheckpoint asks Flink about it), never sent blindly.
+  if (request.inFlight) return { requeue: 'continue' };
   return send(ctx, state.pendingCheckpoint!);
 }
 

@@ -337,6 +337,7 @@ function userSnapshotStep(input: DecisionInput, jobId: string, checkpointsOnRequ
           snapshotResource: request.ref,
           ...(request.targetDirectory ? { targetDirectory: request.targetDirectory } : {}),
           ...(request.formatType ? { formatType: request.formatType } : {}),
+          ...(request.inFlight ? { inFlight: request.inFlight } : {}),
         },
       },
     };

@@ -46,6 +46,8 @@ export interface SavepointRequest {
   nonce?: number;
   /** Taken for this user-created FlinkStateSnapshot (MANUAL). */
   snapshotResource?: SnapshotResourceRef;
+  /** Its trigger was sent by a state that is gone: adopt this trigger id (and its time) and follow it, without sending anything. */
+  inFlight?: { triggerId: string; triggeredAt: number };
   /** The snapshot resource's spec.savepoint.path and formatType, over the configuration's. */
   targetDirectory?: string;
   formatType?: 'CANONICAL' | 'NATIVE';
@@ -60,6 +62,8 @@ export interface CheckpointRequest {
   nonce?: number;
   /** Taken for this user-created FlinkStateSnapshot (MANUAL). */
   snapshotResource?: SnapshotResourceRef;
+  /** Its trigger was sent by a state that is gone: adopt this trigger id (and its time) and follow it, without sending anything. */
+  inFlight?: { triggerId: string; triggeredAt: number };
 }
 
 export type ReconcileStep =

@@ -166,7 +166,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     },
   };
 
-  const snapshotResources = snapshotResourceAccess(runtime);
+  // The legacy-status layout (bench only) cannot hold the outbox and the taken snapshots crash-safely.
+  const snapshotResources = stateLayout === 'configmap' ? snapshotResourceAccess(runtime) : undefined;
   const dependencies: FlinkDeploymentReconcilerDependencies = {
     deployments: recorder.overlay,
     clusterDeployments: readers.deployments,

@@ -34,6 +34,7 @@ import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { SessionJobInternalState } from '../api/internal-state.js';
 import { isDeepStrictEqual } from 'node:util';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import type { SnapshotResourceRef } from '../api/internal-state.js';
 import type { UserSnapshotRequest } from './snapshot-resources.js';
 import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
@@ -130,6 +131,8 @@ export type SessionJobStep =
   | { kind: 'start-savepoint'; triggerType: 'MANUAL' | 'PERIODIC'; nonce?: number; user?: UserSnapshotRequest }
   /** Carry out the oldest FlinkStateSnapshot write the state owes (snapshot-resource-steps.ts). */
   | { kind: 'publish-snapshot-resource' }
+  /** A user's FlinkStateSnapshot this job cannot take: taken up and FAILED with `error`, in one write. */
+  | { kind: 'refuse-user-snapshot'; snapshot: SnapshotResourceRef; snapshotType: 'SAVEPOINT' | 'CHECKPOINT'; error: string }
   /** Intent (pendingCheckpoint with its trigger id) then the trigger (checkpoint-steps.ts). */
   | { kind: 'start-checkpoint'; request: CheckpointRequest }
   /** Follow the pending checkpoint (checkpoint-steps.ts). */
@@ -331,7 +334,25 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
     if (user?.snapshotType === 'SAVEPOINT') return { step: { kind: 'start-savepoint', triggerType: 'MANUAL', user } };
     if (user && checkpointTriggerSupported(input.observed.clusterFlinkVersion))
       return {
-        step: { kind: 'start-checkpoint', request: { triggerType: 'MANUAL', jobId, checkpointType: settings.checkpointType, snapshotResource: user.ref } },
+        step: {
+          kind: 'start-checkpoint',
+          request: {
+            triggerType: 'MANUAL',
+            jobId,
+            checkpointType: settings.checkpointType,
+            snapshotResource: user.ref,
+            ...(user.inFlight ? { inFlight: user.inFlight } : {}),
+          },
+        },
+      };
+    if (user)
+      return {
+        step: {
+          kind: 'refuse-user-snapshot',
+          snapshot: user.ref,
+          snapshotType: 'CHECKPOINT',
+          error: `the session cluster's Flink ${input.observed.clusterFlinkVersion ?? ''} cannot take a checkpoint on request: it needs Flink 1.19 or newer (its checkpoint trigger endpoint); take a savepoint instead (spec.savepoint)`,
+        },
       };
     const due = dueSavepoint(state, desired, settings, now);
     if (due) return { step: { kind: 'start-savepoint', ...due } };

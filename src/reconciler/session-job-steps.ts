@@ -45,6 +45,7 @@ import {
   userSnapshotFailure,
   withSnapshotWrite,
   withUserSnapshotCompleted,
+  withUserSnapshotRefused,
   withUserSnapshotStarted,
   type SnapshotOwner,
   type UserSnapshotRequest,
@@ -195,10 +196,17 @@ export async function executeSessionJobStep(ctx: SessionJobStepContext, step: Se
         // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
         return pending.snapshotResource ? withUserSnapshotStarted(s, ownerOf(ctx), pending) : { ...s, pendingSavepoint: pending };
       });
+      // An adopted trigger is followed (followSavepoint asks Flink about it), never sent blindly.
+      if (step.user?.inFlight) return { requeue: 'continue' };
       return sendSavepoint(ctx, state.pendingSavepoint!);
     }
     case 'publish-snapshot-resource':
       return publishSnapshotResource(snapshotResourceContext(ctx));
+    case 'refuse-user-snapshot': {
+      await ctx.save((s) => withUserSnapshotRefused(s, ownerOf(ctx), step.snapshot, step.snapshotType, step.error, deps.now()));
+      deps.events.emit(ctx.job, 'Warning', 'SnapshotError', `FlinkStateSnapshot ${ctx.job.metadata.namespace}/${step.snapshot.name}: ${step.error}`);
+      return { requeue: 'continue' };
+    }
     case 'start-checkpoint':
       return startCheckpoint(checkpointContext(ctx), step.request);
     case 'follow-checkpoint':
@@ -326,8 +334,8 @@ function newPendingSavepoint(
     triggerType: request.triggerType,
     jobId: request.jobId,
     stopJob: request.stopJob,
-    requestedAt: ctx.deps.now(),
-    triggerId: ctx.deps.newJobId(),
+    requestedAt: request.user?.inFlight?.triggeredAt ?? ctx.deps.now(),
+    triggerId: request.user?.inFlight?.triggerId ?? ctx.deps.newJobId(),
     ...(target ? { targetDirectory: target } : {}),
     ...(format === 'NATIVE' || format === 'CANONICAL' ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),

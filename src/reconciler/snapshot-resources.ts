@@ -55,6 +55,12 @@ export interface UserSnapshotRequest {
   /** Savepoints: spec.savepoint.path (the target directory) and formatType. */
   targetDirectory?: string;
   formatType?: 'CANONICAL' | 'NATIVE';
+  /**
+   * Already triggered (IN_PROGRESS with a trigger id) by a state that is gone (a lost ConfigMap, or
+   * the Apache operator before a migration): adopted, and resolved by asking Flink about that
+   * trigger id, never triggered blindly again.
+   */
+  inFlight?: { triggerId: string; triggeredAt: number };
 }
 
 /** ISO-8601 instant with milliseconds, as the Apache operator writes snapshot timestamps (`DateTimeUtils.kubernetes`). */
@@ -76,7 +82,9 @@ export function userSnapshotRequests(snapshots: readonly FlinkStateSnapshot[], o
     const { metadata, spec, status } = snapshot;
     if (!metadata.uid || !metadata.name || metadata.deletionTimestamp || taken.has(metadata.uid)) continue;
     if (metadata.namespace !== owner.namespace || spec?.jobReference?.kind !== owner.kind || spec.jobReference.name !== owner.name) continue;
-    if (snapshotStateOf(status) !== 'TRIGGER_PENDING' || status?.triggerId) continue;
+    const state = snapshotStateOf(status);
+    const inFlight = state === 'IN_PROGRESS' && status?.triggerId ? { triggerId: status.triggerId, triggeredAt: Date.parse(status.triggerTimestamp ?? '') || 0 } : undefined;
+    if (!inFlight && (state !== 'TRIGGER_PENDING' || status?.triggerId)) continue;
     const type = snapshotTypeOf(spec);
     if (!type) continue;
     const savepoint = spec.savepoint ? savepointSpecWithDefaults(spec.savepoint) : undefined;
@@ -88,6 +96,7 @@ export function userSnapshotRequests(snapshots: readonly FlinkStateSnapshot[], o
       snapshotType: type,
       ...(savepoint?.path ? { targetDirectory: savepoint.path } : {}),
       ...(format ? { formatType: format } : {}),
+      ...(inFlight ? { inFlight } : {}),
       created: metadata.creationTimestamp ? new Date(metadata.creationTimestamp).toISOString() : '',
     });
   }
@@ -322,4 +331,24 @@ export function userSnapshotFailure<S extends AnyInternalState>(
     state: withSnapshotWrite({ ...state, [pendingField(pending)]: undefined }, userSnapshotStatusWrite(owner, pending, status)),
     message: `${error}; FlinkStateSnapshot ${ref.name} FAILED after ${failures} failure(s) (backoffLimit ${ref.backoffLimit})`,
   };
+}
+
+/** `state` with a user's snapshot this job cannot take taken up, and FAILED with `error` owed to it. */
+export function withUserSnapshotRefused<S extends AnyInternalState>(
+  state: S,
+  owner: SnapshotOwner,
+  snapshot: SnapshotResourceRef,
+  snapshotType: 'SAVEPOINT' | 'CHECKPOINT',
+  error: string,
+  now: number,
+): S {
+  return withSnapshotWrite(withSnapshotTaken(state, snapshot.uid), {
+    name: snapshot.name,
+    uid: snapshot.uid,
+    action: 'publish',
+    snapshotType,
+    triggerType: 'MANUAL',
+    jobReference: { kind: owner.kind, name: owner.name },
+    status: { state: 'FAILED', error, failures: 0, resultTimestamp: snapshotTimestamp(now) },
+  });
 }

@@ -58,8 +58,8 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     triggerType: request.triggerType,
     jobId: request.jobId,
     stopJob: request.stopJob,
-    requestedAt: ctx.deps.now(),
-    triggerId: ctx.deps.newJobId(),
+    requestedAt: request.inFlight?.triggeredAt ?? ctx.deps.now(),
+    triggerId: request.inFlight?.triggerId ?? ctx.deps.newJobId(),
     ...(target ? { targetDirectory: target } : {}),
     ...(format ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
@@ -71,6 +71,8 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     // A user's snapshot: taken up (never again) and shown IN_PROGRESS, in the intent's write.
     return pending.snapshotResource ? withUserSnapshotStarted(next, ownerOf(ctx), pending) : next;
   });
+  // An adopted trigger is followed (followSavepoint asks Flink about it), never sent blindly.
+  if (request.inFlight) return { requeue: 'continue' };
   return send(ctx, state.pendingSavepoint!);
 }
 

@@ -10,7 +10,7 @@ import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
 import { followSavepoint, recordsSnapshotResources, startSavepoint, trimHistory } from './snapshot-steps.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
-import { snapshotTimestamp, withSnapshotTaken, withSnapshotWrite } from './snapshot-resources.js';
+import { withUserSnapshotRefused } from './snapshot-resources.js';
 import type { StepContext } from './step-context.js';
 
 export async function executeStep(ctx: StepContext, step: ReconcileStep): Promise<StepResult> {
@@ -71,25 +71,9 @@ function snapshotResourceContext(ctx: StepContext): SnapshotResourceStepContext<
 }
 
 /** A user's snapshot this job cannot take: taken up, and FAILED owed to it, in one write. */
-async function refuseUserSnapshot(
-  ctx: StepContext,
-  snapshot: SnapshotResourceRef,
-  snapshotType: 'SAVEPOINT' | 'CHECKPOINT',
-  error: string,
-): Promise<StepResult> {
-  const now = ctx.deps.now();
+async function refuseUserSnapshot(ctx: StepContext, snapshot: SnapshotResourceRef, snapshotType: 'SAVEPOINT' | 'CHECKPOINT', error: string): Promise<StepResult> {
   const { namespace = '', name = '' } = ctx.deployment.metadata;
-  await ctx.save((s) =>
-    withSnapshotWrite(withSnapshotTaken(s, snapshot.uid), {
-      name: snapshot.name,
-      uid: snapshot.uid,
-      action: 'publish',
-      snapshotType,
-      triggerType: 'MANUAL',
-      jobReference: { kind: FLINK_DEPLOYMENT_KIND, name },
-      status: { state: 'FAILED', error, failures: 0, resultTimestamp: snapshotTimestamp(now) },
-    }),
-  );
+  await ctx.save((s) => withUserSnapshotRefused(s, { kind: FLINK_DEPLOYMENT_KIND, namespace, name }, snapshot, snapshotType, error, ctx.deps.now()));
   ctx.deps.events.emit(ctx.deployment, 'Warning', 'SnapshotError', `FlinkStateSnapshot ${namespace}/${snapshot.name}: ${error}`);
   return { requeue: 'continue' };
 }

@@ -695,6 +695,17 @@ const rows: Row[] = [
     },
   },
   {
+    name: "a user's FlinkStateSnapshot IN_PROGRESS that no state follows (its ConfigMap lost): adopted with its trigger id, not triggered anew",
+    input: decisionInput({
+      state: stateIn('RUNNING', SP),
+      observed: jobRunning({ userSnapshots: [{ ...USER_SAVEPOINT, inFlight: { triggerId: 'trigger-9', triggeredAt: NOW - MINUTE } }] }),
+    }),
+    step: {
+      kind: 'start-savepoint',
+      request: { triggerType: 'MANUAL', snapshotResource: USER_SAVEPOINT.ref, inFlight: { triggerId: 'trigger-9', triggeredAt: NOW - MINUTE } },
+    },
+  },
+  {
     name: "a user's FlinkStateSnapshot (checkpoint) on Flink 1.18: refused with the reason (no trigger Flink cannot take)",
     input: decisionInput({
       state: stateIn('RUNNING', { ...SP, flinkVersion: 'v1_18' }),

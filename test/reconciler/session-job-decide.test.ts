@@ -369,3 +369,40 @@ describe('session-job decisions: checkpoints', () => {
     expectStep(input(due, periodic, old([[JOB_A, 'RUNNING']]), { desiredGeneration: 1 }), { kind: 'wait', requeue: 'steady', wakeUpInMs: undefined });
   });
 });
+
+describe('session-job decisions: FlinkStateSnapshot resources (issue 19, design/011)', () => {
+  const user = { ref: { name: 'before-upgrade', uid: 'uid-1', backoffLimit: -1 }, snapshotType: 'SAVEPOINT' as const };
+  const acknowledged = (phase: SessionJobInternalState['phase'], extra: Partial<SessionJobInternalState> = {}) =>
+    stateIn(phase, { lastReconciledGeneration: 2, ...extra });
+  test('an owed resource write goes first, even before a pending savepoint is followed', () => {
+    const owed = {
+      name: 'x',
+      action: 'publish' as const,
+      snapshotType: 'SAVEPOINT' as const,
+      triggerType: 'PERIODIC' as const,
+      jobReference: { kind: 'FlinkSessionJob' as const, name: 'orders' },
+    };
+    const pendingSavepoint = { kind: 'savepoint' as const, triggerType: 'MANUAL' as const, jobId: JOB_A, stopJob: false, requestedAt: NOW, triggerId: 't' };
+    expectStep(input(acknowledged('RUNNING', { snapshotResourceWrites: [owed], pendingSavepoint }), spec(), ready([[JOB_A, 'RUNNING']])), {
+      kind: 'publish-snapshot-resource',
+    });
+  });
+  test("a user's savepoint of the running job is taken (MANUAL), before any periodic one", () => {
+    expectStep(input(acknowledged('RUNNING'), spec(), { ...ready([[JOB_A, 'RUNNING']]), userSnapshots: [user] }), {
+      kind: 'start-savepoint',
+      triggerType: 'MANUAL',
+      user,
+    });
+  });
+  test("a user's checkpoint on a session cluster older than Flink 1.19 is refused, with the reason", () => {
+    const step = expectStep(
+      input(acknowledged('RUNNING'), spec(), {
+        ...ready([[JOB_A, 'RUNNING']]),
+        clusterFlinkVersion: 'v1_18',
+        userSnapshots: [{ ...user, snapshotType: 'CHECKPOINT' }],
+      }),
+      { kind: 'refuse-user-snapshot', snapshotType: 'CHECKPOINT' },
+    );
+    assert.match((step as { error: string }).error, /needs Flink 1\.19 or newer/);
+  });
+});
