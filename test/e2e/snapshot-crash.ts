@@ -9,7 +9,8 @@
  * write and the resource write, or between the resource write and the removal of the entry); an
  * unaimed one falls at a random moment. It is restarted after each kill.
  *
- * Judged by the world, not by logs, once the operator was left to settle (no intent, nothing owed):
+ * Judged by the world, not by logs, once the operator was left to settle (the user's snapshot final,
+ * at least one periodic savepoint recorded, no intent, nothing owed):
  * - every savepoint in the operator's history (state ConfigMap) is one COMPLETED savepoint of the
  *   simulated Flink's lineage and has exactly one FlinkStateSnapshot with that `status.path`; the
  *   operator created no other resource (none lost, none duplicated);
@@ -107,22 +108,25 @@ export async function snapshotCrashRun(world: CrashWorld, seed: number): Promise
 
     const kills = random() < 0.5 ? 1 : 2;
     for (let k = 0; k < kills; k++) {
-      const aimed = random() < 0.7;
-      if (aimed) {
+      // Aimed at any owed write (the user's status comes first) or at a periodic savepoint's resource.
+      const aim = random() < 0.3 ? undefined : random() < 0.5 ? 'any' : 'PERIODIC';
+      if (aim) {
         const deadline = Date.now() + AIM_TIMEOUT_MS;
         while (Date.now() < deadline) {
-          const pending = (await readState().catch(() => undefined))?.data?.pendingOperation ?? '';
-          if (pending.includes('snapshotResourceWrites')) break;
+          const cm = await readState().catch(() => undefined);
+          const owed = cm?.data?.pendingOperation ? (decodeStateConfigMap(cm).snapshotResourceWrites ?? []) : [];
+          if (owed.some((w) => aim === 'any' || w.triggerType === aim)) break;
           await new Promise((r) => setTimeout(r, 5));
         }
       } else await new Promise((r) => setTimeout(r, Math.floor(random() * KILL_WINDOW_MS)));
       await operator.kill();
-      killedDuring.push(`${aimed ? 'aimed: ' : ''}${await describeKillPoint(name, readState, listSnapshots)}`);
+      killedDuring.push(`${aim ? `aimed at ${aim}: ` : ''}${await describeKillPoint(readState, listSnapshots)}`);
       await new Promise((r) => setTimeout(r, Math.floor(random() * 200)));
       operator = new OperatorProcess(world.kubeconfigPath, `${name}-op-${k + 1}`);
     }
 
-    // Settle: the user's snapshot final, then a moment with nothing intended or owed, judged while
+    // Settle: the user's snapshot final, then a moment with a periodic savepoint recorded (the run
+    // exercised an operator-written resource) and nothing intended or owed, judged while
     // the operator is frozen (SIGSTOP), so the state, the resources and the lineage are one instant.
     await until(
       async () => {
@@ -136,13 +140,14 @@ export async function snapshotCrashRun(world: CrashWorld, seed: number): Promise
       async () => {
         operator.pause();
         const cm = await readState();
-        if (cm.data?.pendingOperation === undefined) return cm;
+        const periodicRecorded = decodeStateConfigMap(cm).savepointHistory.some((r) => r.triggerType === 'PERIODIC');
+        if (cm.data?.pendingOperation === undefined && periodicRecorded) return cm;
         operator.resume();
         await new Promise((r) => setTimeout(r, 50));
         return undefined;
       },
       30_000,
-      `${name}: nothing intended or owed`,
+      `${name}: a periodic savepoint recorded, nothing intended or owed`,
     );
     const state = decodeStateConfigMap(settled);
     const resources = await listSnapshots();
@@ -222,7 +227,7 @@ export async function snapshotCrashRun(world: CrashWorld, seed: number): Promise
 }
 
 /** Where the kill landed, from the state ConfigMap and the resources right after it (the process is gone: they stay put). */
-async function describeKillPoint(name: string, readState: () => Promise<V1ConfigMap>, listSnapshots: () => Promise<FlinkStateSnapshot[]>): Promise<string> {
+async function describeKillPoint(readState: () => Promise<V1ConfigMap>, listSnapshots: () => Promise<FlinkStateSnapshot[]>): Promise<string> {
   const cm = await readState().catch(() => undefined);
   if (!cm) return 'no state';
   const state = decodeStateConfigMap(cm);
@@ -234,5 +239,5 @@ async function describeKillPoint(name: string, readState: () => Promise<V1Config
     return owed.map((w) => `${w.triggerType} ${w.action} owed, ${written(w) ? 'already written' : 'not written'}`).join(' + ');
   }
   if (state.pendingSavepoint) return `${state.pendingSavepoint.triggerType} savepoint pending`;
-  return `${state.phase} (${name}: nothing pending)`;
+  return `${state.phase}, nothing pending`;
 }
