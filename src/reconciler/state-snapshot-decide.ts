@@ -268,6 +268,16 @@ export function decideStateSnapshot(input: StateSnapshotDecisionInput): StateSna
   const state = snapshotStateOf(snapshot.status);
   if (FINAL_SNAPSHOT_STATES.includes(state)) return { kind: 'wait', requeue: 'none' };
   if (state === 'TRIGGER_PENDING' && !snapshot.status?.triggerId) return decideUnprocessed(input);
+  // IN_PROGRESS whose job resource is gone: nobody can finish it (the job's reconciler went with it).
+  if (input.target.kind === 'missing') {
+    const reference = snapshot.spec.jobReference;
+    const error = `${reference?.kind ?? ''}/${reference?.name ?? ''} was deleted while the snapshot was in progress; nothing can complete it`;
+    return {
+      kind: 'abandon',
+      status: { state: 'ABANDONED', error, resultTimestamp: snapshotTimestamp(input.now) },
+      event: { type: 'Warning', reason: 'SnapshotAbandoned', message: error },
+    };
+  }
   // IN_PROGRESS, or TRIGGER_PENDING with a trigger id: the job's reconciler is on it.
   return { kind: 'wait', requeue: 'progress' };
 }

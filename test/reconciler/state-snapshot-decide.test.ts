@@ -79,6 +79,25 @@ describe('state snapshot decision: finalizer and labels', () => {
     assert.deepEqual(decide(snapshot((b) => b.withStatus({ state: 'IN_PROGRESS', triggerId: 't1' }))), { kind: 'wait', requeue: 'progress' });
     assert.deepEqual(decide(snapshot((b) => b.withStatus({ state: 'TRIGGER_PENDING', triggerId: 't1' }))), { kind: 'wait', requeue: 'progress' });
   });
+  test('IN_PROGRESS whose FlinkDeployment was deleted: ABANDONED (nothing can complete it), not left in progress forever', () => {
+    const step = decide(
+      snapshot((b) => b.withStatus({ state: 'IN_PROGRESS', triggerId: 't1' })),
+      { target: { kind: 'missing' } },
+    );
+    assert.deepEqual(step, {
+      kind: 'abandon',
+      status: {
+        state: 'ABANDONED',
+        error: 'FlinkDeployment/basic-example was deleted while the snapshot was in progress; nothing can complete it',
+        resultTimestamp: AT,
+      },
+      event: {
+        type: 'Warning',
+        reason: 'SnapshotAbandoned',
+        message: 'FlinkDeployment/basic-example was deleted while the snapshot was in progress; nothing can complete it',
+      },
+    });
+  });
 });
 
 describe('state snapshot decision: not yet processed', () => {
