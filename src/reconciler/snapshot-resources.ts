@@ -83,7 +83,8 @@ export function userSnapshotRequests(snapshots: readonly FlinkStateSnapshot[], o
     if (!metadata.uid || !metadata.name || metadata.deletionTimestamp || taken.has(metadata.uid)) continue;
     if (metadata.namespace !== owner.namespace || spec?.jobReference?.kind !== owner.kind || spec.jobReference.name !== owner.name) continue;
     const state = snapshotStateOf(status);
-    const inFlight = state === 'IN_PROGRESS' && status?.triggerId ? { triggerId: status.triggerId, triggeredAt: Date.parse(status.triggerTimestamp ?? '') || 0 } : undefined;
+    const inFlight =
+      state === 'IN_PROGRESS' && status?.triggerId ? { triggerId: status.triggerId, triggeredAt: Date.parse(status.triggerTimestamp ?? '') || 0 } : undefined;
     if (!inFlight && (state !== 'TRIGGER_PENDING' || status?.triggerId)) continue;
     const type = snapshotTypeOf(spec);
     if (!type) continue;

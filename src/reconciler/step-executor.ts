@@ -71,7 +71,12 @@ function snapshotResourceContext(ctx: StepContext): SnapshotResourceStepContext<
 }
 
 /** A user's snapshot this job cannot take: taken up, and FAILED owed to it, in one write. */
-async function refuseUserSnapshot(ctx: StepContext, snapshot: SnapshotResourceRef, snapshotType: 'SAVEPOINT' | 'CHECKPOINT', error: string): Promise<StepResult> {
+async function refuseUserSnapshot(
+  ctx: StepContext,
+  snapshot: SnapshotResourceRef,
+  snapshotType: 'SAVEPOINT' | 'CHECKPOINT',
+  error: string,
+): Promise<StepResult> {
   const { namespace = '', name = '' } = ctx.deployment.metadata;
   await ctx.save((s) => withUserSnapshotRefused(s, { kind: FLINK_DEPLOYMENT_KIND, namespace, name }, snapshot, snapshotType, error, ctx.deps.now()));
   ctx.deps.events.emit(ctx.deployment, 'Warning', 'SnapshotError', `FlinkStateSnapshot ${namespace}/${snapshot.name}: ${error}`);
