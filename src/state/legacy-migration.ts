@@ -431,7 +431,16 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
   }
 
   let listed: ListedSnapshots | undefined;
-  if (run.snapshots) listed = (await run.snapshots.listInNamespace(namespace)) ?? 'crd-not-installed';
+  if (run.snapshots) {
+    try {
+      listed = (await run.snapshots.listInNamespace(namespace)) ?? 'crd-not-installed';
+    } catch (error) {
+      // Migrating without them would drop the savepoint history they hold: refuse, and say which permission is missing.
+      if (!(error instanceof KubeApiError) || error.code !== 403) throw error;
+      const message = `${resource}: may not list FlinkStateSnapshots in namespace ${namespace} (403: ${error.message}); their savepoint history would be lost, so nothing was migrated: grant list on flinkstatesnapshots.flink.apache.org (the manifests/ roles do) and run migrate again`;
+      return { done: { kind: 'refused', resource, message } };
+    }
+  }
   let plan: MigrationPlan<State, UserStatus>;
   try {
     plan = planWith(kind, object, run, listed);

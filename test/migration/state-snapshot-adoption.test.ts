@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { SavepointRecord } from '../../src/api/internal-state.js';
 import { KubeFlinkStateSnapshotClient } from '../../src/kube/flink-state-snapshot-client.js';
+import { KubeApiError } from '../../src/kube/api-errors.js';
 import { migrateLegacyDeployment, MIGRATE_COMMAND_WRITER, type MigrationDependencies } from '../../src/state/legacy-migration.js';
 import { revertDeployment } from '../../src/state/legacy-revert.js';
 import { decodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
@@ -178,6 +179,35 @@ test('without the FlinkStateSnapshot CRD the migration works as before and says 
     const cm = await bare.configMaps.get('default', 'orders-operator-state');
     assert.ok(cm);
     assert.deepEqual(decodeStateConfigMap(cm, FLINK_DEPLOYMENT_STATE).savepointHistory, []);
+  } finally {
+    await bare.stop();
+  }
+});
+
+test('no permission to list FlinkStateSnapshots (403): refused with the missing grant named, nothing written, so their history is not lost', async () => {
+  const bare = await startLegacyCluster();
+  try {
+    const orders = ordersWithSnapshotResources();
+    const stored = await bare.createLegacy(orders.object, orders.status);
+    const forbidden = new KubeApiError(
+      403,
+      'Forbidden',
+      'flinkstatesnapshots.flink.apache.org is forbidden: User "custom" cannot list resource "flinkstatesnapshots"',
+    );
+    const outcome = await migrateLegacyDeployment(stored, {
+      configMaps: bare.configMaps,
+      deployments: bare.deployments,
+      dryRun: false,
+      writer: MIGRATE_COMMAND_WRITER,
+      retryDelayMs: 1,
+      snapshots: { listInNamespace: () => Promise.reject(forbidden) },
+    });
+    assert.equal(outcome.kind, 'refused');
+    assert.match(
+      outcome.message,
+      /may not list FlinkStateSnapshots in namespace default \(403: .*\); their savepoint history would be lost, so nothing was migrated: grant list on flinkstatesnapshots/,
+    );
+    assert.equal(await bare.configMaps.get('default', 'orders-operator-state'), undefined, 'no state ConfigMap written');
   } finally {
     await bare.stop();
   }
