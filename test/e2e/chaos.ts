@@ -51,7 +51,7 @@ import { parseFlinkConfigYaml } from '../../src/devcluster/simulation/flink-conf
 import { randomHex, seededRandom, type RandomSource } from '../../src/devcluster/simulation/simulation-random.js';
 import type { StoredSnapshot } from '../../src/devcluster/simulation/snapshot-storage.js';
 import { OperatorProcess } from './crash-recovery.js';
-import { installCrd, SESSION_JOB_CRD_FILE } from './operator-harness.js';
+import { installCrd, SESSION_JOB_CRD_FILE, STATE_SNAPSHOT_CRD_FILE } from './operator-harness.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const GROUP = 'flink.apache.org';
@@ -201,6 +201,8 @@ export async function startChaosWorld(): Promise<ChaosWorld> {
     writeFileSync(kubeconfigPath, world.cluster.kubeconfigYaml());
     await installCrd(world.cluster.kubeConfig());
     await installCrd(world.cluster.kubeConfig(), SESSION_JOB_CRD_FILE);
+    // All of crds/, as `kubectl apply -f crds/` installs them: the operator records its savepoints as FlinkStateSnapshots under the faults too.
+    await installCrd(world.cluster.kubeConfig(), STATE_SNAPSHOT_CRD_FILE);
     const noLeaderElectFlag = /^\s+--no-leader-elect\b/m.test(await help); // an option line, not a mention in a description
     return { world, kubeconfigPath, kubeConfig: world.cluster.kubeConfig(), noLeaderElectFlag, runsBySeed: new Map(), stop: () => world.stop() };
   } catch (error) {
@@ -483,7 +485,8 @@ export type InvariantName =
   | '2 no stop without a savepoint'
   | '3 one savepoint per action'
   | '4 restored from the newest savepoint'
-  | '5 converged to the spec';
+  | '5 converged to the spec'
+  | '6 no snapshot resource twice';
 
 export const INVARIANTS: readonly InvariantName[] = [
   '1 no job id submitted twice',
@@ -491,6 +494,7 @@ export const INVARIANTS: readonly InvariantName[] = [
   '3 one savepoint per action',
   '4 restored from the newest savepoint',
   '5 converged to the spec',
+  '6 no snapshot resource twice',
 ];
 
 export interface Violation {
@@ -1448,6 +1452,21 @@ export async function chaosRun(world: ChaosWorld, seed: number, scenario: ChaosS
           });
         }
       }
+    }
+
+    // 6: the FlinkStateSnapshots the operator recorded (design/011): no savepoint twice, each one Flink took
+    const completedPaths = new Set(lineage.savepoints.filter((sp) => sp.status === 'COMPLETED' && sp.location).map((sp) => sp.location));
+    const resources = (
+      (await h.custom.listNamespacedCustomObject({ group: 'flink.apache.org', version: 'v1beta1', namespace, plural: 'flinkstatesnapshots' })) as {
+        items: Array<{ metadata: { name?: string }; spec?: { savepoint?: unknown; jobReference?: { name?: string } }; status?: { path?: string } }>;
+      }
+    ).items.filter((r) => r.spec?.savepoint && r.spec.jobReference?.name === name);
+    const byPath = new Map<string, string[]>();
+    for (const r of resources) byPath.set(r.status?.path ?? '(no path)', [...(byPath.get(r.status?.path ?? '(no path)') ?? []), r.metadata.name ?? '']);
+    for (const [path, names] of byPath) {
+      if (names.length > 1) result.violations.push({ invariant: '6 no snapshot resource twice', detail: `${path} recorded by ${names.join(', ')}` });
+      if (!completedPaths.has(path))
+        result.violations.push({ invariant: '6 no snapshot resource twice', detail: `${names.join(', ')} name ${path}, which Flink never completed` });
     }
 
     // 1–4 from the lineage
