@@ -96,7 +96,7 @@ export async function observe(
   const taskManager = deps.clusterDeployments.get(namespace, taskManagerDeploymentName(name));
   const observation: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: deps.countTrimmedSavepoints(deployment) };
   if (deps.snapshotResources) {
-    const snapshots = deps.snapshotResources.inNamespace(namespace);
+    const snapshots = deps.snapshotResources.ofJob(FLINK_DEPLOYMENT_KIND, namespace, name);
     const owner = { kind: FLINK_DEPLOYMENT_KIND as typeof FLINK_DEPLOYMENT_KIND, namespace, name };
     observation.userSnapshots = userSnapshotRequests(snapshots, owner, state);
     observation.ownCheckpointResources = ownCheckpointResources(snapshots, owner);

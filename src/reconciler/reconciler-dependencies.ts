@@ -165,7 +165,7 @@ export interface FlinkDeploymentReconcilerDependencies {
 
 /** How a job's reconciler reads (the informer cache) and writes FlinkStateSnapshots. */
 export interface SnapshotResourceAccess {
-  /** The cached FlinkStateSnapshots of `namespace`. */
-  inNamespace(namespace: string): FlinkStateSnapshot[];
+  /** The cached FlinkStateSnapshots whose spec.jobReference names the job `kind` `name` in `namespace`. */
+  ofJob(kind: string, namespace: string, name: string): FlinkStateSnapshot[];
   writer: FlinkStateSnapshotWriter;
 }

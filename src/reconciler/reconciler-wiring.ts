@@ -45,6 +45,7 @@ import { PodListThrottle } from './pod-list-throttle.js';
 const POD_LIST_MAX_AGE_MS = 5_000;
 import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies, SnapshotResourceAccess } from './reconciler-dependencies.js';
 import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
+import { SnapshotsByJob } from '../kube/snapshots-by-job.js';
 
 /** Counts every state write attempt in the metrics (both kinds' stores). */
 export function stateWriteCounter(runtime: Pick<OperatorDependencies, 'metrics'>): (outcome: 'created' | 'updated' | 'conflict' | 'failed') => void {
@@ -359,12 +360,13 @@ class StatusPatchesUnderV1beta1 implements FlinkDeploymentClient {
   }
 }
 
-/** FlinkStateSnapshots through the manager's cache and a client, when the manager watches them. */
+/** FlinkStateSnapshots through the manager's cache (indexed by job) and a client, when the manager watches them. */
 export function snapshotResourceAccess(runtime: OperatorDependencies): SnapshotResourceAccess | undefined {
   const snapshots = runtime.readers.flinkStateSnapshots as ObservableObjectReader<FlinkStateSnapshot> | undefined;
   if (!snapshots) return undefined;
+  const index = new SnapshotsByJob(snapshots);
   return {
-    inNamespace: (namespace) => snapshots.list(namespace),
+    ofJob: (kind, namespace, name) => index.ofJob(kind, namespace, name),
     writer: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, runtime.apiClients.make(CustomObjectsApi)),
   };
 }

@@ -120,7 +120,10 @@ export class FlinkSessionJobReconciler implements Reconciler {
     let observed: SessionJobObservation = seen.observation;
     if (d.snapshotResources) {
       const owner = { kind: FLINK_SESSION_JOB_KIND as typeof FLINK_SESSION_JOB_KIND, namespace: request.namespace, name: request.name };
-      observed = { ...observed, userSnapshots: userSnapshotRequests(d.snapshotResources.inNamespace(request.namespace), owner, state) };
+      observed = {
+        ...observed,
+        userSnapshots: userSnapshotRequests(d.snapshotResources.ofJob(FLINK_SESSION_JOB_KIND, request.namespace, request.name), owner, state),
+      };
     }
     const api = seen.cluster && !seen.cluster.spec?.job ? apiFor(seen.cluster) : undefined;
     const effective = { flinkConfiguration: effectiveConfiguration(seen.cluster, desired) };

@@ -20,6 +20,8 @@ import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../../src/api/
 import { emptyJar } from '../../src/flink/session-job-artifacts.js';
 import { sessionJobStateConfigMapName } from '../../src/state/state-store.js';
 import { startHarness, type OperatorHarness } from './operator-harness.js';
+import { flinkStateSnapshot } from '../../src/api/flink-state-snapshot-builder.js';
+import type { FlinkStateSnapshot } from '../../src/api/flink-state-snapshot.js';
 
 const GROUP = 'flink.apache.org';
 const NS = 'default';
@@ -42,6 +44,7 @@ before(async () => {
   jarBase = `http://127.0.0.1:${(jarServer.address() as AddressInfo).port}`;
   h = await startHarness({
     sessionJobs: true,
+    stateSnapshots: true,
     operator: { sessionJobJarSchemes: ['http', 'https'], sessionJobJarRestrictedHosts: true, reconcileIntervalMs: 1_000 },
   });
 });
@@ -313,4 +316,29 @@ test("a session job's checkpointTriggerNonce takes exactly one checkpoint on its
   assert.equal(state.data?.pendingOperation, undefined, 'no checkpoint left pending');
   assert.equal(h.world.simulation.lineage(NS, cluster).submissions.filter((s) => s.jobId === jobId).length, 1, 'the checkpoint resubmitted nothing');
   assert.equal(running.status?.jobStatus?.jobId, (await sessionJobs.get(name))?.status?.jobStatus?.jobId, 'the same job runs');
+
+  // FlinkStateSnapshots of a session job (design/011): the operator's checkpoint is recorded as one; a user's savepoint is taken
+  // exactly once through the session cluster, and deleting it disposes of the savepoint there.
+  const snapshots = { group: GROUP, version: 'v1beta1', namespace: NS, plural: 'flinkstatesnapshots' };
+  type Listed = { items: FlinkStateSnapshot[] };
+  const ofJob = async () => ((await h.custom.listNamespacedCustomObject(snapshots)) as Listed).items.filter((s) => s.spec.jobReference?.name === name);
+  await h.waitUntil(async () => ((await ofJob()).some((s) => s.spec.checkpoint && s.status?.state === 'COMPLETED') ? true : undefined), 'checkpoint resource');
+  const [checkpointResource] = (await ofJob()).filter((s) => s.spec.checkpoint);
+  assert.equal(checkpointResource.spec.jobReference?.kind, 'FlinkSessionJob');
+  assert.equal(checkpointResource.metadata.labels?.['snapshot.trigger-type'], 'MANUAL');
+  const savepointsBefore = h.world.simulation.lineage(NS, cluster).savepoints.filter((s) => s.jobId === jobId).length;
+  await h.custom.createNamespacedCustomObject({ ...snapshots, body: flinkStateSnapshot(`${name}-on-request`).of('FlinkSessionJob', name).build() });
+  const done = await h.waitUntil(async () => {
+    const found = (await ofJob()).find((s) => s.metadata.name === `${name}-on-request`);
+    return found?.status?.state === 'COMPLETED' ? found : undefined;
+  }, 'the user snapshot COMPLETED');
+  const taken = h.world.simulation.lineage(NS, cluster).savepoints.filter((s) => s.jobId === jobId);
+  assert.equal(taken.length, savepointsBefore + 1, 'exactly one savepoint for it');
+  assert.equal(taken.at(-1)?.location, done.status?.path);
+  await h.custom.deleteNamespacedCustomObject({ ...snapshots, name: `${name}-on-request` });
+  await h.waitUntil(async () => ((await ofJob()).some((s) => s.metadata.name === `${name}-on-request`) ? undefined : true), 'the user snapshot deleted');
+  assert.ok(
+    h.world.simulation.lineage(NS, cluster).disposals.some((d) => d.path === done.status?.path),
+    'disposed of through the session cluster before the finalizer went',
+  );
 });
