@@ -40,6 +40,8 @@ export interface ApiCostOptions {
   periodicWindowMs: number;
   reconcileIntervalMs: number;
   settleMs: number;
+  /** The FlinkStateSnapshot CRD installed: the operator records its savepoints as resources (design/011). */
+  snapshotResources?: boolean;
 }
 
 export const API_COST_OPERATOR_FLAGS = (reconcileIntervalMs: number) => ({
@@ -60,7 +62,12 @@ async function stateRevision(core: CoreV1Api, name: string): Promise<number> {
 
 /** One run of the three flows with `layout`; `transitionsFrom` supplies the ConfigMap run's step counts to the legacy run. */
 export async function runApiCost(layout: StateLayout, options: ApiCostOptions, transitionsFrom?: ApiCostRun): Promise<ApiCostRun> {
-  const world = await BenchWorld.start({ seed: options.seed, stateLayout: layout, operatorFlags: API_COST_OPERATOR_FLAGS(options.reconcileIntervalMs) });
+  const world = await BenchWorld.start({
+    seed: options.seed,
+    stateLayout: layout,
+    operatorFlags: API_COST_OPERATOR_FLAGS(options.reconcileIntervalMs),
+    snapshotResources: options.snapshotResources ?? false,
+  });
   const driver = new DeploymentDriver(world.driverKubeConfig);
   const core = world.driverKubeConfig.makeApiClient(CoreV1Api);
   try {

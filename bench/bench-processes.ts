@@ -118,12 +118,14 @@ export class BenchWorld {
     simulation?: Partial<Pick<ClusterProcessOptions, 'podReadyDelayMs' | 'jobStartDelayMs' | 'savepointDurationMs'>>;
     /** default 'separate' */
     simulationPlacement?: SimulationPlacement;
+    /** The FlinkStateSnapshot CRD installed and handled (snapshot resources recorded). */
+    snapshotResources?: boolean;
   }): Promise<BenchWorld> {
     const dir = mkdtempSync(join(tmpdir(), 'flink-operator-bench-'));
     const kubeconfigPath = join(dir, 'kubeconfig');
     const placement = options.simulationPlacement ?? 'separate';
     const timing = { seed: options.seed, podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 50, ...options.simulation };
-    const clusterOptions: ClusterProcessOptions = { kubeconfigPath, simulation: placement, ...timing };
+    const clusterOptions: ClusterProcessOptions = { kubeconfigPath, simulation: placement, stateSnapshotCrd: options.snapshotResources ?? false, ...timing };
     const cluster = new IpcChild('cluster process', forkTs('./cluster-process.ts', [JSON.stringify(clusterOptions)], profilingArgv('cluster')));
     const started: IpcChild[] = [cluster];
     try {
@@ -136,7 +138,12 @@ export class BenchWorld {
         const { proxyUrl } = await simulation.ready;
         await cluster.request('proxyTo', proxyUrl);
       }
-      const operatorOptions: OperatorProcessOptions = { kubeconfigPath, stateLayout: options.stateLayout, flags: options.operatorFlags };
+      const operatorOptions: OperatorProcessOptions = {
+        kubeconfigPath,
+        stateLayout: options.stateLayout,
+        flags: options.operatorFlags,
+        stateSnapshots: options.snapshotResources ?? false,
+      };
       const operator = new IpcChild(
         'operator process',
         forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]),

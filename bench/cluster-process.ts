@@ -17,7 +17,7 @@
 import { startDevCluster } from '../src/devcluster/dev-cluster.js';
 import { forwardServiceProxy } from '../src/devcluster/remote-service-proxy.js';
 import { seededRandom, startSimulatedCluster } from '../src/devcluster/simulated-cluster.js';
-import { installCrd } from '../test/e2e/operator-harness.js';
+import { installCrd, STATE_SNAPSHOT_CRD_FILE } from '../test/e2e/operator-harness.js';
 import { RequestTally } from './request-tally.js';
 import { answerParentRequests } from './parent-requests.js';
 
@@ -34,6 +34,8 @@ export interface ClusterProcessOptions extends SimulationTiming {
   kubeconfigPath: string;
   /** Where the simulation runs (default 'separate': simulation-process.ts). */
   simulation: 'separate' | 'in-process';
+  /** Install the FlinkStateSnapshot CRD too (all of crds/, as `kubectl apply -f crds/` does). */
+  stateSnapshotCrd?: boolean;
 }
 
 async function main(): Promise<void> {
@@ -52,6 +54,7 @@ async function main(): Promise<void> {
         })
       : await startDevCluster(clusterOptions).then((cluster) => ({ cluster, stop: () => cluster.stop() }));
   await installCrd(world.cluster.kubeConfig());
+  if (options.stateSnapshotCrd) await installCrd(world.cluster.kubeConfig(), STATE_SNAPSHOT_CRD_FILE);
   const tally = new RequestTally();
   const log = world.cluster.requestLog;
   const record = log.record.bind(log);

@@ -13,6 +13,7 @@
  */
 import { makeFlinkDeploymentReconcilerWith, type StateLayout } from '../src/reconciler/reconciler-wiring.js';
 import { startOperator } from '../src/cli/run-command.js';
+import { makeFlinkStateSnapshotReconciler } from '../src/reconciler/state-snapshot-wiring.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../src/runtime/operator-config.js';
 import { KubeConfig } from '@kubernetes/client-node';
 import { answerParentRequests } from './parent-requests.js';
@@ -22,6 +23,8 @@ export interface OperatorProcessOptions {
   stateLayout: StateLayout;
   /** operator knobs (OperatorConfig keys), as flags */
   flags: Partial<Record<keyof OperatorConfig, unknown>>;
+  /** Handle FlinkStateSnapshots too (as `flink-operator run` does when their CRD is installed). */
+  stateSnapshots?: boolean;
 }
 
 function gc(): void {
@@ -50,7 +53,12 @@ async function main(): Promise<void> {
     },
     env: {},
   });
-  const handle = await startOperator(config, makeFlinkDeploymentReconcilerWith({ stateLayout: options.stateLayout }), kubeConfigFrom(options.kubeconfigPath));
+  const flinkDeployments = makeFlinkDeploymentReconcilerWith({ stateLayout: options.stateLayout });
+  const handle = await startOperator(
+    config,
+    options.stateSnapshots ? { flinkDeployments, flinkStateSnapshots: makeFlinkStateSnapshotReconciler } : flinkDeployments,
+    kubeConfigFrom(options.kubeconfigPath),
+  );
   const readers = handle.manager.dependencies.readers;
 
   /**

@@ -32,7 +32,8 @@ export interface BenchResults {
   durationMs: number;
   machine: string;
   loadAverageAtStart: number[];
-  apiCost: { configmap: ApiCostRun[]; legacy: ApiCostRun[] };
+  /** snapshotResources: the ConfigMap layout with the FlinkStateSnapshot CRD installed (absent in results written before issue 19). */
+  apiCost: { configmap: ApiCostRun[]; legacy: ApiCostRun[]; snapshotResources?: ApiCostRun[] };
   scale: Record<number, ScaleRun[]>;
 }
 
@@ -71,6 +72,29 @@ const verbs = (v: Record<string, number>) =>
 
 function writes(f: FlowCost): number {
   return f.stateWrites + f.statusWrites + f.otherWrites;
+}
+
+/** What recording snapshots as FlinkStateSnapshot resources costs (design/011): the same flows with and without the CRD. */
+function snapshotResourceCostTable(without: ApiCostRun, withCrd: ApiCostRun): string[] {
+  const rows = ['| flow | figure | without the FlinkStateSnapshot CRD | with it |', '|---|---|---|---|'];
+  const flows: Array<['deploy' | 'upgrade' | 'periodic', string]> = [
+    ['periodic', 'periodic reconcile, unchanged deployment (per reconcile)'],
+    ['deploy', 'new deployment → STABLE (whole flow)'],
+    ['upgrade', 'full savepoint upgrade → STABLE (whole flow)'],
+  ];
+  for (const [key, title] of flows) {
+    const a = without[key];
+    const b = withCrd[key];
+    const per = (f: FlowCost) => (key === 'periodic' ? f.transitions || 1 : 1);
+    const snapshotRequests = (f: FlowCost) =>
+      Object.entries(f.byRequest)
+        .filter(([request]) => request.includes('flinkstatesnapshots'))
+        .reduce((n, [, count]) => n + count, 0);
+    rows.push(`| ${title} | API requests | ${fmt((writes(a) + a.reads) / per(a), 2)} | ${fmt((writes(b) + b.reads) / per(b), 2)} |`);
+    rows.push(`| ${title} | of them flinkstatesnapshots | ${fmt(snapshotRequests(a) / per(a), 2)} | ${fmt(snapshotRequests(b) / per(b), 2)} |`);
+    rows.push(`| ${title} | state ConfigMap writes | ${fmt(a.stateWrites / per(a), 2)} | ${fmt(b.stateWrites / per(b), 2)} |`);
+  }
+  return rows;
 }
 
 function apiCostTable(cm: ApiCostRun, legacy: ApiCostRun): string[] {
@@ -212,6 +236,7 @@ export function renderResults(results: BenchResults): string {
   const s = results.settings;
   const cm = results.apiCost.configmap.length ? medianDeep(results.apiCost.configmap) : undefined;
   const legacy = results.apiCost.legacy.length ? medianDeep(results.apiCost.legacy) : undefined;
+  const withSnapshots = results.apiCost.snapshotResources?.length ? medianDeep(results.apiCost.snapshotResources) : undefined;
   const scale: Record<number, ScaleRun> = {};
   for (const [n, runs] of Object.entries(results.scale)) scale[Number(n)] = medianDeep(runs);
   const lines = [
@@ -227,6 +252,14 @@ export function renderResults(results: BenchResults): string {
     '',
     ...(cm && legacy ? apiCostTable(cm, legacy) : ['(not run)']),
     '',
+    ...(cm && withSnapshots
+      ? [
+          'The same flows (ConfigMap layout) with the FlinkStateSnapshot CRD installed: savepoints recorded as resources (design/011).',
+          '',
+          ...snapshotResourceCostTable(cm, withSnapshots),
+          '',
+        ]
+      : []),
     `#### Scale (churn ${s.churnMs / 1000} s)`,
     '',
     ...(Object.keys(scale).length ? scaleTable(scale, s) : ['(not run)']),

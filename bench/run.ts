@@ -101,6 +101,11 @@ async function main(): Promise<void> {
       results.apiCost.configmap.push(cm);
       log(`API cost run ${run}/${settings.runs}: legacy status layout`);
       results.apiCost.legacy.push(await runApiCost('legacy-status', costOptions, cm));
+      log(`API cost run ${run}/${settings.runs}: ConfigMap layout, FlinkStateSnapshot CRD installed`);
+      results.apiCost.snapshotResources = [
+        ...(results.apiCost.snapshotResources ?? []),
+        await runApiCost('configmap', { ...costOptions, snapshotResources: true }),
+      ];
     }
   }
 

@@ -80,9 +80,12 @@ export async function publishSnapshotResource<S extends AnyInternalState>(ctx: S
 }
 
 async function publish<S extends AnyInternalState>(ctx: SnapshotResourceStepContext<S>, write: SnapshotResourceWrite): Promise<void> {
-  let current = await ctx.writer.get(ctx.namespace, write.name);
-  if (!current) {
-    if (write.uid) return; // the user deleted their snapshot: nothing to report to
+  let current: FlinkStateSnapshot | undefined;
+  if (write.uid) {
+    current = await ctx.writer.get(ctx.namespace, write.name);
+    if (!current) return; // the user deleted their snapshot: nothing to report to
+  } else {
+    // The operator's own: created at once (the usual case); a repeat after a crash finds it (409), then reads it.
     ctx.check(`create FlinkStateSnapshot ${write.name}`);
     try {
       current = await ctx.writer.create(operatorSnapshotObject(ctx.namespace, write));

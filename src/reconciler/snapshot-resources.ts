@@ -21,7 +21,13 @@
  * - `takenSnapshots` keeps the newest MAX_TAKEN_SNAPSHOTS uids: a snapshot older than that many
  *   others and still TRIGGER_PENDING (it cannot be: each is taken up in turn) would be offered again.
  */
-import { FLINK_STATE_SNAPSHOT_KIND, FLINK_STATE_SNAPSHOT_VERSION, snapshotTypeOf, type FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
+import {
+  FLINK_STATE_SNAPSHOT_FINALIZER,
+  FLINK_STATE_SNAPSHOT_KIND,
+  FLINK_STATE_SNAPSHOT_VERSION,
+  snapshotTypeOf,
+  type FlinkStateSnapshot,
+} from '../api/flink-state-snapshot.js';
 import {
   SNAPSHOT_JOB_REFERENCE_KIND_LABEL,
   SNAPSHOT_JOB_REFERENCE_NAME_LABEL,
@@ -247,7 +253,8 @@ export function operatorSnapshotObject(namespace: string, write: SnapshotResourc
   return {
     apiVersion: `${FLINK_GROUP}/${FLINK_STATE_SNAPSHOT_VERSION}`,
     kind: FLINK_STATE_SNAPSHOT_KIND,
-    metadata: { name: write.name, namespace, labels: snapshotLabels(write) },
+    // With the snapshot controller's finalizer from the start (it would add it at once otherwise: one request saved).
+    metadata: { name: write.name, namespace, labels: snapshotLabels(write), finalizers: [FLINK_STATE_SNAPSHOT_FINALIZER] },
     spec:
       write.snapshotType === 'SAVEPOINT'
         ? {

@@ -86,13 +86,14 @@ test('an owed resource is created under its fixed name (jobReference, labels, al
   const fake = fakeWriter();
   const c = context(fake.writer, [OWED]);
   assert.deepEqual(await publishSnapshotResource(c.ctx), { requeue: 'continue' });
-  assert.deepEqual(fake.calls, [`get ${OWED.name}`, `create ${OWED.name}`, `patchStatus ${OWED.name} COMPLETED`]);
+  assert.deepEqual(fake.calls, [`create ${OWED.name}`, `patchStatus ${OWED.name} COMPLETED`], 'created at once, no read first');
   const created = fake.objects.get(OWED.name)!;
   assert.deepEqual(created.spec.jobReference, { kind: 'FlinkDeployment', name: 'orders' });
   assert.equal(created.spec.savepoint?.alreadyExists, true);
   assert.equal(created.spec.savepoint?.path, OWED.status?.path);
   assert.equal(created.metadata.ownerReferences, undefined);
   assert.equal(created.metadata.labels?.['snapshot.state'], 'COMPLETED');
+  assert.deepEqual(created.metadata.finalizers, ['flinkstatesnapshots.flink.apache.org/finalizer'], "with the snapshot controller's finalizer from the start");
   assert.equal(created.status?.path, OWED.status?.path);
   assert.equal(c.state().snapshotResourceWrites, undefined, 'nothing owed any more');
   assert.equal(c.fenceChecks.length, 2, 'every write behind a fence check');
@@ -104,7 +105,7 @@ test('a repeat after a crash (the object was created, the entry not yet dropped)
   const again = fakeWriter([...first.objects.values()]);
   const c = context(again.writer, [OWED]);
   await publishSnapshotResource(c.ctx);
-  assert.deepEqual(again.calls, [`get ${OWED.name}`], 'found, already says it all: no write');
+  assert.deepEqual(again.calls, [`create ${OWED.name}`, `get ${OWED.name}`], 'the create answers 409, the object read back already says it all: no write');
   assert.equal(c.state().snapshotResourceWrites, undefined);
 });
 
@@ -129,7 +130,7 @@ test("an object of that name that is another job's is left alone (a Warning), an
   const c = context(fake.writer, [OWED, { ...OWED, name: 'users-own', uid: 'uid-gone', status: { state: 'COMPLETED' } }]);
   await publishSnapshotResource(c.ctx);
   await publishSnapshotResource(c.ctx);
-  assert.deepEqual(fake.calls, [`get ${OWED.name}`, 'get users-own'], 'no write to either');
+  assert.deepEqual(fake.calls, [`create ${OWED.name}`, `get ${OWED.name}`, 'get users-own'], 'no write to either (the create answered 409)');
   assert.match(c.events.join('\n'), /exists but is not this snapshot's/);
   assert.equal(c.state().snapshotResourceWrites, undefined);
 });
