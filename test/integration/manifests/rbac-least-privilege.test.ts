@@ -33,6 +33,8 @@ import { FLINK_DEPLOYMENT_PLURAL, FLINK_GROUP, type FlinkDeploymentV1 } from '..
 import { FLINK_SESSION_JOB_PLURAL, type FlinkSessionJobV1 } from '../../../src/api/flink-session-job.js';
 import { flinkSessionJob } from '../../../src/api/flink-session-job-builder.js';
 import { makeFlinkStateSnapshotReconciler } from '../../../src/reconciler/state-snapshot-wiring.js';
+import { flinkStateSnapshot } from '../../../src/api/flink-state-snapshot-builder.js';
+import type { FlinkStateSnapshot } from '../../../src/api/flink-state-snapshot.js';
 import { makeFlinkSessionJobReconciler } from '../../../src/reconciler/session-job-wiring.js';
 import { flinkDeployment } from '../../../src/api/flink-deployment-builder.js';
 import { kubeconfigYamlFor, startDevCluster, type DevCluster, type RequestLogEntry } from '../../../src/devcluster/dev-cluster.js';
@@ -201,6 +203,16 @@ before(async () => {
       .build(),
   );
   await h.waitFor('rbac', stable(1), 'rbac STABLE');
+  // A user's FlinkStateSnapshot of it: finalizer and labels patched, taken, its status written (design/011).
+  const snapshots = { group: FLINK_GROUP, version: 'v1beta1', namespace: 'default', plural: 'flinkstatesnapshots' };
+  await h.custom.createNamespacedCustomObject({ ...snapshots, body: flinkStateSnapshot('rbac-on-request').of('FlinkDeployment', 'rbac').build() });
+  await h.waitUntil(
+    async () =>
+      ((await h.custom.getNamespacedCustomObject({ ...snapshots, name: 'rbac-on-request' })) as FlinkStateSnapshot).status?.state === 'COMPLETED'
+        ? true
+        : undefined,
+    'rbac-on-request COMPLETED',
+  );
   await h.patch('rbac', { spec: { image: 'flink:1.20.1' } });
   await h.waitFor('rbac', stable(2), 'rbac upgraded with a savepoint');
   await h.patch('rbac', { spec: { job: { state: 'suspended' } } });
@@ -280,6 +292,18 @@ before(async () => {
   manager = await startOperator(namespacedKc, { identity: 'rbac-namespaced', namespaces: [WATCHED_NAMESPACE], leaseName: 'flink-operator-lock-namespaced' });
   await h.create(flinkDeployment('scoped').inNamespace(WATCHED_NAMESPACE).build());
   await h.waitFor('scoped', stable(1), 'scoped STABLE', 15_000, WATCHED_NAMESPACE);
+  const scopedSnapshots = { group: FLINK_GROUP, version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkstatesnapshots' };
+  await h.custom.createNamespacedCustomObject({
+    ...scopedSnapshots,
+    body: flinkStateSnapshot('scoped-on-request').of('FlinkDeployment', 'scoped').inNamespace(WATCHED_NAMESPACE).build(),
+  });
+  await h.waitUntil(
+    async () =>
+      ((await h.custom.getNamespacedCustomObject({ ...scopedSnapshots, name: 'scoped-on-request' })) as FlinkStateSnapshot).status?.state === 'COMPLETED'
+        ? true
+        : undefined,
+    'scoped-on-request COMPLETED',
+  );
   await h.patch('scoped', { spec: { image: 'flink:1.20.1' } }, WATCHED_NAMESPACE);
   await h.waitFor('scoped', stable(2), 'scoped upgraded', 15_000, WATCHED_NAMESPACE);
   await h.delete('scoped', WATCHED_NAMESPACE);
