@@ -66,7 +66,7 @@ import {
 import { LEADER_ANNOTATION } from '../runtime/fencing-token.js';
 import { assertOwnedBy, assertStateBelongsTo, decodeStateConfigMap, WRITTEN_BY_ANNOTATION } from '../state/state-configmap-codec.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from '../state/state-kinds.js';
-import { LEGACY_STATUS_ANNOTATION, readLegacyStatusArchive } from '../state/legacy-migration.js';
+import { LEGACY_STATUS_ANNOTATION, readLegacyStatusArchive } from '../state/legacy-status-archive.js';
 import { describeJsonPatch } from '../state/json-patch-text.js';
 import { contextNamespace, loadKubeConfig } from './migrate-command.js';
 

@@ -51,13 +51,8 @@ import {
   type FlinkSessionJobClient,
 } from '../kube/flink-deployment-client.js';
 import { KubeFlinkStateSnapshotClient, type FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-client.js';
-import {
-  MIGRATE_COMMAND_WRITER,
-  migrateLegacyDeployment,
-  migrateLegacySessionJob,
-  type MigrationOutcome,
-  type MigrationOutcomeKind,
-} from '../state/legacy-migration.js';
+import { MIGRATE_COMMAND_WRITER, migrateLegacyDeployment, migrateLegacySessionJob } from '../state/legacy-migration.js';
+import type { MigrationOutcome, MigrationOutcomeKind } from '../state/legacy-migration-outcome.js';
 import { revertDeployment, revertSessionJob, type RevertOutcome, type RevertOutcomeKind, type SessionJobRevertOutcome } from '../state/legacy-revert.js';
 
 export interface MigrateOptions {

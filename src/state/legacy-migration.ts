@@ -54,18 +54,17 @@
  *   an interrupted run resumes only if they are unchanged (else `refused`, as for a changed status).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { ApiException, type V1ConfigMap } from '@kubernetes/client-node';
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { FLINK_DEPLOYMENT_KIND, type FlinkDeploymentV1beta1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import { FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1beta1 } from '../api/flink-session-job.js';
 import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js';
-import { gunzipSync, gzipSync } from 'node:zlib';
 import { INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SessionJobInternalState } from '../api/internal-state.js';
 import { decodeLegacySessionJobStatus, decodeLegacyStatus, hasLegacyFields } from '../api/legacy-status-codec.js';
 import { LegacyStatusError } from '../api/legacy-spec-codec.js';
 import { describeJsonDiff } from './json-patch-text.js';
-import { isConflict, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
+import { isConflict, isTransient, KubeApiError } from '../kube/api-errors.js';
 import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
 import type { FlinkStateSnapshotLister } from '../kube/flink-state-snapshot-client.js';
@@ -73,7 +72,15 @@ import type { FencingToken } from '../runtime/fencing-token.js';
 import { assertOwnedBy, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
 import { CorruptStateError, ForeignStateError, StateTooLargeError } from './state-errors.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from './state-kinds.js';
-import { adoptSnapshots, describeAdoptedRecords, describeAdoption, NO_SNAPSHOT_CRD, type SnapshotAdoption } from './snapshot-history-adoption.js';
+import { failed, finished, withAdoption, type MigrationOutcome } from './legacy-migration-outcome.js';
+import {
+  ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION,
+  LEGACY_STATUS_ANNOTATION,
+  legacyStatusAnnotations,
+  legacyStatusArchiveOf,
+  readLegacyStatusArchive,
+} from './legacy-status-archive.js';
+import { adoptSnapshots, describeAdoptedRecords, NO_SNAPSHOT_CRD, type SnapshotAdoption } from './snapshot-history-adoption.js';
 
 /** What a migration run needs besides the owners' client (the same for both kinds). */
 export interface MigrationSettings {
@@ -102,31 +109,6 @@ export interface SessionJobMigrationDependencies extends MigrationSettings {
 
 /** The writer identity of `flink-operator migrate` (term 0: never fences out an operator leader). */
 export const MIGRATE_COMMAND_WRITER: FencingToken = { holderIdentity: 'flink-operator-migrate', leaseTransitions: 0 };
-
-interface OutcomeBase {
-  /** `namespace/name`. */
-  readonly resource: string;
-  /** One line for the user: what happened and, for refusals and failures, what to do. */
-  readonly message: string;
-  /** What the FlinkStateSnapshot resources gave (when they were listed and the legacy status planned). */
-  readonly adoption?: SnapshotAdoption;
-}
-
-export type MigrationOutcome =
-  /** ConfigMap created and verified, status rewritten. */
-  | (OutcomeBase & { readonly kind: 'migrated'; readonly configMapName: string; readonly revision: number })
-  /** The ConfigMap existed with the same content (an interrupted earlier run); status rewritten. */
-  | (OutcomeBase & { readonly kind: 'resumed'; readonly configMapName: string; readonly revision: number })
-  /** No legacy field in the status; nothing written. */
-  | (OutcomeBase & { readonly kind: 'already-migrated' })
-  /** Not migrated, nothing written: malformed legacy status, foreign / different / corrupt ConfigMap, too large. */
-  | (OutcomeBase & { readonly kind: 'refused'; readonly field?: string })
-  /** Dry run: what would be written. */
-  | (OutcomeBase & { readonly kind: 'would-migrate'; readonly configMapName: string; readonly diff: string })
-  /** The API kept failing (or the read-back did not match); the legacy status is untouched unless the message says otherwise. */
-  | (OutcomeBase & { readonly kind: 'failed'; readonly error: unknown });
-
-export type MigrationOutcomeKind = MigrationOutcome['kind'];
 
 /** The state the migration writes for a legacy status, plus the v1 status (stateRef.revision still the state's). */
 export interface MigrationPlan<State extends AnyInternalState = InternalState, UserStatus = FlinkDeploymentStatusV1> {
@@ -186,66 +168,8 @@ interface MigrationRun<Owner extends LegacyOwner, State extends AnyInternalState
  */
 const ARCHIVE_ONLY_TOLERATED: readonly string[] = ['lastStableFirstDeployment'];
 
-/** Annotation on the state ConfigMap holding the original legacy status JSON, verbatim. */
-export const LEGACY_STATUS_ANNOTATION = 'flink-operator.io/legacy-status';
-/** The same, gzip + base64, used instead when the JSON is larger than {@link LEGACY_STATUS_PLAIN_LIMIT_BYTES}. */
-export const LEGACY_STATUS_GZ_ANNOTATION = `${LEGACY_STATUS_ANNOTATION}.gz`;
-export const LEGACY_STATUS_PLAIN_LIMIT_BYTES = 64 * 1024;
-/** Kubernetes' limit on all annotations of an object is 256 KiB; the archive may use this much of it. */
-export const LEGACY_STATUS_ARCHIVE_MAX_BYTES = 192 * 1024;
-
-/** The annotation(s) archiving `archive`; throws when even compressed it would not fit. */
-export function legacyStatusAnnotations(archive: string, resource: string): Record<string, string> {
-  if (Buffer.byteLength(archive, 'utf8') <= LEGACY_STATUS_PLAIN_LIMIT_BYTES) return { [LEGACY_STATUS_ANNOTATION]: archive };
-  const packed = gzipSync(Buffer.from(archive, 'utf8')).toString('base64');
-  if (packed.length > LEGACY_STATUS_ARCHIVE_MAX_BYTES) {
-    throw new LegacyStatusError(
-      `${resource}: the legacy status is too large to archive (${packed.length} bytes compressed, limit ${LEGACY_STATUS_ARCHIVE_MAX_BYTES})`,
-      'status',
-    );
-  }
-  return { [LEGACY_STATUS_GZ_ANNOTATION]: packed };
-}
-
-/**
- * Annotation on the state ConfigMap: the JSON array of the savepoint locations the migration adopted
- * from FlinkStateSnapshot resources (absent when none), so that `migrate --revert` leaves them out
- * of the status history it writes (the Apache operator keeps them in the resources).
- */
-export const ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION = 'flink-operator.io/adopted-snapshot-savepoints';
-
-/** The locations {@link ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION} lists (empty when absent or unreadable). */
-export function readAdoptedSnapshotSavepoints(configMap: V1ConfigMap | undefined): ReadonlySet<string> {
-  const text = configMap?.metadata?.annotations?.[ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION];
-  if (text === undefined) return new Set();
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return new Set(Array.isArray(parsed) ? parsed.filter((l): l is string => typeof l === 'string') : []);
-  } catch {
-    return new Set();
-  }
-}
-
-/** The archived original legacy status JSON of a state ConfigMap, if it has one. */
-export function readLegacyStatusArchive(configMap: V1ConfigMap | undefined): string | undefined {
-  const annotations = configMap?.metadata?.annotations ?? {};
-  if (annotations[LEGACY_STATUS_ANNOTATION] !== undefined) return annotations[LEGACY_STATUS_ANNOTATION];
-  const packed = annotations[LEGACY_STATUS_GZ_ANNOTATION];
-  if (packed === undefined) return undefined;
-  try {
-    return gunzipSync(Buffer.from(packed, 'base64')).toString('utf8');
-  } catch {
-    return undefined;
-  }
-}
-
 function resourceOf(object: LegacyOwner): string {
   return `${object.metadata.namespace ?? ''}/${object.metadata.name ?? ''}`;
-}
-
-/** The legacy status as the JSON text to archive: the status exactly as the API server returned it. */
-export function legacyStatusArchiveOf(object: LegacyOwner): string {
-  return JSON.stringify(object.status ?? {});
 }
 
 /** Decodes the legacy status and encodes the ConfigMap the migration would create (pure); see {@link planMigration}. */
@@ -553,30 +477,6 @@ async function attemptOnce<Owner extends LegacyOwner, State extends AnyInternalS
 }
 
 /** `message` followed by what the FlinkStateSnapshot resources gave, if they were listed. */
-function withAdoption(message: string, adoption: SnapshotAdoption | undefined): string {
-  const described = describeAdoption(adoption);
-  return described === '' ? message : `${message}; ${described}`;
-}
-
-function finished(resource: string, configMapName: string, revision: number, resumed: boolean, adoption?: SnapshotAdoption): MigrationOutcome {
-  const outcome: MigrationOutcome = resumed
-    ? {
-        kind: 'resumed',
-        resource,
-        configMapName,
-        revision,
-        message: `${resource}: finished an interrupted migration (ConfigMap ${configMapName} was already written; status rewritten, stateRef revision ${revision})`,
-      }
-    : {
-        kind: 'migrated',
-        resource,
-        configMapName,
-        revision,
-        message: `${resource}: migrated (ConfigMap ${configMapName} created and verified; status rewritten, stateRef revision ${revision})`,
-      };
-  return adoption === undefined ? outcome : { ...outcome, adoption, message: withAdoption(outcome.message, adoption) };
-}
-
 /** The attempts of one migration call: retries after a 409 or transient failure re-read the object first. */
 async function migrateWith<Owner extends LegacyOwner, State extends AnyInternalState, UserStatus>(
   object: Owner,
@@ -635,21 +535,6 @@ export async function migrateLegacyDeployment(object: FlinkDeploymentV1beta1, de
 /** {@link migrateLegacyDeployment} for a FlinkSessionJob read through v1beta1: ConfigMap `<name>.sessionjob-state`, owned by the session job. */
 export async function migrateLegacySessionJob(object: FlinkSessionJobV1beta1, deps: SessionJobMigrationDependencies): Promise<MigrationOutcome> {
   return migrateWith(object, { ...deps, kind: FLINK_SESSION_JOB_MIGRATION, owners: deps.sessionJobs });
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof ApiException || error instanceof KubeApiError) return toKubeApiError(error).message;
-  if (error instanceof Error) return typeof (error as { code?: unknown }).code === 'string' ? toKubeApiError(error).message : error.message;
-  return String(error);
-}
-
-function failed(resource: string, error: unknown, context?: string): MigrationOutcome {
-  return {
-    kind: 'failed',
-    resource,
-    error,
-    message: `${resource}: ${context ? `${context}: ` : ''}${describeError(error)}; nothing was lost: rerun migrate (it resumes where it stopped)`,
-  };
 }
 
 /** GETs the object through v1beta1 and migrates it; `failed` when it no longer exists. */

@@ -61,7 +61,7 @@ import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { FlinkDeploymentClient, FlinkSessionJobClient } from '../kube/flink-deployment-client.js';
 import { describeJsonDiff } from './json-patch-text.js';
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { readAdoptedSnapshotSavepoints, readLegacyStatusArchive } from './legacy-migration.js';
+import { readAdoptedSnapshotSavepoints, readLegacyStatusArchive } from './legacy-status-archive.js';
 import { assertOwnedBy, decodeStateConfigMap } from './state-configmap-codec.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE, type StateKind } from './state-kinds.js';
 

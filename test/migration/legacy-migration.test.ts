@@ -14,9 +14,9 @@ import {
   migrateIfLegacy,
   migrateLegacyDeployment,
   planMigration,
-  readLegacyStatusArchive,
   type MigrationDependencies,
 } from '../../src/state/legacy-migration.js';
+import { readLegacyStatusArchive } from '../../src/state/legacy-status-archive.js';
 import { decodeStateConfigMap, encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
 import { startLegacyCluster, type LegacyCluster } from './legacy-cluster.js';
 import { builtVariants, captureVariants, malformedStatus } from './legacy-variants.js';

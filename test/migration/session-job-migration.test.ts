@@ -26,9 +26,9 @@ import {
   MIGRATE_COMMAND_WRITER,
   migrateIfLegacySessionJob,
   migrateLegacySessionJob,
-  readLegacyStatusArchive,
   type SessionJobMigrationDependencies,
 } from '../../src/state/legacy-migration.js';
+import { readLegacyStatusArchive } from '../../src/state/legacy-status-archive.js';
 import { revertSessionJob } from '../../src/state/legacy-revert.js';
 import { decodeStateConfigMap, encodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
 import { DEPLOYMENT_LABEL, FLINK_SESSION_JOB_STATE, SESSION_JOB_LABEL } from '../../src/state/state-kinds.js';

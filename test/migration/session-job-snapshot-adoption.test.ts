@@ -21,12 +21,8 @@ import type { FlinkSessionJobV1beta1 } from '../../src/api/flink-session-job.js'
 import type { SavepointRecord } from '../../src/api/internal-state.js';
 import { migrateClientsFor, runMigrate } from '../../src/cli/migrate-command.js';
 import { KubeFlinkStateSnapshotClient } from '../../src/kube/flink-state-snapshot-client.js';
-import {
-  ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION,
-  MIGRATE_COMMAND_WRITER,
-  migrateLegacySessionJob,
-  type SessionJobMigrationDependencies,
-} from '../../src/state/legacy-migration.js';
+import { MIGRATE_COMMAND_WRITER, migrateLegacySessionJob, type SessionJobMigrationDependencies } from '../../src/state/legacy-migration.js';
+import { ADOPTED_SNAPSHOT_SAVEPOINTS_ANNOTATION } from '../../src/state/legacy-status-archive.js';
 import { revertSessionJob } from '../../src/state/legacy-revert.js';
 import { decodeStateConfigMap } from '../../src/state/state-configmap-codec.js';
 import { FLINK_DEPLOYMENT_STATE, FLINK_SESSION_JOB_STATE } from '../../src/state/state-kinds.js';

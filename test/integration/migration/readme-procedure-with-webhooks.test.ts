@@ -23,7 +23,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type V1CustomR
 import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import type { FlinkDeploymentV1beta1 } from '../../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster } from '../../../src/devcluster/simulated-cluster.js';
-import { readLegacyStatusArchive } from '../../../src/state/legacy-migration.js';
+import { readLegacyStatusArchive } from '../../../src/state/legacy-status-archive.js';
 import { KubeConfigMapClient } from '../../../src/kube/configmap-client.js';
 import { runCli } from '../../cli/run-cli.js';
 import { KubectlRunner } from '../devcluster/kubectl-runner.js';
