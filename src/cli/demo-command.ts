@@ -288,7 +288,9 @@ async function walkThrough(
     say(stdout.trimEnd());
   } else {
     const list = (await custom.listNamespacedCustomObject(snapshots)) as { items: FlinkStateSnapshot[] };
-    for (const item of list.items) say(`  ${item.metadata.name}  ${item.status?.state ?? '-'}  ${item.status?.path ?? ''}`);
+    // kubectl's columns (the CRD's printer columns): name, path, result timestamp, state
+    for (const item of list.items)
+      say(`${item.metadata.name}  ${item.status?.path ?? '-'}  ${item.status?.resultTimestamp ?? '-'}  ${item.status?.state ?? 'TRIGGER_PENDING'}`);
   }
 
   say('\n== 6. A session cluster and a FlinkSessionJob on it (no jarURI: the entry class comes from the cluster classpath)');

@@ -69,6 +69,7 @@ test('the demo walks through deploy, savepoint upgrade, suspend and resume, then
   assert.match(restores[1], /savepoint-/);
   assert.match(restores[2], /savepoint-/);
   assert.notEqual(restores[1], restores[2], 'the resume restored from the suspend savepoint, not the upgrade one');
+  assert.match(output, /demo-on-request\s+\S*savepoint-\S+\s+\S+\s+COMPLETED/, 'the FlinkStateSnapshot the demo creates is taken and listed');
   assert.match(output, /session job: lifecycle STABLE, job RUNNING [0-9a-f]{32}/, 'the session job runs on the session cluster');
   assert.match(output, /kubectl get configmap demo-session-job\.sessionjob-state -o yaml/);
   assert.match(output, /Demo finished\./);
