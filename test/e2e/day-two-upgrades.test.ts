@@ -266,7 +266,13 @@ describe('JobManager Deployment recovery', () => {
 
       await waitForEvent(h, name, 'RecoverDeployment', 'Warning', WAIT);
       await h.waitUntil(() => lineage(h, name).submissions.find((s) => s.podName !== firstPod), 'a new JobManager', WAIT);
-      await h.waitFor(name, stable(1), `${name} STABLE again`, WAIT);
+      const settled = await h.waitFor(name, stable(1), `${name} STABLE again`, WAIT);
+      // The watch may deliver that status a moment after the GET saw it: stop the recording once it has.
+      await h.waitUntil(
+        () => (recording.samples.some((s) => s.resourceVersion === settled.metadata.resourceVersion) ? true : undefined),
+        'the status watch caught up',
+        WAIT,
+      );
       const samples = await recording.stop();
       const l = lineage(h, name);
       assert.equal(submitted(l).length, 1, `no new job id (${describeLineage(l)})`);
