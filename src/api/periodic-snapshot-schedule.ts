@@ -36,6 +36,11 @@ export function checkpointTriggerSupported(version: FlinkVersion | undefined): b
   );
 }
 
+/** Why a checkpoint cannot be taken on request from `flink` (e.g. "Flink v1_18"), with what to do instead. */
+export function checkpointTriggerRefusal(flink: string): string {
+  return `${flink} cannot take a checkpoint on request: it needs Flink 1.19 or newer (its checkpoint trigger endpoint); take a savepoint instead (spec.savepoint)`;
+}
+
 export type PeriodicSchedule =
   /** Every `intervalMs` after the last trigger. */
   | { kind: 'interval'; intervalMs: number; text: string }

@@ -32,7 +32,7 @@ import type { CheckpointRequest } from './reconcile-step.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
 import {
   operatorCheckpointWrite,
-  userSnapshotFailure,
+  saveUserSnapshotFailure,
   withSnapshotWrite,
   withUserSnapshotCompleted,
   withUserSnapshotStarted,
@@ -197,13 +197,7 @@ async function failUserCheckpoint<S extends AnyInternalState>(
   reason: string,
   now: number,
 ): Promise<CheckpointStepResult> {
-  let message = '';
-  await ctx.save((s) => {
-    if (s.pendingCheckpoint?.triggerId !== pending.triggerId) return s;
-    const failed = userSnapshotFailure(s, ctx.owner, pending, { kind, reason, now, newTriggerId: ctx.newTriggerId() });
-    message = failed.message;
-    return failed.state;
-  });
+  const message = await saveUserSnapshotFailure<S>((fn) => ctx.save(fn), ctx.owner, pending, { kind, reason, now, newTriggerId: ctx.newTriggerId() });
   if (message) ctx.emit('Warning', 'CheckpointError', message);
   return { requeue: 'continue' };
 }

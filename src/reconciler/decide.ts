@@ -22,7 +22,7 @@ import { sameValue } from '../api/canonical-json.js';
 import { isDeployedPhase } from '../api/deployment-phase.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { InternalState } from '../api/internal-state.js';
-import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
+import { checkpointTriggerRefusal, checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import { taskManagerReplicas } from '../flink/taskmanager-deployment.js';
 import { acknowledgedSpec, deployedGenerationOf, deployedSpecOf, haOn, newestSavepointOf, restorePathFor, sameFlinkVersion } from './deployment-specs.js';
@@ -347,7 +347,7 @@ function userSnapshotStep(input: DecisionInput, jobId: string, checkpointsOnRequ
         kind: 'refuse-user-snapshot',
         snapshot: request.ref,
         snapshotType: 'CHECKPOINT',
-        error: `Flink ${deployedSpecOf(input.state)?.flinkVersion ?? ''} cannot take a checkpoint on request: it needs Flink 1.19 or newer (its checkpoint trigger endpoint); take a savepoint instead (spec.savepoint)`,
+        error: checkpointTriggerRefusal(`Flink ${deployedSpecOf(input.state)?.flinkVersion ?? ''}`),
       },
     };
   return {

@@ -360,13 +360,21 @@ class StatusPatchesUnderV1beta1 implements FlinkDeploymentClient {
   }
 }
 
+/** One index and client per snapshot informer: both job reconcilers of a manager share them. */
+const snapshotAccessByInformer = new WeakMap<object, SnapshotResourceAccess>();
+
 /** FlinkStateSnapshots through the manager's cache (indexed by job) and a client, when the manager watches them. */
 export function snapshotResourceAccess(runtime: OperatorDependencies): SnapshotResourceAccess | undefined {
   const snapshots = runtime.readers.flinkStateSnapshots as ObservableObjectReader<FlinkStateSnapshot> | undefined;
   if (!snapshots) return undefined;
-  const index = new SnapshotsByJob(snapshots);
-  return {
-    ofJob: (kind, namespace, name) => index.ofJob(kind, namespace, name),
-    writer: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, runtime.apiClients.make(CustomObjectsApi)),
-  };
+  let access = snapshotAccessByInformer.get(snapshots);
+  if (!access) {
+    const index = new SnapshotsByJob(snapshots);
+    access = {
+      ofJob: (kind, namespace, name) => index.ofJob(kind, namespace, name),
+      writer: new KubeFlinkStateSnapshotClient(runtime.kubeConfig, runtime.apiClients.make(CustomObjectsApi)),
+    };
+    snapshotAccessByInformer.set(snapshots, access);
+  }
+  return access;
 }

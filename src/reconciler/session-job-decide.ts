@@ -36,7 +36,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import type { SnapshotResourceRef } from '../api/internal-state.js';
 import type { UserSnapshotRequest } from './snapshot-resources.js';
-import { checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
+import { checkpointTriggerRefusal, checkpointTriggerSupported } from '../api/periodic-snapshot-schedule.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import {
   type DeploymentOperatorSettings,
@@ -351,7 +351,7 @@ function decideRunning(input: SessionJobDecisionInput, job: ListedJob | undefine
           kind: 'refuse-user-snapshot',
           snapshot: user.ref,
           snapshotType: 'CHECKPOINT',
-          error: `the session cluster's Flink ${input.observed.clusterFlinkVersion ?? ''} cannot take a checkpoint on request: it needs Flink 1.19 or newer (its checkpoint trigger endpoint); take a savepoint instead (spec.savepoint)`,
+          error: checkpointTriggerRefusal(`the session cluster's Flink ${input.observed.clusterFlinkVersion ?? ''}`),
         },
       };
     const due = dueSavepoint(state, desired, settings, now);

@@ -37,13 +37,11 @@ import type { StateUpdateFunction } from '../state/state-store.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
-import { completedSavepointRecord, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
 import {
-  operatorSavepointWrite,
-  operatorSnapshotName,
-  userSnapshotFailure,
-  withSnapshotWrite,
+  saveUserSnapshotFailure,
+  withSavepointRecorded,
   withUserSnapshotCompleted,
   withUserSnapshotRefused,
   withUserSnapshotStarted,
@@ -405,13 +403,8 @@ async function followSavepoint(ctx: SessionJobStepContext): Promise<SessionJobSt
 
 /** A user's snapshot failed: retried after its backoff while its backoffLimit allows, then FAILED (userSnapshotFailure). */
 async function failUserSnapshot(ctx: SessionJobStepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<SessionJobStepResult> {
-  let message = '';
-  await ctx.save((s) => {
-    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-    const failed = userSnapshotFailure(s, ownerOf(ctx), pending, { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() });
-    message = failed.message;
-    return failed.state;
-  });
+  const failure = { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() };
+  const message = await saveUserSnapshotFailure((fn) => ctx.save(fn), ownerOf(ctx), pending, failure);
   if (message) ctx.deps.events.emit(ctx.job, 'Warning', 'SavepointError', message);
   return { requeue: 'continue' };
 }
@@ -429,13 +422,10 @@ async function completeSavepoint(ctx: SessionJobStepContext, pending: PendingSna
     );
     return { requeue: 'continue' };
   }
-  const resource = recordsResources(ctx) ? operatorSnapshotName(owner.name, 'SAVEPOINT', pending.triggerType, now) : undefined;
-  const record = { ...completedSavepointRecord(pending, location, now), ...(resource ? { snapshotResource: resource } : {}) };
+  const resources = recordsResources(ctx) ? { disposeOnDelete: ctx.settings.savepointDisposeOnDelete } : undefined;
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-    let next: SessionJobInternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
-    if (resource)
-      next = withSnapshotWrite(next, operatorSavepointWrite(owner, { ...record, snapshotResource: resource }, pending, ctx.settings.savepointDisposeOnDelete));
+    const next: SessionJobInternalState = withSavepointRecorded(s, owner, pending, location, now, resources);
     if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: stoppedPhase(s), deployedJobId: undefined });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
     return pending.triggerType === 'MANUAL' ? withNonceAcknowledged(next, pending.triggerNonce) : next;

@@ -37,6 +37,7 @@ import {
 } from '../api/flink-state-snapshot.js';
 import { backoffLimitOf, savepointSpecWithDefaults, type JobReferenceKind } from '../api/flink-state-snapshot-spec.js';
 import { snapshotStateOf, type FlinkStateSnapshotStatus } from '../api/flink-state-snapshot-status.js';
+import { completedSavepointRecord } from './pending-savepoint.js';
 import type { AnyInternalState, PendingSnapshot, SavepointRecord, SnapshotResourceRef, SnapshotResourceWrite } from '../api/internal-state.js';
 import { FLINK_GROUP } from '../api/flink-deployment.js';
 
@@ -359,4 +360,50 @@ export function withUserSnapshotRefused<S extends AnyInternalState>(
     jobReference: { kind: owner.kind, name: owner.name },
     status: { state: 'FAILED', error, failures: 0, resultTimestamp: snapshotTimestamp(now) },
   });
+}
+
+/**
+ * Records a user's snapshot failure (userSnapshotFailure) through `save`, only while `pending` is
+ * still the pending snapshot of its kind; the Warning message to emit, or undefined when the state
+ * had moved on. The one failure write of both kinds' savepoint steps and of the checkpoint steps.
+ */
+export async function saveUserSnapshotFailure<S extends AnyInternalState>(
+  save: (fn: (current: S) => S) => Promise<S>,
+  owner: SnapshotOwner,
+  pending: PendingSnapshot,
+  failure: { kind: 'failed' | 'lost'; reason: string; now: number; newTriggerId: string },
+): Promise<string | undefined> {
+  let message: string | undefined;
+  await save((s) => {
+    if (s[pendingField(pending)]?.triggerId !== pending.triggerId) return s;
+    const failed = userSnapshotFailure(s, owner, pending, failure);
+    message = failed.message;
+    return failed.state;
+  });
+  return message;
+}
+
+/**
+ * `state` with the operator's own savepoint `pending` completed at `location`: the intent cleared,
+ * the record appended to the history and — when the operator records snapshot resources
+ * (`resources` given) — the record names its FlinkStateSnapshot and the resource is owed, all in
+ * the one completion write. The kind-specific rest (a stop's phase, the nonce, the periodic time)
+ * is the caller's.
+ */
+export function withSavepointRecorded<S extends AnyInternalState>(
+  state: S,
+  owner: SnapshotOwner,
+  pending: PendingSnapshot,
+  location: string,
+  now: number,
+  resources: { disposeOnDelete: boolean } | undefined,
+): S {
+  const record = completedSavepointRecord(pending, location, now);
+  const next: S = { ...state, pendingSavepoint: undefined, savepointHistory: [...state.savepointHistory, record] };
+  if (!resources) return next;
+  const recorded = { ...record, snapshotResource: operatorSnapshotName(owner.name, 'SAVEPOINT', pending.triggerType, now) };
+  return withSnapshotWrite(
+    { ...next, savepointHistory: [...state.savepointHistory, recorded] },
+    operatorSavepointWrite(owner, recorded, pending, resources.disposeOnDelete),
+  );
 }

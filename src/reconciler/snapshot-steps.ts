@@ -17,16 +17,15 @@
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
 import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
-import type { InternalState, PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
+import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
 import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
-import { completedSavepointRecord, disposeSavepointAndConfirm, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { disposeSavepointAndConfirm, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
 import {
   deleteSnapshotWrite,
-  operatorSavepointWrite,
-  operatorSnapshotName,
-  userSnapshotFailure,
+  saveUserSnapshotFailure,
+  withSavepointRecorded,
   withSnapshotWrite,
   withUserSnapshotCompleted,
   withUserSnapshotStarted,
@@ -113,14 +112,10 @@ async function complete(ctx: StepContext, pending: PendingSnapshot, location: st
   const now = ctx.deps.now();
   const owner = ownerOf(ctx);
   if (pending.snapshotResource) return completeUserSnapshot(ctx, pending, location, now);
-  let record: SavepointRecord = completedSavepointRecord(pending, location, now);
-  const resource = recordsSnapshotResources(ctx) ? operatorSnapshotName(owner.name, 'SAVEPOINT', pending.triggerType, now) : undefined;
-  if (resource) record = { ...record, snapshotResource: resource };
+  const resources = recordsSnapshotResources(ctx) ? { disposeOnDelete: ctx.settings.savepointDisposeOnDelete } : undefined;
   await ctx.save((s) => {
     if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-    let next: InternalState = { ...s, pendingSavepoint: undefined, savepointHistory: [...s.savepointHistory, record] };
-    if (resource)
-      next = withSnapshotWrite(next, operatorSavepointWrite(owner, { ...record, snapshotResource: resource }, pending, ctx.settings.savepointDisposeOnDelete));
+    let next: InternalState = withSavepointRecorded(s, owner, pending, location, now, resources);
     if (pending.stopJob) Object.assign(next, { upgradeSavepointPath: location, phase: s.phase === 'STOPPING' ? 'STOPPED' : s.phase });
     if (pending.triggerType === 'PERIODIC') next.lastPeriodicSavepointTimestamp = now;
     if (pending.triggerType === 'MANUAL') next = withNonceAcknowledged(next, pending.triggerNonce);
@@ -148,13 +143,8 @@ async function completeUserSnapshot(ctx: StepContext, pending: PendingSnapshot, 
 
 /** A user's snapshot failed: retried after its backoff while its backoffLimit allows, then FAILED (userSnapshotFailure). */
 async function failUserSnapshot(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' | 'lost', reason: string): Promise<StepResult> {
-  let message = '';
-  await ctx.save((s) => {
-    if (s.pendingSavepoint?.triggerId !== pending.triggerId) return s;
-    const failed = userSnapshotFailure(s, ownerOf(ctx), pending, { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() });
-    message = failed.message;
-    return failed.state;
-  });
+  const failure = { kind, reason, now: ctx.deps.now(), newTriggerId: ctx.deps.newJobId() };
+  const message = await saveUserSnapshotFailure((fn) => ctx.save(fn), ownerOf(ctx), pending, failure);
   if (message) ctx.deps.events.emit(ctx.deployment, 'Warning', 'SavepointError', message);
   return { requeue: 'continue' };
 }

@@ -92,7 +92,8 @@ async function trimCheckpointResources(ctx: StepContext, names: readonly string[
     ctx.fence.check(`delete FlinkStateSnapshot ${name}`);
     await access.writer.delete(namespace, name);
   }
-  return { requeue: 'continue' };
+  // Not at once: the cache shows them deleting only once their watch events arrive.
+  return { requeue: 'progress' };
 }
 
 /** The checkpoint steps' view of a FlinkDeployment pass. */
