@@ -15,7 +15,7 @@
  *   CheckpointCompleted event.
  *
  * Failures: as savepoints (Apache's SnapshotObserver treats both alike): retried with a new trigger
- * id within `savepoint.trigger.grace-period`, then reported (CheckpointError) and acknowledged so
+ * id within `checkpoint.trigger.grace-period` (Apache: CHECKPOINT_TRIGGER_GRACE_PERIOD), then reported (CheckpointError) and acknowledged so
  * the job is not asked again and again; a checkpoint never stops or restarts the job.
  *
  * Assumptions: the spec was validated (spec-validation.ts refuses checkpoint triggers before Flink
@@ -52,7 +52,7 @@ export type CheckpointJobView =
 export interface CheckpointStepContext<S extends AnyInternalState> {
   /** The job's Flink REST API; triggerCheckpoint is fenced. */
   readonly api: Pick<FlinkJobApi, 'triggerCheckpoint' | 'getCheckpointStatus'>;
-  /** `kubernetes.operator.savepoint.trigger.grace-period` in ms (it governs checkpoints too). */
+  /** `kubernetes.operator.checkpoint.trigger.grace-period` in ms. */
   readonly triggerGracePeriodMs: number;
   now(): number;
   /** A fresh id (the trigger id of a checkpoint). */
@@ -177,7 +177,7 @@ async function fail<S extends AnyInternalState>(
     ctx.emit(
       'Warning',
       'CheckpointError',
-      `${pending.triggerType} checkpoint of job ${pending.jobId} failed (attempt ${attempt}): ${reason}; retrying until ${new Date(pending.requestedAt + ctx.triggerGracePeriodMs).toISOString()} (kubernetes.operator.savepoint.trigger.grace-period)`,
+      `${pending.triggerType} checkpoint of job ${pending.jobId} failed (attempt ${attempt}): ${reason}; retrying until ${new Date(pending.requestedAt + ctx.triggerGracePeriodMs).toISOString()} (kubernetes.operator.checkpoint.trigger.grace-period)`,
     );
     const state = await ctx.save((s) => (s.pendingCheckpoint?.triggerId === pending.triggerId ? { ...s, pendingCheckpoint: retry } : s));
     if (state.pendingCheckpoint?.triggerId !== retry.triggerId) return { requeue: 'continue' };

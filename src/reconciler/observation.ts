@@ -61,6 +61,8 @@ export interface Observation {
   restUnreachable?: string;
   /** Since when the JobManager Deployment has been available (its Available condition), epoch ms. */
   jobManagerAvailableSince?: number;
+  /** DEPLOYED_NOT_READY only for `kubernetes.operator.observer.rest-ready.delay`: it may count as READY in this many ms. */
+  restReadyInMs?: number;
   /** The state's job as Flink reports it. */
   job?: ObservedJob;
   /** Every job the JobManager lists (only when its REST API answered). */
@@ -84,12 +86,19 @@ export interface Observation {
 
 export type GatherableFact = 'ha' | 'checkpoints' | 'health';
 
-/** The observation of the start of a pass (everything but the on-demand facts). */
+/**
+ * The observation of the start of a pass (everything but the on-demand facts). `restReadyDelayMs`
+ * (`kubernetes.operator.observer.rest-ready.delay`): a JobManager Deployment available for less
+ * than this stays DEPLOYED_NOT_READY without asking Flink (Apache's AbstractFlinkDeploymentObserver
+ * waits this long after the REST port opens before it counts the JobManager READY; here READY
+ * needs Flink's REST API to answer, which the delay comes on top of).
+ */
 export async function observe(
   deps: FlinkDeploymentReconcilerDependencies,
   deployment: FlinkDeploymentV1,
   state: InternalState,
   api: FlinkJobApi,
+  restReadyDelayMs = 0,
 ): Promise<Observation> {
   const { namespace, name } = deploymentKey(deployment);
   const jobManager = deps.clusterDeployments.get(namespace, name);
@@ -123,6 +132,11 @@ export async function observe(
   if (classified.status !== 'DEPLOYED_NOT_READY') return observation;
   const available = jobManager.status?.conditions?.find((c) => c.type === 'Available' && c.status === 'True');
   if (available?.lastTransitionTime) observation.jobManagerAvailableSince = new Date(available.lastTransitionTime).getTime();
+  const readyIn = restReadyDelayMs - (deps.now() - (observation.jobManagerAvailableSince ?? deps.now()));
+  if (restReadyDelayMs > 0 && readyIn > 0) {
+    observation.restReadyInMs = readyIn;
+    return observation;
+  }
   try {
     const jobs = await api.listJobs();
     observation.jobManager = 'READY';

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
-import { parseRequestKey, type Reconciler } from './reconcile.js';
+import { parseRequestKey, type ReconcileRequest, type Reconciler } from './reconcile.js';
 import { WorkQueue } from './work-queue.js';
-import { ItemExponentialRateLimiter } from './rate-limiter.js';
+import { GenericRetry, ReconcileRateLimiter } from './rate-limiter.js';
 import { newReconcileId, withReconcileContext } from './logger.js';
 import type { OperatorMetrics } from './metrics.js';
 import { KubeApiError } from '../kube/api-errors.js';
+import type { OperatorConfig } from './operator-config.js';
 
 /**
  * The controller: a work queue, a fixed number of workers running the reconciler, and the
@@ -16,11 +17,18 @@ import { KubeApiError } from '../kube/api-errors.js';
  *   reconciler asked, else after `reconcileIntervalMs` (the periodic reconcile), both stretched by
  *   a random jitter of up to `requeueJitter` (default 10 %) so thousands of keys do not fire
  *   together; keys whose object is gone (`exists` says false) are not requeued periodically;
- * - failure (throw) → requeued with per-key exponential backoff, logged as a WARN with its stack;
+ * - failure (throw) → requeued with per-key backoff (GenericRetry, `kubernetes.operator.retry.*`),
+ *   logged as a WARN with its stack; once `retryMaxAttempts` retries failed in a row, no more
+ *   backoff: the key is requeued after `reconcileIntervalMs` (jittered) like a healthy one, and
+ *   every later failure again, until a pass succeeds (which resets the count) — the Apache
+ *   operator (JOSDK) then waits for an event or its max reconciliation interval (10 h) instead; the pass
+ *   is told it is the last retry (`request.retry.lastAttempt`) so the status it writes says so;
  *   an expected outcome (a KubeApiError 404 NotFound or 409 Conflict: something changed between
  *   read and write) is logged as one INFO line without a stack, and a 404 on the reconciled object
  *   itself (e.g. the finalizer removal of a FlinkDeployment deleted meanwhile) is a success: the
  *   object is gone, nothing is left to do, it is not retried;
+ * - with a per-key rate limit (`rateLimit.limit` > 0, rate-limiter.ts ReconcileRateLimiter) a
+ *   reconcile over the limit does not run: the key is requeued for when the window allows it;
  * - `stop(graceMs)` stops handing out work at once, lets running reconciles finish for up to
  *   `graceMs`, then aborts their signals and returns; `stop(0)` (lost leadership) aborts at once.
  * Assumptions: the reconciler honours its AbortSignal reasonably promptly and is idempotent.
@@ -32,8 +40,17 @@ export interface ControllerOptions {
   readonly parallelism: number;
   readonly reconcileIntervalMs: number;
   readonly requeueJitter?: number;
+  /** `kubernetes.operator.retry.initial.interval`. */
   readonly retryBaseDelayMs?: number;
+  /** `kubernetes.operator.retry.max.interval`; undefined = none. */
   readonly retryMaxDelayMs?: number;
+  /** `kubernetes.operator.retry.interval.multiplier`. */
+  readonly retryMultiplier?: number;
+  /** `kubernetes.operator.retry.max.attempts` (negative = unlimited). */
+  readonly retryMaxAttempts?: number;
+  /** `kubernetes.operator.rate-limiter.*`: reconciles per key per refresh period (limit ≤ 0 = off). */
+  readonly rateLimit?: { readonly limit: number; readonly refreshPeriodMs: number };
+  readonly now?: () => number;
   readonly logger: Logger;
   readonly metrics?: OperatorMetrics;
   /** Whether the primary object of a key still exists (for the periodic requeue). */
@@ -49,11 +66,21 @@ export class Controller {
   private workers: Promise<void>[] = [];
   private started = false;
   private readonly idleWaiters = new Set<() => void>();
+  private readonly retry: GenericRetry;
+  private readonly rateLimiter: ReconcileRateLimiter;
 
   constructor(private readonly options: ControllerOptions) {
     const metrics = options.metrics;
+    this.retry = new GenericRetry({
+      initialIntervalMs: options.retryBaseDelayMs,
+      maxIntervalMs: options.retryMaxDelayMs,
+      multiplier: options.retryMultiplier,
+      maxAttempts: options.retryMaxAttempts,
+    });
+    this.rateLimiter = new ReconcileRateLimiter({ limit: 0, refreshPeriodMs: 0, ...options.rateLimit, now: options.now });
     this.queue = new WorkQueue({
-      rateLimiter: new ItemExponentialRateLimiter({ baseDelayMs: options.retryBaseDelayMs, maxDelayMs: options.retryMaxDelayMs }),
+      rateLimiter: this.retry,
+      ...(options.now ? { now: options.now } : {}),
       observer: metrics
         ? {
             depthChanged: (depth) => metrics.queueDepth.set(depth),
@@ -115,7 +142,7 @@ export class Controller {
 
   private async process(key: string): Promise<void> {
     const { reconciler, logger, metrics } = this.options;
-    let request;
+    let request: ReconcileRequest;
     try {
       request = parseRequestKey(key);
     } catch (error) {
@@ -123,6 +150,14 @@ export class Controller {
       this.queue.forget(key);
       return;
     }
+    const waitMs = this.rateLimiter.acquire(key);
+    if (waitMs !== undefined) {
+      logger.debug({ namespace: request.namespace, name: request.name, waitMs }, 'rate limited (kubernetes.operator.rate-limiter.*); reconciling later');
+      this.queue.addAfter(key, waitMs);
+      return;
+    }
+    const attempt = this.retry.retries(key);
+    if (attempt > 0) request = { ...request, retry: { attempt, lastAttempt: this.retry.isLastAttempt(key) } };
     const abort = new AbortController();
     this.inFlight.set(key, abort);
     metrics?.inFlight.set(this.inFlight.size);
@@ -141,6 +176,7 @@ export class Controller {
         const requested = outcome?.requeueAfterMs;
         if (requested !== undefined && requested >= 0) this.queue.addAfter(key, this.jitter(requested));
         else if (!this.options.exists || this.options.exists(key)) this.queue.addAfter(key, this.jitter(this.options.reconcileIntervalMs));
+        else this.rateLimiter.forget(key);
       } catch (error) {
         if (abort.signal.aborted) {
           result = 'aborted';
@@ -149,18 +185,26 @@ export class Controller {
         const expected = expectedOutcome(error, request);
         if (expected === 'gone') {
           this.queue.forget(key);
+          this.rateLimiter.forget(key);
           logger.info({ error: (error as Error).message }, 'the object is gone; nothing left to do');
           return;
         }
         result = 'error';
         metrics?.reconcileErrors.inc({ error: (error as Error)?.name ?? 'Error' });
-        this.queue.addRateLimited(key);
+        const retrying = this.queue.addRateLimited(key);
+        const exhausted = !retrying && !this.queue.isShuttingDown();
+        if (exhausted && (!this.options.exists || this.options.exists(key))) this.queue.addAfter(key, this.jitter(this.options.reconcileIntervalMs));
         try {
           this.options.onError?.(key, error);
         } catch {
           // reporting must never break the retry
         }
-        if (expected) {
+        if (exhausted) {
+          logger.error(
+            { err: error, failures: this.queue.numRequeues(key), nextInMs: this.options.reconcileIntervalMs },
+            'reconcile failed; retries exhausted (kubernetes.operator.retry.max.attempts), trying again at the periodic reconcile',
+          );
+        } else if (expected) {
           const { code, reason, message } = error as KubeApiError;
           logger.info({ error: message, code, reason, retries: this.queue.numRequeues(key) }, 'reconcile interrupted by a concurrent change; retrying');
         } else logger.warn({ err: error, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
@@ -180,6 +224,21 @@ export class Controller {
     const fraction = this.options.requeueJitter ?? 0.1;
     return Math.round(ms * (1 + fraction * (this.options.random ?? Math.random)()));
   }
+}
+
+type RetrySettings = 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'retryMultiplier' | 'retryMaxAttempts' | 'rateLimiterLimit' | 'rateLimiterRefreshPeriodMs';
+
+/** The controller options of the operator's `kubernetes.operator.retry.*` and `rate-limiter.*` settings. */
+export function retryOptions(
+  config: Pick<OperatorConfig, RetrySettings>,
+): Pick<ControllerOptions, 'retryBaseDelayMs' | 'retryMaxDelayMs' | 'retryMultiplier' | 'retryMaxAttempts' | 'rateLimit'> {
+  return {
+    retryBaseDelayMs: config.retryBaseDelayMs,
+    retryMaxDelayMs: config.retryMaxDelayMs,
+    retryMultiplier: config.retryMultiplier,
+    retryMaxAttempts: config.retryMaxAttempts,
+    rateLimit: { limit: config.rateLimiterLimit, refreshPeriodMs: config.rateLimiterRefreshPeriodMs },
+  };
 }
 
 /**

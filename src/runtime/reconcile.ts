@@ -9,7 +9,8 @@
  * Guarantees (given by the runtime, see work-queue.ts and controller.ts):
  * - one key is never reconciled by two workers at once;
  * - a key that changes while it is being reconciled is reconciled again afterwards;
- * - a thrown error requeues the key with per-key exponential backoff;
+ * - a thrown error requeues the key with per-key backoff (`kubernetes.operator.retry.*`); once the
+ *   retries are exhausted, the periodic reconcile takes over (`request.retry` tells a pass which);
  * - `requeueAfterMs` schedules the key again after that delay (an earlier event still wins).
  *
  * Assumptions: reconcile is idempotent; everything it needs to remember between runs is written
@@ -18,6 +19,15 @@
 export interface ReconcileRequest {
   readonly namespace: string;
   readonly name: string;
+  /** Set when this pass retries after failures (JOSDK RetryInfo); absent on a first attempt. */
+  readonly retry?: RetryInfo;
+}
+
+export interface RetryInfo {
+  /** Consecutive failures so far. */
+  readonly attempt: number;
+  /** If this pass fails too, no retry follows: the key is next looked at by the periodic reconcile (or an event). */
+  readonly lastAttempt: boolean;
 }
 
 export interface ReconcileResult {
@@ -27,6 +37,12 @@ export interface ReconcileResult {
 
 export interface Reconciler {
   reconcile(request: ReconcileRequest, signal: AbortSignal): Promise<ReconcileResult>;
+}
+
+/** What follows a pass that fails with an unexpected error, as its status says it (`Reconcile failed: …<this>`). */
+export function afterFailureNote(request: ReconcileRequest): string {
+  if (!request.retry?.lastAttempt) return '; retrying with backoff';
+  return `; retries exhausted after ${request.retry.attempt + 1} failures in a row (kubernetes.operator.retry.max.attempts): tried again at every periodic reconcile and on every change`;
 }
 
 /** `namespace/name`: the work-queue key of a request. */

@@ -14,8 +14,9 @@ import { ItemExponentialRateLimiter, type RateLimiter } from './rate-limiter.js'
  * - `addAfter(key, ms)` makes the key ready after the delay; of several pending delays for a key
  *   the earliest wins, and an immediate `add` still processes it at once (level-based: the delayed
  *   entry then just causes one more, harmless run);
- * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))`: per-key exponential backoff;
- *   `forget(key)` resets it.
+ * - `addRateLimited(key)` = `addAfter(key, rateLimiter.when(key))`: per-key backoff;
+ *   `forget(key)` resets it; once the limiter's retries are exhausted it schedules nothing and
+ *   answers false (the caller decides when to look again).
  * - after `shutDown()` nothing is added, pending delays are cancelled, waiting `get`s resolve to
  *   undefined, and keys already queued are dropped (the work is level-based and will be re-derived
  *   by whoever processes it next).
@@ -89,11 +90,14 @@ export class WorkQueue {
     this.delayed.set(key, { readyAt, timer });
   }
 
-  /** Retries `key` after its per-key exponential backoff. */
-  addRateLimited(key: string): void {
-    if (this.shuttingDown) return;
+  /** Retries `key` after its per-key backoff; false (nothing scheduled) when its retries are exhausted or the queue is shut down. */
+  addRateLimited(key: string): boolean {
+    if (this.shuttingDown) return false;
+    const delayMs = this.rateLimiter.when(key);
+    if (delayMs === undefined) return false;
     this.observer.retried?.(key);
-    this.addAfter(key, this.rateLimiter.when(key));
+    this.addAfter(key, delayMs);
+    return true;
   }
 
   /** Resets the backoff of `key` (call after it was processed successfully). */

@@ -9,8 +9,11 @@
  * - Background: the owner goes now; the collector then deletes every dependent whose owners are
  *   all gone (a cross-namespace owner counts as absent) and strips dangling references from
  *   dependents that still have a live owner. Foreground: the owner gets the `foregroundDeletion`
- *   finalizer and stays until its blockOwnerDeletion dependents are gone. Orphan: dependents lose
- *   their reference to the owner before the owner goes.
+ *   finalizer and stays until its blockOwnerDeletion dependents are gone; the collector deletes
+ *   its dependents, in foreground those that have dependents themselves (a ReplicaSet with pods),
+ *   in background the others, so pods terminate gracefully (Kubernetes "Use cascading deletion",
+ *   garbagecollector.go attemptToDeleteItem). Orphan: dependents lose their reference to the
+ *   owner before the owner goes.
  * - Deleting a namespace marks it Terminating (no new objects in it), deletes its content, and
  *   removes it when empty. Deleting a CRD deletes its custom objects, then the CRD.
  * Assumptions: collection runs asynchronously (setImmediate), like the real collector; tests wait
@@ -346,7 +349,11 @@ export class GarbageCollector implements CommitListener {
     if (!scope) return;
     if (solid === 0) {
       if (dep.metadata.deletionTimestamp) return;
-      this.deleteObject(scope, k.name, { propagationPolicy: waiting ? 'Foreground' : 'Background' }, false);
+      // attemptToDeleteItem: a dependent of an owner in foreground deletion is itself deleted in
+      // foreground only when it has dependents of its own (a ReplicaSet with pods); one without
+      // (a pod) is deleted in background, so a pod keeps its graceful termination.
+      const cascade = waiting && this.ops.store.dependentsOf(dep.metadata.uid ?? '').length > 0;
+      this.deleteObject(scope, k.name, { propagationPolicy: cascade ? 'Foreground' : 'Background' }, false);
       return;
     }
     const next = cloneJson(dep);
@@ -367,7 +374,10 @@ export class GarbageCollector implements CommitListener {
     const next = cloneJson(owner);
     const finalizers = (owner.metadata.finalizers ?? []).filter((f) => f !== FOREGROUND_FINALIZER);
     next.metadata.finalizers = finalizers;
-    if (finalizers.length === 0) this.ops.commitRemove(key.groupResource, key.namespace, key.name, next);
+    // Like an update that empties the finalizers (registry ShouldDeleteDuringUpdate): the object goes
+    // only when its grace period is 0; a pod still terminating gracefully is left to its kubelet.
+    if (finalizers.length === 0 && (owner.metadata.deletionGracePeriodSeconds ?? 0) === 0)
+      this.ops.commitRemove(key.groupResource, key.namespace, key.name, next);
     else this.ops.commitPut(key.groupResource, next, owner);
   }
 
