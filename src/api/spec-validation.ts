@@ -22,7 +22,10 @@
  *   1.x's reading of it (no line break, no '#', no surrounding whitespace, not empty);
  * - changes against the last reconciled spec: no switch between application and session cluster
  *   or between native and standalone; no restart / savepoint / checkpoint / redeploy nonce change in
- *   the same edit that suspends the job; savepointRedeployNonce needs initialSavepointPath.
+ *   the same edit that suspends the job; savepointRedeployNonce needs initialSavepointPath;
+ * - spec.ingress.template: set, and a host and/or path Kubernetes takes once {{name}} and
+ *   {{namespace}} are replaced (src/flink/flink-ingress.ts);
+ * - kubernetes.rest-service.exposed.type: one of Flink's values (src/flink/flink-services.ts).
  *
  * Guarantees: pure (no I/O); never throws on any input (a spec of the wrong shape yields schema
  * errors); errors come in a stable order (schema first, then the rules above in order).
@@ -32,6 +35,8 @@ import type { FlinkDeploymentSpec, JobSpec } from './flink-deployment-spec.js';
 import { FLINK_VERSIONS, OLDEST_SUPPORTED_FLINK_VERSION, type FlinkVersion } from './flink-deployment-spec.js';
 import {
   checkpointDirectory,
+  DELETION_PROPAGATION_KEY,
+  DELETION_PROPAGATIONS,
   flattenFlinkConfiguration,
   flinkConfigFileOf,
   isHighAvailabilityEnabled,
@@ -43,6 +48,8 @@ import {
 } from './flink-configuration.js';
 import { checkpointTriggerSupported, periodicScheduleProblem, readPeriodicSchedule } from './periodic-snapshot-schedule.js';
 import { validateSpecSchema, type FieldError } from './schema-validator.js';
+import { ingressTemplateProblem } from '../flink/flink-ingress.js';
+import { REST_SERVICE_EXPOSED_TYPE_KEY, restServiceExposedTypeProblem } from '../flink/flink-services.js';
 
 export type { FieldError } from './schema-validator.js';
 
@@ -380,6 +387,24 @@ function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec
   return errors;
 }
 
+/** The Ingress of spec.ingress and the REST Service it routes to: a template that renders, a REST Service type Flink knows. */
+function validateExposure(spec: FlinkDeploymentSpec, flat: Record<string, string>, name: string | undefined, namespace: string | undefined): FieldError[] {
+  const errors: FieldError[] = [];
+  if (isObject(spec.ingress)) {
+    const problem = ingressTemplateProblem(spec.ingress.template, name || 'name', namespace || 'default');
+    if (problem) errors.push({ field: 'spec.ingress.template', message: problem });
+  }
+  const typeProblem = restServiceExposedTypeProblem(flat[REST_SERVICE_EXPOSED_TYPE_KEY]);
+  if (typeProblem) errors.push({ field: `spec.flinkConfiguration["${REST_SERVICE_EXPOSED_TYPE_KEY}"]`, message: typeProblem });
+  const propagation = flat[DELETION_PROPAGATION_KEY]?.trim();
+  if (propagation && !DELETION_PROPAGATIONS.some((p) => p.toLowerCase() === propagation.toLowerCase()))
+    errors.push({
+      field: `spec.flinkConfiguration["${DELETION_PROPAGATION_KEY}"]`,
+      message: `"${propagation}" is not a deletion propagation policy; use one of ${DELETION_PROPAGATIONS.join(', ')} (Foreground, the default, waits for the pods)`,
+    });
+  return errors;
+}
+
 /**
  * All problems with a FlinkDeployment; empty when it can be reconciled.
  * @param previous the last reconciled spec (from the internal state), for the change rules.
@@ -404,6 +429,7 @@ export function validateFlinkDeployment(
     ...validateCheckpointTriggers(spec, flat, previousSpec),
     ...validateLegacyConfigurationFile(spec, flat),
     ...validateChange(spec, previousSpec),
+    ...validateExposure(spec, flat, deployment.metadata?.name, deployment.metadata?.namespace),
   ];
   // A field the schema already rejected gets no second message.
   errors.push(...rules.filter((e) => !badFields.has(e.field)));

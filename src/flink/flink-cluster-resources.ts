@@ -19,7 +19,7 @@ import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { isHighAvailabilityEnabled } from '../api/flink-configuration.js';
 import { buildFlinkConfiguration } from './flink-config-builder.js';
 import { buildFlinkConfigMap } from './flink-config-configmap.js';
-import { buildInternalService, buildRestService } from './flink-services.js';
+import { buildInternalService, buildRestService, parseRestServiceExposedType, REST_SERVICE_EXPOSED_TYPE_KEY } from './flink-services.js';
 import { buildJobManagerDeployment } from './jobmanager-deployment.js';
 import { buildTaskManagerDeployment } from './taskmanager-deployment.js';
 import { clusterModeOf, deploymentKey, type ClusterMode } from './flink-resource-naming.js';
@@ -79,6 +79,7 @@ function renderFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: Flin
   if (!Number.isInteger(restPort) || restPort < 1 || restPort > 65535) {
     throw new Error(`spec.flinkConfiguration.rest.port: "${config['rest.port']}" is not a port number`);
   }
+  const exposedType = parseRestServiceExposedType(config[REST_SERVICE_EXPOSED_TYPE_KEY]) ?? 'ClusterIP';
   if (mode === 'native') {
     const template = taskManagerPodTemplateYaml(inputs.spec);
     return {
@@ -90,7 +91,7 @@ function renderFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: Flin
         specHash: inputs.specHash,
         restPort,
       }),
-      restService: buildRestService(deployment, restPort, mode),
+      restService: buildRestService(deployment, restPort, mode, exposedType),
       internalService: buildInternalService(deployment, mode),
     };
   }
@@ -106,7 +107,7 @@ function renderFlinkClusterResources(deployment: FlinkDeploymentV1, inputs: Flin
       ...restoreInputs,
     }),
     taskManagerDeployment: buildTaskManagerDeployment(deployment, inputs.spec),
-    restService: buildRestService(deployment, restPort),
+    restService: buildRestService(deployment, restPort, 'standalone', exposedType),
     internalService: buildInternalService(deployment),
   };
 }

@@ -6,7 +6,7 @@
  * already carries the rendering's hash (annotation `flink-operator.io/rendered-hash`) is not
  * written, so applying twice writes once. `delete` is idempotent (404 counts as done).
  * Assumptions: only this operator writes these resources; the readers are informers over the
- * owned Deployments and Services. A resource the informer does not hold is created at once (a
+ * owned Deployments and Services (the Ingress has none: it is read only when it is to be written). A resource the informer does not hold is created at once (a
  * fresh cluster costs no GETs); when the create answers AlreadyExists (the informer lagged), the
  * live object is read and compared as if the informer had held it. The Flink ConfigMap has no
  * informer: it is created at once when the JobManager Deployment is not in the cache either (a
@@ -39,13 +39,16 @@ import {
   type CoreV1Api,
   type KubernetesObject,
   type V1ConfigMap,
+  type NetworkingV1Api,
   type V1Deployment,
+  type V1Ingress,
   type V1Service,
 } from '@kubernetes/client-node';
 import type { ObjectReader } from '../kube/object-reader.js';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/api-errors.js';
 import { assertNotStale, formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import type { DeletionPropagation } from '../api/flink-configuration.js';
 import { LAST_SAVEPOINT_ANNOTATION } from '../flink/deployed-record.js';
 
 export const RENDERED_HASH_ANNOTATION = 'flink-operator.io/rendered-hash';
@@ -131,6 +134,8 @@ export class FlinkClusterApplier {
     private readonly core: CoreV1Api,
     private readonly deployments: ObjectReader<V1Deployment>,
     private readonly services: ObjectReader<V1Service>,
+    /** For the deployment's Ingress (applyIngress, deleteIngress); absent: those throw. */
+    private readonly networking?: NetworkingV1Api,
   ) {}
 
   /** Creates or updates every resource; the JobManager last, so it starts with its configuration in place. */
@@ -213,15 +218,25 @@ export class FlinkClusterApplier {
     }
   }
 
-  /** Deletes the JobManager and TaskManager Deployments. Returns the names still present in the cache. */
-  async deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]> {
+  /**
+   * Deletes the JobManager and TaskManager Deployments with `propagation`
+   * (`kubernetes.operator.resource.deletion.propagation`). Returns the names still present in the
+   * cache: with Foreground, a Deployment stays there (marked deleting) until its pods are gone.
+   */
+  async deleteDeployments(
+    namespace: string,
+    names: readonly string[],
+    fence: SideEffectFence,
+    propagation: DeletionPropagation = 'Foreground',
+  ): Promise<string[]> {
     for (const name of names) {
       const live = this.deployments.get(namespace, name);
-      if (!live) continue;
+      // Already being deleted (Foreground: until its pods are gone): nothing more to ask.
+      if (!live || live.metadata?.deletionTimestamp) continue;
       guard(fence, `delete Deployment ${namespace}/${name}`, live);
       try {
         const uid = live.metadata?.uid;
-        await this.apps.deleteNamespacedDeployment({ namespace, name, body: { propagationPolicy: 'Background', ...(uid ? { preconditions: { uid } } : {}) } });
+        await this.apps.deleteNamespacedDeployment({ namespace, name, body: { propagationPolicy: propagation, ...(uid ? { preconditions: { uid } } : {}) } });
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
@@ -315,11 +330,62 @@ export class FlinkClusterApplier {
   }
 
   private async replaceService(desired: V1Service, live: V1Service): Promise<boolean> {
+    const namespace = desired.metadata!.namespace!;
+    const name = desired.metadata!.name!;
+    if ((desired.spec?.clusterIP === 'None') !== (live.spec?.clusterIP === 'None')) {
+      // clusterIP is immutable: a Service becomes headless (or stops being so) only by being recreated.
+      const uid = live.metadata?.uid;
+      await this.core.deleteNamespacedService({ namespace, name, ...(uid ? { body: { preconditions: { uid } } } : {}) });
+      await this.core.createNamespacedService({ namespace, body: desired });
+      return true;
+    }
     desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
     // clusterIP is immutable once assigned: keep the live one.
     if (live.spec?.clusterIP && desired.spec) desired.spec.clusterIP = live.spec.clusterIP;
-    await this.core.replaceNamespacedService({ namespace: desired.metadata!.namespace!, name: desired.metadata!.name!, body: desired });
+    await this.core.replaceNamespacedService({ namespace, name, body: desired });
     return true;
+  }
+
+  /**
+   * Creates or replaces the deployment's Ingress (a GET first: there is no Ingress informer);
+   * nothing when the live one already carries this rendering's hash. True when written.
+   */
+  async applyIngress(rendered: V1Ingress, fence: SideEffectFence): Promise<boolean> {
+    const networking = this.networkingApi();
+    const namespace = rendered.metadata!.namespace!;
+    const name = rendered.metadata!.name!;
+    const hash = hashOf(rendered);
+    const live = await this.readOrUndefined(() => networking.readNamespacedIngress({ namespace, name }));
+    if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
+    guard(fence, `write Ingress ${namespace}/${name}`, live);
+    const desired = annotate(rendered, hash, fence);
+    if (!live) {
+      await networking.createNamespacedIngress({ namespace, body: desired });
+      return true;
+    }
+    desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
+    await networking.replaceNamespacedIngress({ namespace, name, body: desired });
+    return true;
+  }
+
+  /** Deletes the Ingress `name` if it exists and the FlinkDeployment `ownerUid` owns it (another one is left alone). True when deleted. */
+  async deleteIngress(namespace: string, name: string, ownerUid: string, fence: SideEffectFence): Promise<boolean> {
+    const networking = this.networkingApi();
+    const live = await this.readOrUndefined(() => networking.readNamespacedIngress({ namespace, name }));
+    if (!live?.metadata?.ownerReferences?.some((o) => o.uid === ownerUid)) return false;
+    guard(fence, `delete Ingress ${namespace}/${name}`, live);
+    try {
+      const uid = live.metadata.uid;
+      await networking.deleteNamespacedIngress({ namespace, name, ...(uid ? { body: { preconditions: { uid } } } : {}) });
+    } catch (error) {
+      if (!isNotFound(error) && !isConflict(error)) throw error;
+    }
+    return true;
+  }
+
+  private networkingApi(): NetworkingV1Api {
+    if (!this.networking) throw new Error('FlinkClusterApplier was built without a NetworkingV1Api: it cannot write Ingresses');
+    return this.networking;
   }
 
   private async applyDeployment(rendered: V1Deployment, fence: SideEffectFence, beforeWrite?: () => Promise<void>): Promise<boolean> {

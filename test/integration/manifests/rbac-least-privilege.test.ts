@@ -74,6 +74,8 @@ const NOT_ALWAYS_EXERCISED: Record<string, string> = {
   'patch events': 'a repeat of the same event within the aggregation window patches its count (src/runtime/event-recorder.ts; unit-tested there)',
   'delete flink.apache.org/flinkstatesnapshots':
     'a savepoint leaving the history deletes its resource, and checkpoint resources past state.checkpoints.num-retained are deleted (src/reconciler/snapshot-resource-steps.ts, step-executor.ts); these flows take no periodic snapshots (test/e2e/checkpoints.test.ts covers it)',
+  'delete networking.k8s.io/ingresses':
+    'the Ingress of a removed spec.ingress (src/reconciler/ingress-steps.ts): the cluster-wide flow removes one, the namespaced one does not (test/e2e/ingress.test.ts covers it)',
   'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
   'get services': 'read only when a create answers AlreadyExists because the informer lagged (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
   'get apps/deployments':
@@ -192,9 +194,10 @@ before(async () => {
   assert.equal(migrated.kind, 'migrated', migrated.message);
 
   let manager = await startOperator(operatorKc, { identity: 'rbac-cluster-wide' });
+  // spec.ingress: its Ingress is read and created with the deployment, replaced by the upgrade, deleted by the suspend
   await h.create(
     flinkDeployment('rbac')
-      .withSpec({ job: { upgradeMode: 'savepoint' } })
+      .withSpec({ job: { upgradeMode: 'savepoint' }, ingress: { template: '/{{namespace}}/{{name}}(/|$)(.*)' } })
       .build(),
   );
   await h.create(
@@ -213,9 +216,9 @@ before(async () => {
         : undefined,
     'rbac-on-request COMPLETED',
   );
-  await h.patch('rbac', { spec: { image: 'flink:1.20.1' } });
+  await h.patch('rbac', { spec: { image: 'flink:1.20.1', ingress: { template: '{{name}}.{{namespace}}.flink.k8s.io' } } });
   await h.waitFor('rbac', stable(2), 'rbac upgraded with a savepoint');
-  await h.patch('rbac', { spec: { job: { state: 'suspended' } } });
+  await h.patch('rbac', { spec: { job: { state: 'suspended' }, ingress: null } });
   await h.waitFor('rbac', (d) => d.status?.lifecycleState === 'SUSPENDED', 'rbac SUSPENDED');
   await h.patch('rbac', { spec: { job: { state: 'running' } } });
   await h.waitFor('rbac', stable(4), 'rbac resumed');
@@ -290,7 +293,12 @@ before(async () => {
   assert.equal(migratedScoped.kind, 'migrated', migratedScoped.message);
   // its own Lease (the cluster-wide run's Lease must not hide the create)
   manager = await startOperator(namespacedKc, { identity: 'rbac-namespaced', namespaces: [WATCHED_NAMESPACE], leaseName: 'flink-operator-lock-namespaced' });
-  await h.create(flinkDeployment('scoped').inNamespace(WATCHED_NAMESPACE).build());
+  await h.create(
+    flinkDeployment('scoped')
+      .inNamespace(WATCHED_NAMESPACE)
+      .withSpec({ ingress: { template: '/{{namespace}}/{{name}}' } })
+      .build(),
+  );
   await h.waitFor('scoped', stable(1), 'scoped STABLE', 15_000, WATCHED_NAMESPACE);
   const scopedSnapshots = { group: FLINK_GROUP, version: 'v1beta1', namespace: WATCHED_NAMESPACE, plural: 'flinkstatesnapshots' };
   await h.custom.createNamespacedCustomObject({
@@ -304,7 +312,7 @@ before(async () => {
         : undefined,
     'scoped-on-request COMPLETED',
   );
-  await h.patch('scoped', { spec: { image: 'flink:1.20.1' } }, WATCHED_NAMESPACE);
+  await h.patch('scoped', { spec: { image: 'flink:1.20.1', ingress: { template: '{{name}}.{{namespace}}.flink.k8s.io' } } }, WATCHED_NAMESPACE);
   await h.waitFor('scoped', stable(2), 'scoped upgraded', 15_000, WATCHED_NAMESPACE);
   await h.delete('scoped', WATCHED_NAMESPACE);
   await h.waitUntil(async () => ((await h.get('scoped', WATCHED_NAMESPACE)) === undefined ? true : undefined), 'scoped deleted');
