@@ -192,6 +192,23 @@ function internalStateSchema<Spec extends TSchema>(spec: Spec) {
         at: Type.String(),
       }),
     ),
+    /**
+     * An in-place rescale through Flink's resource-requirements API (inplace-scaling-steps.ts):
+     * recorded with the bounds and the spec before the PUT, settled (spec reconciled, field gone)
+     * once Flink shows the bounds; `refused` when Flink refused it or did not show it, and the
+     * change of that generation then goes through the full upgrade.
+     */
+    inPlaceScaling: Type.Optional(
+      Type.Object({
+        generation: Int64(),
+        jobId: Type.String(),
+        /** Job vertex id → the parallelism bounds sent. */
+        requirements: Type.Optional(Type.Record(Type.String(), Type.Object({ lowerBound: Type.Integer(), upperBound: Type.Integer() }))),
+        /** The spec recorded as reconciled once Flink shows the bounds. */
+        spec: Type.Optional(spec),
+        refused: Type.Optional(Type.String()),
+      }),
+    ),
     lastWriter: Type.Optional(WriterSchema),
   });
 }
@@ -212,4 +229,20 @@ export function emptyInternalState(): InternalState & SessionJobInternalState {
     phase: 'NEW',
     savepointHistory: [],
   };
+}
+
+/** Phases in which `upgradeSavepointPath` is what the next deployment restores from. */
+const RESTORE_PENDING_PHASES: ReadonlySet<AnyInternalState['phase']> = new Set(['NEW', 'DEPLOYING', 'STOPPING', 'STOPPED', 'ROLLING_BACK']);
+
+/**
+ * What `upgradeSavepointPath` means now: `pending` (a deployment or submission is pinned or about to
+ * be: it restores from it), `on-resume` (suspended: a resume restores from it), `spent` (a job is
+ * deployed: the path is left over, e.g. from an Apache operator status, where it stays after the
+ * upgrade), `none`.
+ */
+export function restorePathRole(state: Pick<AnyInternalState, 'upgradeSavepointPath' | 'jobIdToSubmit' | 'phase'>): 'pending' | 'on-resume' | 'spent' | 'none' {
+  if (!state.upgradeSavepointPath) return 'none';
+  if (state.jobIdToSubmit || RESTORE_PENDING_PHASES.has(state.phase)) return 'pending';
+  if (state.phase === 'SUSPENDING' || state.phase === 'SUSPENDED') return 'on-resume';
+  return 'spent';
 }

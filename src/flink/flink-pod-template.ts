@@ -1,6 +1,7 @@
 /**
  * The pod template of a Flink component (JobManager or TaskManager): the user's templates merged
- * (`spec.podTemplate`, then `spec.jobManager|taskManager.podTemplate`), then the operator's
+ * (`spec.podTemplate`, then `spec.jobManager|taskManager.podTemplate`; their lists as
+ * `kubernetes.operator.pod-template.merge-arrays-by-name` says, when set), then the operator's
  * decoration of container `flink-main-container` merged over them (pod-template-merge.ts rules):
  *
  * - labels `app`, `component`, `type` (the operator's win over the user's);
@@ -16,7 +17,7 @@
  */
 import type { V1Container, V1PodTemplateSpec, V1Probe, V1ResourceRequirements } from '@kubernetes/client-node';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
-import { mergePodTemplates, type JsonObject } from './pod-template-merge.js';
+import { mergePodTemplates, mergeUserPodTemplates, templateListMerge, type JsonObject } from './pod-template-merge.js';
 import {
   componentLabels,
   FLINK_CONF_DIR,
@@ -78,11 +79,12 @@ export function buildFlinkPodTemplate(inputs: FlinkPodTemplateInputs): V1PodTemp
       volumes: [{ name: FLINK_CONFIG_VOLUME, configMap: { name: flinkConfigMapName(name) } }],
     },
   };
-  const merged = mergePodTemplates(
+  const user = mergeUserPodTemplates(
     withoutApiFields(spec.podTemplate, 'spec.podTemplate'),
     withoutApiFields(userComponentTemplate, `spec.${component === 'jobmanager' ? 'jobManager' : 'taskManager'}.podTemplate`),
-    JSON.parse(JSON.stringify(operatorTemplate)) as JsonObject,
+    templateListMerge(spec),
   );
+  const merged = mergePodTemplates(user, JSON.parse(JSON.stringify(operatorTemplate)) as JsonObject);
   return merged;
 }
 

@@ -56,6 +56,9 @@ export interface FlinkJobDetails {
 }
 
 /** `{"request-id": "<hex>"}` answered by asynchronous operations (savepoints, checkpoints, disposal). */
+/** GET/PUT /jobs/:id/resource-requirements (JobResourceRequirementsBody, Flink 1.18+): job vertex id → its parallelism bounds. */
+export type FlinkJobResourceRequirements = Record<string, { parallelism: { lowerBound: number; upperBound: number } }>;
+
 export interface FlinkTriggerResponse {
   'request-id': string;
 }

@@ -36,7 +36,7 @@ import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { isFlinkVersionAtLeast } from './flink-config-builder.js';
 import { componentResources } from './flink-container-resources.js';
 import { withoutApiFields } from './flink-pod-template.js';
-import { mergePodTemplates } from './pod-template-merge.js';
+import { mergeUserPodTemplates, templateListMerge } from './pod-template-merge.js';
 import { jobManagerDeploymentWith } from './jobmanager-deployment.js';
 import { deploymentKey, FLINK_CONF_DIR, nativeJobManagerSelector } from './flink-resource-naming.js';
 
@@ -78,9 +78,10 @@ function cpuOf(component: FlinkDeploymentSpec['jobManager'] | FlinkDeploymentSpe
  */
 export function taskManagerPodTemplateYaml(spec: FlinkDeploymentSpec): string | undefined {
   if (spec.podTemplate === undefined && spec.taskManager?.podTemplate === undefined) return undefined;
-  const merged = mergePodTemplates(
+  const merged = mergeUserPodTemplates(
     withoutApiFields(spec.podTemplate, 'spec.podTemplate'),
     withoutApiFields(spec.taskManager?.podTemplate, 'spec.taskManager.podTemplate'),
+    templateListMerge(spec),
   );
   return toYaml({ apiVersion: 'v1', kind: 'Pod', ...merged }, { sortMapEntries: true });
 }

@@ -86,6 +86,10 @@ export type ReconcileStep =
   | { kind: 'shut-down'; then: Extract<DeploymentPhase, 'SUSPENDED' | 'FINISHED'> }
   /** SCALE: record the spec, then set the TaskManager replicas (no restart). */
   | { kind: 'rescale'; spec: FlinkDeploymentSpec; generation: number }
+  /** SCALE (native, Flink 1.18+, adaptive scheduler): read the bounds, record them with the spec, PUT them (inplace-scaling-steps.ts). */
+  | { kind: 'scale-in-place'; spec: FlinkDeploymentSpec; generation: number }
+  /** A recorded in-place rescale: settled by reading the bounds back from Flink, never sent again. */
+  | { kind: 'follow-in-place-scaling' }
   | { kind: 'scale-task-managers'; replicas: number }
   /** DEPLOYED → RUNNING: the deployed spec ran; it becomes the stable spec. */
   | { kind: 'mark-running' }

@@ -7,8 +7,13 @@
  * `job.allowNonRestoredState`, the snapshot trigger nonces (they ask for a snapshot, not a
  * redeploy), `job.state` (suspend and resume are their own flows), and flinkConfiguration keys
  * under `kubernetes.operator.`, `job.autoscaler.` and `parallelism.default`.
+ * Ignored here, unlike the Apache operator (whose SpecDiff counts `ingress` as UPGRADE): `ingress`.
+ * The Ingress routes to the REST Service and changes nothing in the Flink cluster, so an
+ * ingress-only change is acknowledged and the Ingress applied (ingress-steps.ts), without a redeploy.
  * SCALE: `taskManager.replicas` and `job.parallelism` when the deployment runs in standalone mode
- * with the reactive scheduler (only then can the job rescale without a restart).
+ * with the reactive scheduler (only then can the job rescale without a restart), and, in native
+ * mode, `pipeline.jobvertex-parallelism-overrides` (Apache's AbstractFlinkSpec SpecDiff entry;
+ * decide.ts tries it in place through Flink's resource-requirements API, inplace-scaling-steps.ts).
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { sameValue } from '../api/canonical-json.js';
@@ -33,6 +38,8 @@ const IGNORED_JOB_FIELDS = new Set([
 ]);
 const IGNORED_CONFIG_PREFIXES = ['kubernetes.operator.', 'job.autoscaler.'];
 const IGNORED_CONFIG_KEYS = new Set(['parallelism.default']);
+/** Flink's PipelineOptions.PARALLELISM_OVERRIDES: job vertex id → parallelism. */
+export const PARALLELISM_OVERRIDES_KEY = 'pipeline.jobvertex-parallelism-overrides';
 
 function isIgnoredConfigKey(key: string): boolean {
   return IGNORED_CONFIG_KEYS.has(key) || IGNORED_CONFIG_PREFIXES.some((prefix) => key.startsWith(prefix));
@@ -49,7 +56,7 @@ export function diffSpecs(reconciled: FlinkDeploymentSpec, desired: FlinkDeploym
 
   const keys = new Set([...Object.keys(reconciled), ...Object.keys(desired)]) as Set<keyof FlinkDeploymentSpec>;
   for (const key of keys) {
-    if (key === 'job' || key === 'flinkConfiguration' || key === 'taskManager') continue;
+    if (key === 'job' || key === 'flinkConfiguration' || key === 'taskManager' || key === 'ingress') continue;
     if (!sameValue(reconciled[key], desired[key])) changed.push({ field: `spec.${key}`, type: 'UPGRADE' });
   }
 
@@ -74,7 +81,8 @@ export function diffSpecs(reconciled: FlinkDeploymentSpec, desired: FlinkDeploym
   const newConfig = flattenFlinkConfiguration(desired.flinkConfiguration);
   for (const key of new Set([...Object.keys(oldConfig), ...Object.keys(newConfig)])) {
     if (isIgnoredConfigKey(key) || oldConfig[key] === newConfig[key]) continue;
-    changed.push({ field: `spec.flinkConfiguration["${key}"]`, type: 'UPGRADE' });
+    const scales = key.startsWith(PARALLELISM_OVERRIDES_KEY) && (desired.mode ?? 'native') === 'native';
+    changed.push({ field: `spec.flinkConfiguration["${key}"]`, type: scales ? 'SCALE' : 'UPGRADE' });
   }
 
   const type = changed.reduce<DiffType>((max, c) => (SEVERITY[c.type] > SEVERITY[max] ? c.type : max), 'IGNORE');

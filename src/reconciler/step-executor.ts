@@ -7,6 +7,7 @@ import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
 import type { InternalState, SnapshotResourceRef } from '../api/internal-state.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import { acknowledge, applyPinned, deploy, markRunning, reportFailedJob, rescale, scaleTaskManagers, shutDown, suspend } from './cluster-steps.js';
+import { followInPlaceScaling, scaleInPlace } from './inplace-scaling-steps.js';
 import type { ReconcileStep, StepResult } from './reconcile-step.js';
 import { followSavepoint, recordsSnapshotResources, startSavepoint, trimHistory } from './snapshot-steps.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
@@ -39,6 +40,10 @@ export async function executeStep(ctx: StepContext, step: ReconcileStep): Promis
       return rescale(ctx, step.spec, step.generation);
     case 'scale-task-managers':
       return scaleTaskManagers(ctx, step.replicas);
+    case 'scale-in-place':
+      return scaleInPlace(ctx, step.spec, step.generation);
+    case 'follow-in-place-scaling':
+      return followInPlaceScaling(ctx);
     case 'mark-running':
       return markRunning(ctx);
     case 'acknowledge':
@@ -100,7 +105,7 @@ async function trimCheckpointResources(ctx: StepContext, names: readonly string[
 function checkpointContext(ctx: StepContext): CheckpointStepContext<InternalState> {
   return {
     api: ctx.api,
-    triggerGracePeriodMs: ctx.settings.triggerGracePeriodMs,
+    triggerGracePeriodMs: ctx.settings.checkpointTriggerGracePeriodMs,
     now: () => ctx.deps.now(),
     newTriggerId: () => ctx.deps.newJobId(),
     emit: (type, reason, message) => ctx.deps.events.emit(ctx.deployment, type, reason, message),

@@ -25,6 +25,7 @@ import {
   NEWEST_SAVEPOINT,
   NOW,
   SECOND,
+  VERTEX,
   assertMatches,
   changed,
   decideGathering,
@@ -35,6 +36,7 @@ import {
   jobOverview,
   jobRunning,
   newImage,
+  overridesSpec,
   pendingSavepoint,
   resumedSpec,
   savepoint,
@@ -74,6 +76,9 @@ const CHECKPOINT = {
 const HA_HOLDS = { jobIds: [JOB_A], hasCheckpoint: true };
 const HA_GRAPH_ONLY = { jobIds: [JOB_A], hasCheckpoint: false };
 const withConfig = (config: Record<string, string>, options: Parameters<typeof spec>[0] = {}) => spec({ ...options, config });
+const OVERRIDES_2 = overridesSpec(2);
+const withoutScheduler = (base: ReturnType<typeof overridesSpec>) => changed(base, (s) => delete s.flinkConfiguration?.['jobmanager.scheduler']);
+const INPLACE_OFF = { 'kubernetes.operator.job.upgrade.inplace-scaling.enabled': 'false' };
 const RECOVERY_OFF = { 'kubernetes.operator.jm-deployment-recovery.enabled': 'false' };
 const HEALTH_ON = { 'kubernetes.operator.cluster.health-check.enabled': 'true' };
 const RESTART_FAILED = { 'kubernetes.operator.job.restart.failed': 'true' };
@@ -421,6 +426,141 @@ const rows: Row[] = [
       observed: jobRunning(),
     }),
     step: { kind: 'rescale', generation: 2, spec: { taskManager: { replicas: 3 } } },
+  },
+
+  // ---- in-place scaling (job.upgrade.inplace-scaling.enabled; Apache NativeFlinkService.scale) ----
+  {
+    name: 'SCALE (native, Flink 1.18, adaptive scheduler, overrides changed, job RUNNING): rescaled in place',
+    input: decisionInput({ state: stateIn('RUNNING', OVERRIDES_2), desired: overridesSpec(4), generation: 2, observed: jobRunning() }),
+    step: { kind: 'scale-in-place', generation: 2, spec: { flinkConfiguration: { 'pipeline.jobvertex-parallelism-overrides': `${VERTEX}:4` } } },
+    announce: 'SpecChanged',
+  },
+  {
+    name: 'SCALE on Flink 1.17 (no resource-requirements API): the full upgrade',
+    input: decisionInput({
+      state: stateIn('RUNNING', overridesSpec(2, { flinkVersion: 'v1_17' })),
+      desired: overridesSpec(4, { flinkVersion: 'v1_17' }),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: 'SCALE without the adaptive scheduler: the full upgrade',
+    input: decisionInput({
+      state: stateIn('RUNNING', overridesSpec(2, { config: { 'jobmanager.scheduler': 'default' } })),
+      desired: overridesSpec(4, { config: { 'jobmanager.scheduler': 'default' } }),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: 'SCALE with the adaptive scheduler from the operator defaults: rescaled in place',
+    input: {
+      ...decisionInput({
+        state: stateIn('RUNNING', withoutScheduler(overridesSpec(2))),
+        desired: withoutScheduler(overridesSpec(4)),
+        generation: 2,
+        observed: jobRunning(),
+      }),
+      configurationDefaults: { 'jobmanager.scheduler': 'Adaptive' },
+    },
+    step: { kind: 'scale-in-place', generation: 2 },
+  },
+  {
+    name: 'SCALE with kubernetes.operator.job.upgrade.inplace-scaling.enabled: false: the full upgrade',
+    input: decisionInput({
+      state: stateIn('RUNNING', overridesSpec(2, { config: INPLACE_OFF })),
+      desired: overridesSpec(4, { config: INPLACE_OFF }),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: 'SCALE while the job is RESTARTING: still in place (Apache refuses only terminal and RECONCILING jobs)',
+    input: decisionInput({ state: stateIn('RUNNING', OVERRIDES_2), desired: overridesSpec(4), generation: 2, observed: jobIn('RESTARTING') }),
+    step: { kind: 'scale-in-place', generation: 2 },
+  },
+  {
+    name: 'SCALE while the JobManager does not answer: the full upgrade path (which waits for the job)',
+    input: decisionInput({
+      state: stateIn('RUNNING', OVERRIDES_2),
+      desired: overridesSpec(4),
+      generation: 2,
+      observed: { jobManager: 'DEPLOYED_NOT_READY', savepointsAwaitingDisposal: 0 },
+    }),
+    step: { kind: 'wait' },
+  },
+  {
+    name: "SCALE removing a vertex's override: the full upgrade (Apache: an override removed falls back)",
+    input: decisionInput({
+      state: stateIn('RUNNING', overridesSpec(2, { config: { 'pipeline.jobvertex-parallelism-overrides': `${VERTEX}:2,${'e'.repeat(32)}:3` } })),
+      desired: overridesSpec(4),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: 'SCALE whose in-place rescale Flink refused (this generation): the full upgrade',
+    input: decisionInput({
+      state: stateIn('RUNNING', OVERRIDES_2, { inPlaceScaling: { generation: 2, jobId: JOB_A, refused: 'Flink refused the new resource requirements' } }),
+      desired: overridesSpec(4),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: 'SCALE after a refusal of an older generation: in place again',
+    input: decisionInput({
+      state: stateIn('RUNNING', OVERRIDES_2, { inPlaceScaling: { generation: 2, jobId: JOB_A, refused: 'refused' } }),
+      desired: overridesSpec(5),
+      generation: 3,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'scale-in-place', generation: 3 },
+  },
+  {
+    name: 'an in-place rescale recorded and not settled (a crash, a lost answer): followed first, not sent again',
+    input: decisionInput({
+      state: stateIn('RUNNING', OVERRIDES_2, {
+        inPlaceScaling: { generation: 2, jobId: JOB_A, requirements: { [VERTEX]: { lowerBound: 1, upperBound: 4 } }, spec: overridesSpec(4) },
+      }),
+      desired: overridesSpec(4),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'follow-in-place-scaling' },
+  },
+  {
+    name: 'overrides changed in standalone mode: UPGRADE (Apache scales them only in native mode)',
+    input: decisionInput({
+      state: stateIn(
+        'RUNNING',
+        changed(OVERRIDES_2, (s) => (s.mode = 'standalone')),
+      ),
+      desired: changed(overridesSpec(4), (s) => (s.mode = 'standalone')),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'start-savepoint', request: { triggerType: 'UPGRADE', stopJob: true, jobId: JOB_A } },
+  },
+  {
+    name: "SCALE whose fallback upgrade's stop-with-savepoint failed: the generation stays undeployed",
+    input: decisionInput({
+      state: stateIn('RUNNING', OVERRIDES_2, {
+        inPlaceScaling: { generation: 2, jobId: JOB_A, refused: 'refused' },
+        failedUpgrade: { generation: 2, reason: 'savepoint failed', at: iso(NOW - MINUTE) },
+      }),
+      desired: overridesSpec(4),
+      generation: 2,
+      observed: jobRunning(),
+    }),
+    step: { kind: 'wait' },
+    error: /Generation 2 is not deployed: savepoint failed/,
   },
 
   // ---- a missing JobManager (jm-deployment-recovery) ----

@@ -61,6 +61,7 @@ test('values are readable: specs as multi-line YAML, plain numbers and enums, no
   assert.equal(cm.data!.reconciliationTimestamp, '2026-11-30T03:00:00.000Z');
   const pending = YAML.parse(cm.data!.pendingOperation) as Record<string, unknown>;
   assert.deepEqual(Object.keys(pending).sort(), [
+    'inPlaceScaling',
     'jobIdToSubmit',
     'pendingCheckpoint',
     'pendingSavepoint',

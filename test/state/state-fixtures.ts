@@ -100,6 +100,12 @@ export function fullState(deployment: FlinkDeploymentV1 = ownedDeployment()): In
       reason: 'savepoint of job ffffeeeeddddccccbbbbaaaa99998888 failed: Checkpoint was declined.',
       at: '2026-11-30T03:05:00.000Z',
     },
+    // Its spec (recorded with the intent) is left out here: the size tests count on the other keys staying small.
+    inPlaceScaling: {
+      generation: 5,
+      jobId: 'ffffeeeeddddccccbbbbaaaa99998888',
+      requirements: { cbc357ccb763df2852fee8c4fc7d55f2: { lowerBound: 1, upperBound: 4 } },
+    },
     lastWriter: { holderIdentity: 'operator-0', leaseTransitions: 2 },
   };
   return state as InternalState;

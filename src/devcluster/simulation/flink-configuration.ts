@@ -19,6 +19,7 @@
  * design/003b-simulation.md for the full list.
  */
 import { parse as parseYaml } from 'yaml';
+import { SIMULATED_VERTEX_ID } from './flink-job.js';
 
 /** Flat key → string value view of a Flink configuration. */
 export type FlinkConfigMap = ReadonlyMap<string, string>;
@@ -177,9 +178,12 @@ export interface HighAvailabilitySettings {
 export interface FlinkClusterSettings {
   /** `$internal.pipeline.job-id`, lower-cased, or null (the JobManager then generates one). */
   readonly pinnedJobId: string | null;
+  /** The simulated vertex's parallelism: its `pipeline.jobvertex-parallelism-overrides` entry, else `parallelism.default`. */
   readonly parallelism: number;
   readonly slotsPerTaskManager: number;
   readonly reactive: boolean;
+  /** `jobmanager.scheduler: adaptive`, or reactive mode (which runs the adaptive scheduler): resource requirements can change. */
+  readonly adaptiveScheduler: boolean;
   readonly savepointDir: string | null;
   readonly checkpointDir: string | null;
   /** Null when periodic checkpointing is off (no interval configured). */
@@ -238,6 +242,17 @@ function positiveDuration(value: string | null, key: string): number | null {
   return ms;
 }
 
+const PARALLELISM_OVERRIDES_KEY = 'pipeline.jobvertex-parallelism-overrides';
+
+/** The simulated vertex's entry of `pipeline.jobvertex-parallelism-overrides` (Flink's map format `id:value,id:value`), or null. */
+function vertexOverride(overrides: string | null): string | null {
+  for (const entry of (overrides ?? '').split(',')) {
+    const [id, value] = entry.split(':').map((part) => part.trim());
+    if (id?.toLowerCase() === SIMULATED_VERTEX_ID && value) return value;
+  }
+  return null;
+}
+
 const HA_KUBERNETES = new Set(['kubernetes', 'org.apache.flink.kubernetes.highavailability.KubernetesHaServicesFactory']);
 
 /** Derives the simulation's settings from a flat config map. Throws (like a JobManager failing to start) on invalid values. */
@@ -252,11 +267,13 @@ export function readClusterSettings(config: FlinkConfigMap): FlinkClusterSetting
   if (!['none', 'fail', 'hang'].includes(savepointFailure)) {
     throw new Error(`invalid value "${savepointFailure}" for ${SIMULATOR_KEYS.savepointFailure}: expected fail, hang or none`);
   }
+  const reactive = (first(config, 'scheduler-mode') ?? '').toUpperCase() === 'REACTIVE';
   return {
     pinnedJobId: jobId === null ? null : jobId.toLowerCase(),
-    parallelism: positiveInt(first(config, 'parallelism.default'), 1, 'parallelism.default'),
+    parallelism: positiveInt(vertexOverride(first(config, PARALLELISM_OVERRIDES_KEY)) ?? first(config, 'parallelism.default'), 1, 'parallelism.default'),
     slotsPerTaskManager: positiveInt(first(config, 'taskmanager.numberOfTaskSlots'), 1, 'taskmanager.numberOfTaskSlots'),
-    reactive: (first(config, 'scheduler-mode') ?? '').toUpperCase() === 'REACTIVE',
+    reactive,
+    adaptiveScheduler: reactive || (first(config, 'jobmanager.scheduler') ?? '').toLowerCase() === 'adaptive',
     savepointDir: first(config, 'execution.checkpointing.savepoint-dir', 'state.savepoints.dir'),
     checkpointDir: first(config, 'execution.checkpointing.dir', 'state.checkpoints.dir'),
     checkpointIntervalMs: optionalDuration(first(config, 'execution.checkpointing.interval')),

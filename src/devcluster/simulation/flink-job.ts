@@ -30,6 +30,9 @@ export const ALL_JOB_STATUSES: readonly JobStatus[] = [
   'RECONCILING',
 ];
 
+/** The id of the simulated job's one vertex (`Source: Simulated Source -> Simulated Sink`). */
+export const SIMULATED_VERTEX_ID = 'cbc357ccb763df2852fee8c4fc7d55f2';
+
 const TERMINAL: ReadonlySet<JobStatus> = new Set(['FAILED', 'CANCELED', 'FINISHED']);
 
 export function isGloballyTerminal(state: JobStatus): boolean {
@@ -109,7 +112,9 @@ export interface FlinkJobInit {
 export class SimulatedFlinkJob {
   readonly jobId: string;
   readonly name: string;
-  readonly parallelism: number;
+  private parallelismValue: number;
+  /** The lower bound of the vertex's parallelism (Flink's min parallelism; 1 until resource requirements change it). */
+  private lowerBoundValue = 1;
   readonly maxParallelism: number;
   readonly startTime: number;
   private stateValue: JobStatus = 'INITIALIZING';
@@ -140,11 +145,31 @@ export class SimulatedFlinkJob {
   constructor(init: FlinkJobInit) {
     this.jobId = init.jobId;
     this.name = init.name;
-    this.parallelism = init.parallelism;
+    this.parallelismValue = init.parallelism;
     this.maxParallelism = init.maxParallelism;
     this.startTime = init.createdAt;
     this.lastModification = init.createdAt;
     this.timestamps.set('INITIALIZING', init.createdAt);
+  }
+
+  get parallelism(): number {
+    return this.parallelismValue;
+  }
+
+  get parallelismLowerBound(): number {
+    return this.lowerBoundValue;
+  }
+
+  /**
+   * New resource requirements (the adaptive scheduler): the bounds change at once; a RUNNING job
+   * restarts with the new parallelism (RUNNING → RESTARTING, not counted as a failure). True when it
+   * restarts; the JobManager brings it back to RUNNING.
+   */
+  rescale(bounds: { lowerBound: number; upperBound: number }, at: number): boolean {
+    this.lowerBoundValue = bounds.lowerBound;
+    if (this.parallelismValue === bounds.upperBound) return false;
+    this.parallelismValue = bounds.upperBound;
+    return this.stateValue === 'RUNNING' && this.transition('RESTARTING', at);
   }
 
   get state(): JobStatus {

@@ -62,6 +62,8 @@ export interface JobManagerContext {
   readonly onError?: (error: unknown, what: string) => void;
   /** The container log the process writes (pod-log-book.ts); none when absent. */
   readonly log?: FlinkProcessLog;
+  /** A job's parallelism changed in place (new resource requirements): a native JobManager's resource manager follows. */
+  readonly onRescale?: (parallelism: number) => void;
 }
 
 export type OperationKind = 'savepoint' | 'stop-with-savepoint' | 'checkpoint' | 'savepoint-disposal';

@@ -28,7 +28,8 @@
  * and Node's timers.
  * Caveats: a session cluster keeps no HA metadata (its jobs are not recovered by a new process);
  * besides `simulator.job.restart-every`, no restart strategy (a failure is global and
- * terminal); TaskManagers are not required for the job to run; reactive mode does not rescale;
+ * terminal); TaskManagers are not required for the job to run; reactive mode does not rescale
+ * (new resource requirements do: rescaleJob, flink-resource-requirements.ts);
  * the JobManager stays up after its job ended whatever `execution.shutdown-on-application-finish`
  * says (the operator renders `false`; Flink's default `true` would shut the cluster down).
  */
@@ -52,17 +53,6 @@ import {
   duplicateJobSubmission,
   jarRunFailure,
   restHandlerErrorText,
-} from './flink-jobmanager-context.js';
-
-export {
-  type AsyncOperation,
-  FlinkRestError,
-  type JarRunRequest,
-  type JobManagerContext,
-  type JobManagerPod,
-  type JobManagerTiming,
-  type OperationKind,
-  type SavepointRequest,
 } from './flink-jobmanager-context.js';
 
 /** Flink's CheckpointFailureReason.JOB_FAILOVER_REGION, with which a fail-over aborts pending checkpoints. */
@@ -303,16 +293,32 @@ export class SimulatedJobManager {
     this.later(every, () => {
       const now = this.now();
       const cause = simulatedException('java.lang.RuntimeException', `Simulated task failure (simulator.job.restart-every=${every}ms)`, now);
-      if (!job.failOver(cause)) return;
-      this.ctx.log?.jobState(job.name, job.jobId, 'RUNNING', 'RESTARTING', cause);
-      this.abortInFlightSnapshots(job, now);
-      this.later(this.settingsOf(job).simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
-        if (job.state !== 'RESTARTING') return;
-        job.transition('RUNNING', this.now());
-        this.ctx.log?.jobState(job.name, job.jobId, 'RESTARTING', 'RUNNING');
-        this.scheduleFailOver(job);
-      });
+      if (job.failOver(cause)) this.restart(job, now, cause);
     });
+  }
+
+  /** RESTARTING (a fail-over or a rescale): pending snapshots aborted, RUNNING again after the job start delay. */
+  private restart(job: SimulatedFlinkJob, now: number, cause?: SimulatedException): void {
+    this.ctx.log?.jobState(job.name, job.jobId, 'RUNNING', 'RESTARTING', cause);
+    this.abortInFlightSnapshots(job, now);
+    this.later(this.settingsOf(job).simulator.jobStartDelayMs ?? this.ctx.timing.jobStartDelayMs, () => {
+      if (job.state !== 'RESTARTING') return;
+      job.transition('RUNNING', this.now());
+      this.ctx.log?.jobState(job.name, job.jobId, 'RESTARTING', 'RUNNING');
+      this.scheduleFailOver(job);
+    });
+  }
+
+  /** Accepted resource requirements (flink-resource-requirements.ts): persisted in HA first (Flink's JobGraphStore), then the job restarts with them. */
+  rescaleJob(job: SimulatedFlinkJob, bounds: { lowerBound: number; upperBound: number }): void {
+    const [now, ref, to] = [this.now(), this.ctx.deployment, bounds.upperBound];
+    const submitted = this.ctx.lineage.forJob(ref.namespace, ref.name, job.jobId).submissions.at(-1);
+    if (job.parallelism !== to && submitted) {
+      if (this.haCluster) this.haWrite('jobResourceRequirements', () => this.ctx.ha!.jobSubmitted(this.haCluster!, { ...submitted, parallelism: to }));
+      this.ctx.lineage.rescale(ref, { jobId: job.jobId, fromParallelism: job.parallelism, toParallelism: to, podName: this.ctx.pod.name }, now);
+      this.ctx.onRescale?.(to);
+    }
+    if (job.rescale(bounds, now)) this.restart(job, now);
   }
 
   /** A fail-over aborts the pending checkpoints and savepoints of the job (their operations complete with the failure). */

@@ -27,7 +27,8 @@
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
 import { NativeResourceManager } from './native-resource-manager.js';
-import { SimulatedJobManager, type JobManagerTiming } from './flink-jobmanager.js';
+import { SimulatedJobManager } from './flink-jobmanager.js';
+import type { JobManagerTiming } from './flink-jobmanager-context.js';
 import { buildJobManagerLaunch, flinkVersionFromImage, parseFlinkArgs } from './jobmanager-launch.js';
 import { type LoadedFlinkConfiguration, loadFlinkConfiguration, STANDARD_CONFIG_FILE } from './flink-configuration.js';
 import type { ContainerRuntimeHooks, PodIdentity, PodStartResult } from './kubelet.js';
@@ -140,6 +141,10 @@ export class FlinkProcessRuntime implements ContainerRuntimeHooks {
         timing: this.deps.timing,
         onError: this.deps.onError,
         log,
+        onRescale: (parallelism) => {
+          const rm = this.resourceManagers.get(uid);
+          rm?.requirementsChanged(parallelism).catch((error: unknown) => this.deps.onError?.(error, `native resource manager of ${namespace}/${name}`));
+        },
       });
       this.byPodUid.set(pod.metadata!.uid!, jm);
       this.processLogs.set(uid, { entrypoint, log });

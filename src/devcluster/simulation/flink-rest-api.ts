@@ -12,14 +12,17 @@
  * GET /jobs/:jid/checkpoints/config, GET /jobs/:jid/checkpoints/details/:cpid,
  * GET /jobs/:jid/checkpoints/:triggerid, GET /jobs/:jid/metrics, POST /jobs/:jid/savepoints,
  * GET /jobs/:jid/savepoints/:triggerid, POST /jobs/:jid/stop, POST /savepoint-disposal,
- * GET /savepoint-disposal/:triggerid, GET /jobmanager/config, GET /simulator/lineage (`?jobid=`:
+ * GET /savepoint-disposal/:triggerid, GET /jobmanager/config, GET|PUT /jobs/:jid/resource-requirements
+ * (Flink 1.18+, flink-resource-requirements.ts), GET /simulator/lineage (`?jobid=`:
  * one job's entries); on a session JobManager also GET /jars, POST /jars/upload,
  * DELETE /jars/:jarid, POST /jars/:jarid/run (flink-jar-rest-api.ts).
  */
-import { FlinkRestError, type SimulatedJobManager } from './flink-jobmanager.js';
+import type { SimulatedJobManager } from './flink-jobmanager.js';
+import { FlinkRestError } from './flink-jobmanager-context.js';
 import type { LineageRecorder } from './lineage-recorder.js';
 import type { MultipartFormData } from './flink-jar-uploads.js';
 import { routeJarRequest } from './flink-jar-rest-api.js';
+import { routeResourceRequirements } from './flink-resource-requirements.js';
 import {
   asyncOperationResult,
   checkpointDetails,
@@ -263,6 +266,8 @@ function route(jm: SimulatedJobManager, req: FlinkRestRequest, lineage: LineageR
         return ok({ 'request-id': triggerId }, 202);
       }
       return notFound();
+    case 'resource-requirements':
+      return (sub.length === 1 ? routeResourceRequirements(jm, method, jobId, req.body) : undefined) ?? notFound();
     case 'checkpoints':
       if (sub.length === 1 && method === 'GET') return ok(checkpointingStatistics(jobOr404(jm, jobId)));
       if (sub.length === 1 && method === 'POST') {

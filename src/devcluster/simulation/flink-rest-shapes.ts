@@ -14,6 +14,7 @@ import {
   type FailedCheckpoint,
   type JobStatus,
   type PendingCheckpoint,
+  SIMULATED_VERTEX_ID,
   type SimulatedException,
   type SimulatedFlinkJob,
 } from './flink-job.js';
@@ -31,7 +32,6 @@ const EXECUTION_STATES = [
   'reconciling',
   'initializing',
 ] as const;
-const SIMULATED_VERTEX_ID = 'cbc357ccb763df2852fee8c4fc7d55f2';
 
 /** The ExecutionState of the job's tasks implied by the job's JobStatus. */
 function taskState(state: JobStatus): (typeof EXECUTION_STATES)[number] {

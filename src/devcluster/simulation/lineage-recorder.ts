@@ -1,7 +1,8 @@
 /**
  * The lineage record: per FlinkDeployment (namespace/name), everything the simulated JobManagers did
  * that matters for "nothing was repeated or lost": every job submission (with what it was restored
- * from), every savepoint operation, every cancellation, every savepoint disposal. It survives
+ * from), every savepoint operation, every cancellation, every savepoint disposal, every in-place
+ * rescale (new resource requirements: the same job, a new parallelism, no submission). It survives
  * JobManager restarts (it belongs to the simulation, not to a JobManager) and is served at
  * `GET /simulator/lineage` next to the Flink REST API. It is NOT part of Flink's API.
  *
@@ -31,12 +32,22 @@ export interface LineageSubmission {
   entryClass?: string | null;
 }
 
+/** `PUT /jobs/:jobid/resource-requirements` that changed the job's parallelism (the adaptive scheduler restarts it in place). */
+export interface LineageRescale {
+  jobId: string;
+  fromParallelism: number;
+  toParallelism: number;
+  podName: string;
+  at: string;
+}
+
 /** Everything the record holds about one Flink job id (a session cluster runs several). */
 export interface JobLineage {
   jobId: string;
   submissions: LineageSubmission[];
   savepoints: LineageSavepoint[];
   cancellations: Array<{ jobId: string; at: string }>;
+  rescales: LineageRescale[];
 }
 
 export interface LineageSavepoint {
@@ -55,6 +66,7 @@ export interface LineageRecord {
   savepoints: LineageSavepoint[];
   cancellations: Array<{ jobId: string; at: string }>;
   disposals: Array<{ path: string; at: string }>;
+  rescales: LineageRescale[];
 }
 
 export interface DeploymentRef {
@@ -63,7 +75,7 @@ export interface DeploymentRef {
 }
 
 function emptyRecord(ref: DeploymentRef): LineageRecord {
-  return { deployment: { namespace: ref.namespace, name: ref.name }, submissions: [], savepoints: [], cancellations: [], disposals: [] };
+  return { deployment: { namespace: ref.namespace, name: ref.name }, submissions: [], savepoints: [], cancellations: [], disposals: [], rescales: [] };
 }
 
 function iso(ms: number): string {
@@ -112,6 +124,10 @@ export class LineageRecorder {
     this.record(ref).disposals.push({ path, at: iso(atMs) });
   }
 
+  rescale(ref: DeploymentRef, entry: Omit<LineageRescale, 'at'>, atMs: number): void {
+    this.record(ref).rescales.push({ ...entry, at: iso(atMs) });
+  }
+
   /**
    * The entries of one job id in the record of a cluster (deep copies), e.g. to check a session
    * job's id was submitted once and restored from the one savepoint of its predecessor.
@@ -124,6 +140,7 @@ export class LineageRecorder {
       submissions: record.submissions.filter((s) => s.jobId === id),
       savepoints: record.savepoints.filter((s) => s.jobId === id),
       cancellations: record.cancellations.filter((c) => c.jobId === id),
+      rescales: record.rescales.filter((r) => r.jobId === id),
     };
   }
 

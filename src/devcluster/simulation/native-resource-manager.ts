@@ -27,8 +27,12 @@
  *
  * Guarantees: pods are created only while the JobManager runs (stop() stops further creations);
  * a create answered 409 (the pod exists) counts as created.
+ * - new resource requirements of the job (an in-place rescale, flink-resource-requirements.ts):
+ *   as many more TaskManagers as the new parallelism needs are created, numbered on (the adaptive
+ *   scheduler declares the new requirements to the resource manager).
  * Caveats: no watch — a TaskManager pod deleted later is not replaced, and idle TaskManagers are
- * never released; the job does not wait for its slots (it runs after the JobManager's start delay).
+ * never released (nor after a rescale down); the job does not wait for its slots (it runs after
+ * the JobManager's start delay).
  */
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { SimulationCoreApi, SimulationAppsApi } from './simulation-api-client.js';
@@ -177,28 +181,53 @@ export class NativeResourceManager {
   private stopped = false;
   /** Names of the pods this JobManager created. */
   readonly created: string[] = [];
+  private parallelism: number;
+  /** The attempt number of this JobManager's pods (set by start()). */
+  private attempt: number | undefined;
+  /** The start or re-check under way: one at a time, so no pod name is created twice. */
+  private running: Promise<void> = Promise.resolve();
 
-  constructor(private readonly deps: NativeResourceManagerDeps) {}
+  constructor(private readonly deps: NativeResourceManagerDeps) {
+    this.parallelism = deps.parallelism;
+  }
 
   /** How many TaskManagers the job needs: ceil(parallelism / slots), at least 1. */
   get requiredTaskManagers(): number {
-    return Math.max(1, Math.ceil(this.deps.parallelism / Math.max(1, this.deps.slotsPerTaskManager)));
+    return Math.max(1, Math.ceil(this.parallelism / Math.max(1, this.deps.slotsPerTaskManager)));
+  }
+
+  /** The job's parallelism changed in place: the TaskManagers it needs now are created (none released). */
+  requirementsChanged(parallelism: number): Promise<void> {
+    this.parallelism = parallelism;
+    return this.serially(() => (this.attempt === undefined ? Promise.resolve() : this.createMissing()));
   }
 
   /** Recovers the previous attempts' TaskManagers and creates the missing ones. Throws what the API server answers. */
-  async start(): Promise<void> {
+  start(): Promise<void> {
+    return this.serially(() => this.createMissing());
+  }
+
+  /** Runs `work` after the one under way (whatever became of it). */
+  private serially(work: () => Promise<void>): Promise<void> {
+    this.running = this.running.catch(() => undefined).then(work);
+    return this.running;
+  }
+
+  /** Lists the cluster's live TaskManager pods (the first time: fixes the attempt) and creates the ones missing. */
+  private async createMissing(): Promise<void> {
     const { core, apps, namespace, clusterId } = this.deps;
     const selector = Object.entries(nativeTaskManagerLabels(clusterId))
       .map(([k, v]) => `${k}=${v}`)
       .join(',');
     const existing = (await core.listNamespacedPod({ namespace, labelSelector: selector })).items;
-    const attempt = 1 + Math.max(0, ...existing.map((p) => taskManagerAttemptOf(clusterId, p.metadata?.name ?? '')));
-    const recovered = existing.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
-    const missing = this.requiredTaskManagers - recovered;
+    const attempt = (this.attempt ??= 1 + Math.max(0, ...existing.map((p) => taskManagerAttemptOf(clusterId, p.metadata?.name ?? ''))));
+    const live = existing.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Failed' && p.status?.phase !== 'Succeeded').length;
+    const missing = this.requiredTaskManagers - live;
     if (missing <= 0 || this.stopped) return;
     const owner = await apps.readNamespacedDeployment({ namespace, name: clusterId });
     const template = this.deps.podTemplateYaml ? (parseYaml(this.deps.podTemplateYaml) as V1Pod) : undefined;
-    for (let n = 1; n <= missing && !this.stopped; n++) {
+    const first = this.created.length + 1;
+    for (let n = first; n < first + missing && !this.stopped; n++) {
       const pod = buildNativeTaskManagerPod({
         namespace,
         clusterId,
