@@ -29,10 +29,8 @@
  * - Through the API server proxy, an unready JobManager looks like a 503 from the API server;
  *   `FlinkRestError.isUnreachable` covers both that and transport failures.
  */
-import { randomBytes } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
 import { FlinkRestError, FlinkTransportFailure, flinkCauseClasses, parseErrorBody, summarizeMessages } from './flink-rest-error.js';
-import type { FlinkRestTransport, TransportRequest } from './flink-rest-transport.js';
+import { type FlinkRestTransport, multipartJarUpload, statusText, type TransportRequest } from './flink-rest-transport.js';
 import type {
   CancelJobResult,
   CheckpointStatus,
@@ -52,6 +50,7 @@ import type {
   FlinkJobDetails,
   FlinkJobExceptions,
   FlinkJobOverview,
+  FlinkJobResourceRequirements,
   FlinkJobsOverview,
   FlinkMetricCollection,
   FlinkSavepointOperation,
@@ -195,28 +194,6 @@ function checkJarId(id: string): string {
   return id;
 }
 
-/**
- * The `multipart/form-data` body of POST /jars/upload: one file part `jarfile`, as Flink's web UI
- * and the REST docs' `curl -F "jarfile=@job.jar"` send it (JarUploadHandler takes any part name and
- * only checks the file name ends in `.jar`; the Apache operator's Flink RestClient names it `file_0`).
- */
-function multipartJarUpload(jar: Uint8Array, fileName: string): { body: Uint8Array; contentType: string } {
-  if (!fileName.endsWith('.jar') || /["\r\n/\\]/.test(fileName)) {
-    throw new Error(`invalid jar file name "${fileName}": Flink only takes names ending in .jar (JarUploadHandler), without quotes, line breaks or slashes`);
-  }
-  const bytes = Buffer.from(jar.buffer, jar.byteOffset, jar.byteLength); // a view, not a copy
-  let boundary: string;
-  do boundary = `----FlinkOperatorJar${randomBytes(16).toString('hex')}`;
-  while (bytes.includes(boundary));
-  const head = `--${boundary}\r\nContent-Disposition: form-data; name="jarfile"; filename="${fileName}"\r\nContent-Type: application/x-java-archive\r\n\r\n`;
-  const body = Buffer.concat([Buffer.from(head, 'utf8'), bytes, Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1')]);
-  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
-}
-
-function statusText(status: number): string {
-  return `${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
-}
-
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class FlinkRestClient {
@@ -283,6 +260,17 @@ export class FlinkRestClient {
       }
       throw error;
     }
+  }
+
+  /** GET /jobs/:id/resource-requirements (Flink 1.18+; the adaptive scheduler, else Flink answers 500). */
+  getResourceRequirements(jobId: string): Promise<FlinkJobResourceRequirements> {
+    return this.getJson<FlinkJobResourceRequirements>(`/jobs/${checkId('job id', jobId)}/resource-requirements`);
+  }
+
+  /** PUT /jobs/:id/resource-requirements: the job rescales in place. Sent once (never retried); the caller reads the bounds back to settle a lost answer. */
+  async updateResourceRequirements(jobId: string, requirements: FlinkJobResourceRequirements): Promise<void> {
+    const path = `/jobs/${checkId('job id', jobId)}/resource-requirements`;
+    await this.call({ method: 'PUT', path, body: JSON.stringify(requirements), timeoutMs: this.timeouts.requestMs });
   }
 
   /** POST /jobs/:id/stop: stop-with-savepoint. Sent once (never retried); returns the trigger id. */

@@ -15,8 +15,10 @@
  * included, exceeds `timeoutMs`; the socket is then destroyed).
  * Caveat: a failure after the request was written means the server may have acted on it; whether
  * to retry is the caller's decision (see flink-rest-client.ts).
+ * Also here: how a jar travels in a request (`multipartJarUpload`) and how a status reads in messages.
  */
-import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import http, { STATUS_CODES } from 'node:http';
 import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { FlinkTransportFailure } from './flink-rest-error.js';
@@ -139,4 +141,27 @@ export function serviceProxyTransport(kubeConfig: KubeConfig, namespace: string,
   return new HttpFlinkRestTransport('apiserver-proxy', serviceProxyBaseUrl(cluster.server, namespace, name), (options) =>
     kubeConfig.applyToHTTPSOptions(options),
   );
+}
+
+/**
+ * The `multipart/form-data` body of POST /jars/upload: one file part `jarfile`, as Flink's web UI
+ * and the REST docs' `curl -F "jarfile=@job.jar"` send it (JarUploadHandler takes any part name and
+ * only checks the file name ends in `.jar`; the Apache operator's Flink RestClient names it `file_0`).
+ */
+export function multipartJarUpload(jar: Uint8Array, fileName: string): { body: Uint8Array; contentType: string } {
+  if (!fileName.endsWith('.jar') || /["\r\n/\\]/.test(fileName)) {
+    throw new Error(`invalid jar file name "${fileName}": Flink only takes names ending in .jar (JarUploadHandler), without quotes, line breaks or slashes`);
+  }
+  const bytes = Buffer.from(jar.buffer, jar.byteOffset, jar.byteLength); // a view, not a copy
+  let boundary: string;
+  do boundary = `----FlinkOperatorJar${randomBytes(16).toString('hex')}`;
+  while (bytes.includes(boundary));
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="jarfile"; filename="${fileName}"\r\nContent-Type: application/x-java-archive\r\n\r\n`;
+  const body = Buffer.concat([Buffer.from(head, 'utf8'), bytes, Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1')]);
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+/** `404 Not Found`: a status code with its reason phrase, for messages. */
+export function statusText(status: number): string {
+  return `${status}${STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : ''}`;
 }
