@@ -23,10 +23,22 @@
  * counts are accepted whoever the holder is: with leader election off every process uses
  * `{identity, 0}`, and a restarted pod (new identity) must be able to take over its predecessor's
  * state.
+ *
+ * Shards (design/012-shards.md): installs with different label selectors hold different Leases, so
+ * their counters do not order them. A token therefore also names its `shard` (the Lease,
+ * `<namespace>/<name>`) and the resource's hand-over `epoch` (how many times the resource changed
+ * shards; each hand-over stamps the state with epoch + 1). The rule becomes: the higher epoch wins;
+ * at equal epochs a token of another shard is refused (only a hand-over, shard-handover.ts, may
+ * overwrite it); within one shard the counter rule above applies. A stamp in the old format
+ * (`<identity>/<transitions>`, no shard) is read as one of the writer's own shard at epoch 0.
  */
 export interface FencingToken {
   readonly holderIdentity: string;
   readonly leaseTransitions: number;
+  /** The shard (its Lease, `<namespace>/<name>`) of the writer; absent in stamps of the old format. */
+  readonly shard?: string;
+  /** The resource's hand-over epoch the writer acts in; absent = 0. */
+  readonly epoch?: number;
 }
 
 /** The annotation on state objects carrying the token of their last writer. */
@@ -46,10 +58,29 @@ export class StaleLeaderError extends Error {
   }
 }
 
-/** `<identity>/<transitions>`. */
-export function formatFencingToken(token: FencingToken): string {
-  return `${token.holderIdentity}/${token.leaseTransitions}`;
+/**
+ * Thrown instead of StaleLeaderError when the stored token belongs to another shard: the resource
+ * is (or was last) owned by another install. Only the hand-over may overwrite it.
+ */
+export class ForeignShardError extends StaleLeaderError {
+  constructor(stored: FencingToken, mine: FencingToken) {
+    super(stored, mine);
+    this.name = 'ForeignShardError';
+    this.message =
+      `refusing a write: the object was last written by shard ${stored.shard ?? '?'} (${formatFencingToken(stored)}), ` +
+      `this writer is shard ${mine.shard ?? '?'} (${formatFencingToken(mine)}); the resource moves only through a hand-over`;
+  }
 }
+
+/** `<identity>/<transitions>`, then `@<shard>` when the token names one, then `#<epoch>` when above 0. */
+export function formatFencingToken(token: FencingToken): string {
+  const base = `${token.holderIdentity}/${token.leaseTransitions}`;
+  if (token.shard === undefined) return base;
+  return `${base}@${token.shard}${token.epoch ? `#${token.epoch}` : ''}`;
+}
+
+/** `@<namespace>/<lease name>[#<epoch>]` at the end of a stamp (names hold no '@', '/' or '#'). */
+const SHARD_SUFFIX = /@([^@/#]+\/[^@/#]+)(?:#(0|[1-9][0-9]*))?$/;
 
 /**
  * Parses `<identity>/<transitions>`; the identity may itself contain '/', the number is after the
@@ -57,6 +88,17 @@ export function formatFencingToken(token: FencingToken): string {
  */
 export function parseFencingToken(value: string | undefined | null): FencingToken | undefined {
   if (!value) return undefined;
+  const suffix = SHARD_SUFFIX.exec(value);
+  const base = suffix ? parseLegacyToken(value.slice(0, suffix.index)) : undefined;
+  if (suffix && base) {
+    const epoch = suffix[2] === undefined ? 0 : Number(suffix[2]);
+    if (Number.isSafeInteger(epoch)) return { ...base, shard: suffix[1], ...(epoch > 0 ? { epoch } : {}) };
+  }
+  return parseLegacyToken(value);
+}
+
+/** `<identity>/<transitions>` (the format before shards). */
+function parseLegacyToken(value: string): FencingToken | undefined {
   const slash = value.lastIndexOf('/');
   if (slash <= 0) return undefined;
   const digits = value.slice(slash + 1);
@@ -66,9 +108,26 @@ export function parseFencingToken(value: string | undefined | null): FencingToke
   return { holderIdentity: value.slice(0, slash), leaseTransitions };
 }
 
-/** Throws StaleLeaderError when `stored` comes from a newer leadership term than `mine`. */
+/**
+ * Throws StaleLeaderError when `stored` is newer than `mine`: a higher hand-over epoch, or the same
+ * epoch and a newer term of the same shard; ForeignShardError when it is another shard's at the
+ * same epoch (see the module comment). A stored token without a shard counts as `mine`'s shard.
+ */
 export function assertNotStale(stored: FencingToken | undefined, mine: FencingToken): void {
-  if (stored !== undefined && stored.leaseTransitions > mine.leaseTransitions) throw new StaleLeaderError(stored, mine);
+  if (stored === undefined) return;
+  const storedEpoch = stored.epoch ?? 0;
+  const myEpoch = mine.epoch ?? 0;
+  if (storedEpoch !== myEpoch) {
+    if (storedEpoch > myEpoch) throw isOtherShard(stored, mine) ? new ForeignShardError(stored, mine) : new StaleLeaderError(stored, mine);
+    return;
+  }
+  if (isOtherShard(stored, mine)) throw new ForeignShardError(stored, mine);
+  if (stored.leaseTransitions > mine.leaseTransitions) throw new StaleLeaderError(stored, mine);
+}
+
+/** True when both tokens name a shard and they differ (a stamp of the old format names none). */
+export function isOtherShard(stored: FencingToken, mine: FencingToken): boolean {
+  return stored.shard !== undefined && mine.shard !== undefined && stored.shard !== mine.shard;
 }
 
 /** Reads the stored token from an object's annotations. */

@@ -46,28 +46,51 @@ export interface InformerOptions<T extends KubernetesObject> {
 }
 
 export class Informer<T extends KubernetesObject> implements ObservableObjectReader<T> {
-  private readonly scopes: InformerScope<T>[];
+  private scopes: InformerScope<T>[];
   private readonly listeners = new Set<ObjectEventListener<T>>();
   private readonly syncWaiters = new Set<() => void>();
+  private started = false;
   readonly resource: string;
 
-  constructor(options: InformerOptions<T>) {
+  constructor(private readonly options: InformerOptions<T>) {
     this.resource = options.resource.resource;
-    const namespaces = options.namespaces && options.namespaces.length > 0 ? [...new Set(options.namespaces)] : [undefined];
-    this.scopes = namespaces.map(
-      (ns) =>
-        new InformerScope<T>(
-          options,
-          ns,
-          (event) => this.emit(event),
-          () => this.checkSynced(),
-        ),
+    this.scopes = scopeNamespaces(options.namespaces).map((ns) => this.newScope(ns));
+  }
+
+  private newScope(namespace: string | undefined): InformerScope<T> {
+    return new InformerScope<T>(
+      this.options,
+      namespace,
+      (event) => this.emit(event),
+      () => this.checkSynced(),
     );
   }
 
   /** Starts listing and watching (idempotent). */
   start(): void {
+    this.started = true;
     for (const scope of this.scopes) scope.start();
+  }
+
+  /**
+   * Watches `namespaces` (empty = all) from now on, without a restart of the others: scopes no longer
+   * wanted are stopped and each object they held that no new scope covers is reported `deleted`
+   * (so listeners drop its keys); new scopes list and report their objects `added`. Until the new
+   * scopes have listed, `hasSynced()` is false and their objects are unknown.
+   */
+  async setNamespaces(namespaces: readonly string[]): Promise<void> {
+    const wanted = scopeNamespaces(namespaces);
+    const kept = this.scopes.filter((scope) => wanted.includes(scope.namespace));
+    const dropped = this.scopes.filter((scope) => !kept.includes(scope));
+    const added = wanted.filter((ns) => !kept.some((scope) => scope.namespace === ns)).map((ns) => this.newScope(ns));
+    this.scopes = [...kept, ...added];
+    for (const scope of dropped) {
+      await scope.stop();
+      for (const object of scope.listWatch.list()) {
+        if (!this.scopes.some((s) => s.covers(object.metadata?.namespace ?? ''))) this.emit({ type: 'deleted', object });
+      }
+    }
+    if (this.started) for (const scope of added) scope.start();
   }
 
   /** Stops every watch and pending restart. */
@@ -131,6 +154,11 @@ export class Informer<T extends KubernetesObject> implements ObservableObjectRea
   }
 }
 
+/** The scopes for a namespace list: each namespace once, or the whole cluster (undefined) for none. */
+function scopeNamespaces(namespaces: readonly string[] | undefined): Array<string | undefined> {
+  return namespaces && namespaces.length > 0 ? [...new Set(namespaces)] : [undefined];
+}
+
 /** One ListWatch over one scope (a namespace, or the whole cluster), with restart and backoff. */
 class InformerScope<T extends KubernetesObject> {
   readonly listWatch: ListWatch<T>;
@@ -149,7 +177,7 @@ class InformerScope<T extends KubernetesObject> {
 
   constructor(
     private readonly options: InformerOptions<T>,
-    private readonly namespace: string | undefined,
+    readonly namespace: string | undefined,
     private readonly emit: (event: ObjectEvent<T>) => void,
     private readonly onSynced: () => void,
   ) {

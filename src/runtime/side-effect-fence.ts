@@ -23,7 +23,8 @@
  * taken over; the second line of defence is the term stamped on every object the operator writes
  * (LEADER_ANNOTATION, checked before replacing or deleting it) and the resourceVersion-locked state
  * write (configmap-state-store.ts). The check costs no request: it reads what the elector already
- * knows.
+ * knows. With label-selector shards the manager wraps each pass's fence with `shardFence`
+ * (shard.ts): it also refuses once the resource left this shard, and stamps the shard's token.
  */
 import { formatFencingToken, type FencingToken } from './fencing-token.js';
 

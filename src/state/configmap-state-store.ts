@@ -219,7 +219,8 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
         ...next,
         formatVersion: INTERNAL_STATE_FORMAT_VERSION,
         revision: Math.max(current.revision, next.revision, floor) + 1,
-        lastWriter: { holderIdentity: token.holderIdentity, leaseTransitions: token.leaseTransitions },
+        // the whole token: with shards it also names the shard and the hand-over epoch (design/012-shards.md)
+        lastWriter: stampOf(token),
       };
       const encoded = encodeStateConfigMap(stamped, {
         deployment,
@@ -274,6 +275,16 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     if (isControlledBy(got, deployment, this.kind)) this.overlay.recordWrite(got);
     return got;
   }
+}
+
+/** The writer's stamp: holder and term, plus shard and epoch when the token has them (the codec writes them into the annotation). */
+function stampOf(token: FencingToken): FencingToken {
+  return {
+    holderIdentity: token.holderIdentity,
+    leaseTransitions: token.leaseTransitions,
+    ...(token.shard !== undefined ? { shard: token.shard } : {}),
+    ...(token.epoch ? { epoch: token.epoch } : {}),
+  };
 }
 
 function objectKey(configMap: V1ConfigMap): string {

@@ -86,7 +86,8 @@ test(
       const reconcilers = new Set(marks.filter((m) => m.event === 'reconcile' && m.at >= observeFrom).map((m) => m.identity));
       assert.deepEqual([...reconcilers], ['op-a']);
       const aToken = marks.find((m) => m.identity === 'op-a' && m.event === 'reconcile')!.token!;
-      assert.deepEqual(aToken, { holderIdentity: 'op-a', leaseTransitions: 0 });
+      // The token names the shard (design/012): the Lease, default/flink-operator-lock.
+      assert.deepEqual(aToken, { holderIdentity: 'op-a', leaseTransitions: 0, shard: 'default/flink-operator-lock' });
 
       // /healthz, /readyz and /metrics of leader and standby
       for (const id of ['op-a', 'op-b']) {
@@ -110,11 +111,11 @@ test(
       // the standby waits one lease duration after it last saw a renewal (observed at most one
       // retry period late), then acquires on its next retry tick
       assert.ok(takeoverMs <= LEASE_MS + 2 * RETRY_MS + 800, `took over after ${takeoverMs} ms`);
-      assert.deepEqual(takeover.token, { holderIdentity: 'op-b', leaseTransitions: 1 });
+      assert.deepEqual(takeover.token, { holderIdentity: 'op-b', leaseTransitions: 1, shard: 'default/flink-operator-lock' });
 
       // the old leader's late state write is refused
       const before = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
-      assert.equal(before.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/1');
+      assert.equal(before.metadata?.annotations?.[LEADER_ANNOTATION], 'op-b/1@default/flink-operator-lock');
       await assert.rejects(fencedStateWrite(core, 'default', 'job-a-operator-state', aToken, { reconciledBy: 'op-a (late)' }), StaleLeaderError);
       const after = await core.readNamespacedConfigMap({ namespace: 'default', name: 'job-a-operator-state' });
       assert.equal(after.data?.reconciledBy, 'op-b');
