@@ -28,6 +28,11 @@ export const CHECKPOINT_DIRECTORY_KEYS = ['execution.checkpointing.dir', 'state.
 /** `high-availability.type` (Flink ≥ 1.17 name) or the legacy `high-availability`. */
 export const HIGH_AVAILABILITY_KEYS = ['high-availability.type', 'high-availability'] as const;
 
+/** `kubernetes.operator.resource.deletion.propagation` values: DeleteOptions.propagationPolicy (Kubernetes "Use cascading deletion"). */
+export const DELETION_PROPAGATIONS = ['Foreground', 'Background', 'Orphan'] as const;
+export type DeletionPropagation = (typeof DELETION_PROPAGATIONS)[number];
+export const DELETION_PROPAGATION_KEY = 'kubernetes.operator.resource.deletion.propagation';
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -161,7 +166,6 @@ export function flinkConfigFileOf(version: FlinkVersion | undefined): FlinkConfi
   return version !== undefined && LEGACY_CONFIG_FILE_VERSIONS.has(version) ? LEGACY_FLINK_CONFIG_FILE : STANDARD_FLINK_CONFIG_FILE;
 }
 
-/** Java's String.trim(): what Flink 1.x strips from both ends of a key and a value (every char up to U+0020). */
 /** Java's String.trim() (how Flink 1.x trims configuration keys and values): every char up to U+0020 goes at either end. */
 export function javaTrim(text: string): string {
   let start = 0;
@@ -202,4 +206,25 @@ export function legacyFlinkConfKeyProblem(key: string): LegacyFlinkConfProblem |
   if (key.includes(': ')) return { reason: "the key contains ': ', where Flink 1.x splits the key from the value", fix: 'rename the key' };
   if (javaTrim(key) !== key) return { reason: 'the key has leading or trailing whitespace, which Flink 1.x trims away', fix: 'remove the whitespace' };
   return undefined;
+}
+
+/**
+ * Reads `flink-conf.yaml` text as Flink 1.x does (GlobalConfiguration.loadYAMLResource): line by
+ * line, everything from the first `#` on is a comment, the rest is split at the first `": "`, key and
+ * value are trimmed (Java's trim), a line without `": "` or with an empty key or value is skipped, a
+ * later line wins, and values are not unquoted. Never throws (Flink accepts a malformed file).
+ */
+export function parseLegacyFlinkConf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r\n|\n|\r/)) {
+    const content = javaTrim(line.split('#', 1)[0] ?? '');
+    const separator = content.indexOf(': ');
+    if (content === '' || separator < 0) continue;
+    const key = javaTrim(content.slice(0, separator));
+    const value = javaTrim(content.slice(separator + 2));
+    if (key === '' || value === '') continue;
+    delete out[key];
+    out[key] = value;
+  }
+  return out;
 }

@@ -12,7 +12,9 @@
  * - whether the status still carries the Apache operator's legacy fields (not migrated yet);
  * - for a session job also its session cluster (spec.deploymentName: found, a session or an
  *   application cluster, being deleted), its last reconciled and stable specs, and whether the job
- *   id in the status is the one the state records.
+ *   id in the status is the one the state records;
+ * - the effective flinkConfiguration: every key, its value and where it came from
+ *   (effective-configuration-view.ts, the operator's defaults from `--operator-config`).
  *
  * Which resource: TYPE is what kubectl accepts for either CRD (kind, plural, singular or short name,
  * any case, optionally with `.flink.apache.org`): `flinkdeployment`, `flinkdeployments`, `flinkdep`,
@@ -52,8 +54,14 @@ import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js'
 import { FLINK_SESSION_JOB_KIND, FLINK_SESSION_JOB_PLURAL, FLINK_SESSION_JOB_SHORT_NAMES, FLINK_SESSION_JOB_SINGULAR } from '../api/flink-session-job.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import type { FlinkSessionJobStatusV1 } from '../api/flink-session-job-status.js';
-import type { AnyInternalState, InternalState, SessionJobInternalState } from '../api/internal-state.js';
+import { type AnyInternalState, type InternalState, restorePathRole, type SessionJobInternalState } from '../api/internal-state.js';
 import { hasLegacyFields } from '../api/legacy-status-codec.js';
+import {
+  DEFAULT_OPERATOR_CONFIG_MAP_REF,
+  effectiveConfigurationOfResource,
+  formatEffectiveConfiguration,
+  parseOperatorConfigMapRef,
+} from './effective-configuration-view.js';
 import { KubeApiError, toKubeApiError } from '../kube/api-errors.js';
 import { KubeConfigMapClient, type ConfigMapClient } from '../kube/configmap-client.js';
 import {
@@ -354,22 +362,6 @@ export async function inspectResource(
   }
 }
 
-/** Phases in which `upgradeSavepointPath` is what the next deployment restores from. */
-const RESTORE_PENDING_PHASES: ReadonlySet<AnyInternalState['phase']> = new Set(['NEW', 'DEPLOYING', 'STOPPING', 'STOPPED', 'ROLLING_BACK']);
-
-/**
- * What `upgradeSavepointPath` means now: `pending` (a deployment or submission is pinned or about to
- * be: it restores from it), `on-resume` (suspended: a resume restores from it), `spent` (a job is
- * deployed: the path is left over, e.g. from an Apache operator status, where it stays after the
- * upgrade), `none`.
- */
-export function restorePathRole(state: Pick<AnyInternalState, 'upgradeSavepointPath' | 'jobIdToSubmit' | 'phase'>): 'pending' | 'on-resume' | 'spent' | 'none' {
-  if (!state.upgradeSavepointPath) return 'none';
-  if (state.jobIdToSubmit || RESTORE_PENDING_PHASES.has(state.phase)) return 'pending';
-  if (state.phase === 'SUSPENDING' || state.phase === 'SUSPENDED') return 'on-resume';
-  return 'spent';
-}
-
 function time(ms: number | undefined): string {
   return ms === undefined ? '-' : `${new Date(ms).toISOString()} (${ms})`;
 }
@@ -549,29 +541,47 @@ export function registerInspectCommand(program: Command): void {
     .option('-n, --namespace <ns>', "namespace (default: the kubeconfig context's namespace, else default)")
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('-o, --output <format>', 'text or json', 'text')
-    .action(async (first: string, second: string | undefined, opts: { namespace?: string; kubeconfig?: string; output: string }, command: Command) => {
-      if (opts.output !== 'text' && opts.output !== 'json')
-        command.error(`flink-operator inspect: -o must be text or json, got ${opts.output}`, { exitCode: 2 });
-      let target: InspectTarget;
-      try {
-        target = parseInspectTarget(first, second);
-      } catch (error) {
-        command.error(`flink-operator inspect: ${(error as Error).message}`, { exitCode: 2 });
-      }
-      const kc = loadKubeConfig(opts.kubeconfig);
-      const clients: InspectClients = {
-        configMaps: new KubeConfigMapClient(kc),
-        deployments: new KubeFlinkDeploymentClient(kc),
-        sessionJobs: new KubeFlinkSessionJobClient(kc),
-      };
-      try {
-        const { inspection, notes } = await inspectResource(clients, opts.namespace ?? contextNamespace(kc), target);
-        process.stdout.write(`${opts.output === 'json' ? JSON.stringify(inspection, null, 2) : formatAnyInspection(inspection)}\n`);
-        for (const note of notes) process.stderr.write(`flink-operator inspect: note: ${note}\n`);
-      } catch (error) {
-        const message = error instanceof ResourceNotFoundError ? error.message : toKubeApiError(error).message;
-        process.stderr.write(`flink-operator inspect: ${message}\n`);
-        process.exitCode = 1;
-      }
-    });
+    .option(
+      '--operator-config <namespace/name>',
+      "the operator's default-configuration ConfigMap (for the effective configuration)",
+      DEFAULT_OPERATOR_CONFIG_MAP_REF,
+    )
+    .action(
+      async (
+        first: string,
+        second: string | undefined,
+        opts: { namespace?: string; kubeconfig?: string; output: string; operatorConfig: string },
+        command: Command,
+      ) => {
+        if (opts.output !== 'text' && opts.output !== 'json')
+          command.error(`flink-operator inspect: -o must be text or json, got ${opts.output}`, { exitCode: 2 });
+        let target: InspectTarget;
+        let operatorConfig: { namespace: string; name: string };
+        try {
+          target = parseInspectTarget(first, second);
+          operatorConfig = parseOperatorConfigMapRef(opts.operatorConfig);
+        } catch (error) {
+          command.error(`flink-operator inspect: ${(error as Error).message}`, { exitCode: 2 });
+        }
+        const kc = loadKubeConfig(opts.kubeconfig);
+        const clients: InspectClients = {
+          configMaps: new KubeConfigMapClient(kc),
+          deployments: new KubeFlinkDeploymentClient(kc),
+          sessionJobs: new KubeFlinkSessionJobClient(kc),
+        };
+        try {
+          const namespace = opts.namespace ?? contextNamespace(kc);
+          const { inspection, notes } = await inspectResource(clients, namespace, target);
+          const configuration = await effectiveConfigurationOfResource(clients, operatorConfig, inspection.kind, namespace, target.name);
+          process.stdout.write(
+            `${opts.output === 'json' ? JSON.stringify({ ...inspection, effectiveConfiguration: configuration }, null, 2) : [formatAnyInspection(inspection), ...formatEffectiveConfiguration(configuration)].join('\n')}\n`,
+          );
+          for (const note of notes) process.stderr.write(`flink-operator inspect: note: ${note}\n`);
+        } catch (error) {
+          const message = error instanceof ResourceNotFoundError ? error.message : toKubeApiError(error).message;
+          process.stderr.write(`flink-operator inspect: ${message}\n`);
+          process.exitCode = 1;
+        }
+      },
+    );
 }

@@ -4,15 +4,18 @@
  * deployed cluster (mark it RUNNING, acknowledge a change).
  *
  * Every step writes its intent to the state ConfigMap before its side effect and its result right
- * after (design/005 tabulates each one with what a crash after it leads to). Update functions set
+ * after (design/005 tabulates each one with what a crash after it leads to). The steps that record
+ * a new lastReconciledSpec first bring the Ingress in line with it (ingress-steps.ts). Update functions set
  * fields from values captured before the call, so re-applying one (after a conflict or a lost
  * answer) changes nothing more.
  */
+import { withConfigurationDefaults } from '../api/default-flink-configuration.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { InternalState } from '../api/internal-state.js';
 import { deploymentKey, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { taskManagerReplicas } from '../flink/taskmanager-deployment.js';
 import { deployedGenerationOf, deployedSpecOf, haOn, withRunningState } from './deployment-specs.js';
+import { syncIngress } from './ingress-steps.js';
 import type { DeployIntent, StepResult } from './reconcile-step.js';
 import type { StepContext } from './step-context.js';
 
@@ -26,6 +29,7 @@ export async function deploy(ctx: StepContext, intent: DeployIntent): Promise<St
   const spec = intent.spec ? withRunningState(intent.spec) : undefined;
   const { namespace, name } = deploymentKey(ctx.deployment);
   const replaceUid = intent.replaceRunningCluster ? deps.clusterDeployments.get(namespace, name)?.metadata?.uid : undefined;
+  if (intent.phase === 'DEPLOYING' && spec) await syncIngress(ctx, ctx.state().lastReconciledSpec, spec, 'deploy');
   await ctx.save((s) => {
     if (s.jobIdToSubmit) return s;
     const next: InternalState = {
@@ -36,6 +40,7 @@ export async function deploy(ctx: StepContext, intent: DeployIntent): Promise<St
       replaceJobManagerUid: replaceUid,
       reconciliationTimestamp: timestamp,
       failedUpgrade: undefined,
+      inPlaceScaling: undefined,
     };
     if (intent.phase === 'DEPLOYING' && spec) {
       next.lastReconciledSpec = spec;
@@ -59,13 +64,14 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
     // A restart of an unchanged cluster: the JobManager it replaces goes first (its uid is the precondition).
     const live = deps.clusterDeployments.get(namespace, name);
     if (live && live.metadata?.uid === state.replaceJobManagerUid) {
-      await deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], ctx.fence);
+      await deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], ctx.fence, ctx.settings.deletionPropagation);
       return { requeue: 'progress', observed: DEPLOYING_NOW };
     }
   }
   const generation = deployedGenerationOf(state) ?? ctx.deployment.metadata.generation ?? 0;
   const objects = deps.cluster.render(ctx.deployment, {
-    spec,
+    // Rendered with the operator's defaults under the spec's own configuration; the hash is the spec's own.
+    spec: withConfigurationDefaults(spec, ctx.configurationDefaults),
     generation,
     specHash: deps.specHash(spec),
     jobId,
@@ -75,7 +81,7 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
   // Last-state keeps the job id: the new JobManager recovers that job from Flink's HA metadata.
   // Any other new job must not find the old job's HA metadata. Without HA in the deployed spec the
   // new JobManager reads no HA metadata, so none is looked for.
-  const resetHaMetadata = jobId !== state.deployedJobId && haOn(spec);
+  const resetHaMetadata = jobId !== state.deployedJobId && haOn(spec, ctx.configurationDefaults);
   const applied = await deps.cluster.apply(objects, { resetHaMetadata, fence: ctx.fence });
   if (applied.waitingFor !== undefined) {
     // Native mode: the previous cluster is still going away; the intent stays, the next pass applies again.
@@ -117,6 +123,7 @@ export async function applyPinned(ctx: StepContext): Promise<StepResult> {
 export async function suspend(ctx: StepContext, spec: FlinkDeploymentSpec, generation: number, savepoint: string | undefined): Promise<StepResult> {
   const timestamp = new Date(ctx.deps.now()).toISOString();
   const suspended = structuredClone(spec);
+  await syncIngress(ctx, ctx.state().lastReconciledSpec, suspended, 'change');
   await ctx.save((s) => ({
     ...s,
     phase: 'SUSPENDING',
@@ -147,7 +154,7 @@ export async function shutDown(ctx: StepContext, then: 'SUSPENDED' | 'FINISHED')
       `Job ${ctx.state().deployedJobId ?? ''} finished; its JobManager is shut down (kubernetes.operator.jm-deployment.shutdown-ttl)`,
     );
   }
-  const remaining = await ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], ctx.fence);
+  const remaining = await ctx.deps.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], ctx.fence, ctx.settings.deletionPropagation);
   if (remaining.length > 0) return { requeue: 'progress' };
   await ctx.save((s) => (s.phase === then ? s : { ...s, phase: then }));
   return { requeue: 'steady', observed: { jobManager: 'MISSING' } };
@@ -156,6 +163,7 @@ export async function shutDown(ctx: StepContext, then: 'SUSPENDED' | 'FINISHED')
 /** SCALE (standalone, reactive scheduler): record the new spec, then set the TaskManager replicas; no restart. */
 export async function rescale(ctx: StepContext, desired: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
   const spec = withRunningState(desired);
+  await syncIngress(ctx, ctx.state().lastReconciledSpec, spec, 'change');
   await ctx.save((s) => ({
     ...s,
     lastReconciledSpec: spec,
@@ -186,6 +194,7 @@ export async function markRunning(ctx: StepContext): Promise<StepResult> {
 
 /** Records a change that needs no redeploy (in RUNNING the stable spec follows: the running spec stays the stable one). */
 export async function acknowledge(ctx: StepContext, spec: FlinkDeploymentSpec, generation: number): Promise<StepResult> {
+  await syncIngress(ctx, ctx.state().lastReconciledSpec, spec, 'change');
   await ctx.save((s) => ({
     ...s,
     lastReconciledSpec: spec,

@@ -29,6 +29,7 @@ import { acknowledgedSpec, deployedGenerationOf, deployedSpecOf, haOn, newestSav
 import { type DeploymentOperatorSettings, dueSnapshot, expiredSavepoints, untilNextPeriodicSnapshot } from './deployment-operator-settings.js';
 import type { Observation } from './observation.js';
 import type { Decision, DeployIntent } from './reconcile-step.js';
+import { inPlaceScalingRefusal } from './inplace-scaling-steps.js';
 import { diffSpecs } from './spec-diff.js';
 import { decideStop, haHoldsJob, newestRestorePath } from './stop-decision.js';
 
@@ -41,6 +42,11 @@ export interface DecisionInput {
   specInvalid: boolean;
   observed: Observation;
   settings: DeploymentOperatorSettings;
+  /**
+   * The operator's default configuration for this resource (flat, already scoped to its namespace
+   * and Flink version): what its specs' own flinkConfiguration is read over (HA, directories).
+   */
+  configurationDefaults: Readonly<Record<string, string>>;
   now: number;
   /** `namespace/name`, for messages. */
   resource: string;
@@ -55,6 +61,7 @@ export function decide(input: DecisionInput): Decision {
   if (state.snapshotResourceWrites?.length) return { step: { kind: 'publish-snapshot-resource' } };
   if (state.pendingSavepoint) return { step: { kind: 'follow-savepoint' } };
   if (state.pendingCheckpoint) return { step: { kind: 'follow-checkpoint' } };
+  if (state.inPlaceScaling && state.inPlaceScaling.refused === undefined) return { step: { kind: 'follow-in-place-scaling' } };
   switch (state.phase) {
     case 'DEPLOYING':
     case 'ROLLING_BACK':
@@ -108,7 +115,12 @@ function decideSuspended(input: DecisionInput): Decision {
     return { step: { kind: 'wait', requeue: 'steady' } };
   }
   const announce = { type: 'Normal' as const, reason: 'SpecChanged', key: `resume-${desiredGeneration}`, message: 'Job resumed (job.state: running)' };
-  if ((desired.job?.upgradeMode ?? 'stateless') === 'last-state' && state.deployedJobId && sameFlinkVersion(state, desired) && haOn(desired)) {
+  if (
+    (desired.job?.upgradeMode ?? 'stateless') === 'last-state' &&
+    state.deployedJobId &&
+    sameFlinkVersion(state, desired) &&
+    haOn(desired, input.configurationDefaults)
+  ) {
     const holds = haHoldsJob(input.observed, state.deployedJobId);
     if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
     if (holds)
@@ -164,7 +176,7 @@ function decideDeployed(input: DecisionInput): Decision {
   }
   const wantSuspended = desired.job?.state === 'suspended';
   const diff = diffSpecs(state.lastReconciledSpec, desired);
-  const blocked = state.failedUpgrade?.generation === generation && (wantSuspended || diff.type === 'UPGRADE');
+  const blocked = state.failedUpgrade?.generation === generation && (wantSuspended || diff.type === 'UPGRADE' || diff.type === 'SCALE');
   if (blocked) {
     const error = `Generation ${generation} is not deployed: ${state.failedUpgrade!.reason}`;
     // The old spec keeps running: the steady checks run on it, the new generation stays unacknowledged.
@@ -190,7 +202,13 @@ function decideDeployed(input: DecisionInput): Decision {
       key: `changed-${generation}`,
       message: `Spec changed (${diff.type}): ${diff.changedFields.join(', ')}`,
     };
-    if (diff.type === 'SCALE') return { step: { kind: 'rescale', spec: desired, generation }, announce };
+    if (diff.type === 'SCALE' && desired.mode === 'standalone') return { step: { kind: 'rescale', spec: desired, generation }, announce };
+    if (diff.type === 'SCALE') {
+      // Native mode: the parallelism overrides, in place where Flink can (inplace-scaling-steps.ts), else the full upgrade below.
+      const notInPlace = inPlaceScalingRefusal(input);
+      if (notInPlace === undefined) return { step: { kind: 'scale-in-place', spec: desired, generation }, announce };
+      announce.message += `; not in place (${notInPlace}), a full upgrade`;
+    }
     if (diff.type === 'SAVEPOINT_REDEPLOY') {
       const from = desired.job?.initialSavepointPath ?? undefined;
       return {
@@ -416,7 +434,7 @@ function decideRecovery(input: DecisionInput): Decision | undefined {
   if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless' || !deployedSpec.job) {
     return { ...deploy(redeployOf(state, { why: 'recovery of the deleted JobManager Deployment' })), announce };
   }
-  if (!haOn(deployedSpec)) return undefined;
+  if (!haOn(deployedSpec, input.configurationDefaults)) return undefined;
   const holds = haHoldsJob(observed, state.deployedJobId, { requireCheckpoint: false });
   if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
   if (!holds) return undefined;
@@ -434,7 +452,7 @@ function missingJobManagerError(input: DecisionInput): string | undefined {
     : 'change job.savepointRedeployNonce (with job.initialSavepointPath) or delete and recreate the FlinkDeployment to redeploy';
   let why: string;
   if (!settings.jobManagerRecovery) why = 'kubernetes.operator.jm-deployment-recovery.enabled is false';
-  else if (!haOn(deployedSpec))
+  else if (!haOn(deployedSpec, input.configurationDefaults))
     why = 'Flink HA is off, so the job cannot be recovered with its state (the Apache operator recovers only with HA or in stateless mode)';
   else if (observed.ha !== undefined && !haHoldsJob(observed, state.deployedJobId ?? '', { requireCheckpoint: false }))
     why = `Flink's HA metadata of job ${state.deployedJobId} is gone`;
@@ -454,7 +472,7 @@ function decideUnhealthyRestart(input: DecisionInput, reason: string): Decision 
   };
   if ((deployedSpec.job?.upgradeMode ?? 'stateless') === 'stateless')
     return { ...deploy(redeployOf(state, { replaceRunningCluster: true, why: `restart of the unhealthy job (${reason})` })), announce };
-  if (!haOn(deployedSpec) || !state.deployedJobId)
+  if (!haOn(deployedSpec, input.configurationDefaults) || !state.deployedJobId)
     return {
       step: {
         kind: 'wait',

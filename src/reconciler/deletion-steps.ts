@@ -19,6 +19,7 @@
  * deletion: deleting is what the user asked for. A cancel that Flink does not answer does not hold
  * the deletion up: the JobManager's deletion ends the job too.
  */
+import { withConfigurationDefaults } from '../api/default-flink-configuration.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { emptyInternalState, type InternalState } from '../api/internal-state.js';
@@ -52,7 +53,8 @@ export class DeletionSteps {
     const { namespace, name } = deploymentKey(deployment);
     this.hooks.announceOnce(deployment, 'cleanup', 'Normal', 'Cleanup', 'Cleaning up the Flink cluster before deleting the FlinkDeployment');
     const spec = deployment.spec as FlinkDeploymentSpec | undefined;
-    const settings = deploymentOperatorSettings(spec ?? {});
+    const configurationDefaults = d.configurationDefaults(namespace, spec?.flinkVersion);
+    const settings = deploymentOperatorSettings(withConfigurationDefaults(spec ?? {}, configurationDefaults));
     if (spec && !spec.job) {
       const blocked = await this.sessionJobsBlocking(deployment, settings, fence);
       if (blocked) return blocked;
@@ -68,7 +70,7 @@ export class DeletionSteps {
     const observed = state ? await observe(d, deployment, state, api) : undefined;
     if (state && observed && spec) {
       const passState = new PassState(d, deployment, fence, state);
-      const ctx = stepContext({ deps: d, deployment, observed, api, fence, settings }, passState, (type, reason, key, message) =>
+      const ctx = stepContext({ deps: d, deployment, observed, api, fence, settings, configurationDefaults }, passState, (type, reason, key, message) =>
         this.hooks.announceOnce(deployment, key, type, reason, message),
       );
       // A session cluster runs no job of its own: nothing to cancel or to take a final savepoint of.
@@ -100,7 +102,7 @@ export class DeletionSteps {
       }
       state = passState.get();
     }
-    const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], fence);
+    const remaining = await d.cluster.deleteDeployments(namespace, [name, taskManagerDeploymentName(name)], fence, settings.deletionPropagation);
     if (remaining.length > 0)
       return state && observed ? this.deleting(deployment, state, observed, undefined, fence) : { requeueAfterMs: d.timings.progressCheckIntervalMs };
     // The job is gone with its JobManager: Flink's HA metadata of it would only mislead a new cluster of the same name.

@@ -5,7 +5,7 @@
  * Quartz cron, periodic-snapshot-schedule.ts), which savepoints leave the history.
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
-import { flattenFlinkConfiguration, parseFlinkDuration } from '../api/flink-configuration.js';
+import { DELETION_PROPAGATIONS, type DeletionPropagation, flattenFlinkConfiguration, parseFlinkDuration } from '../api/flink-configuration.js';
 import type { AnyInternalState, SavepointRecord } from '../api/internal-state.js';
 import { nextDueAt, type PeriodicSchedule, readPeriodicSchedule } from '../api/periodic-snapshot-schedule.js';
 
@@ -30,6 +30,8 @@ export interface DeploymentOperatorSettings {
   retainedCheckpointResources: number;
   /** `savepoint.trigger.grace-period` (1 min): how long failed manual/periodic savepoints are retried. */
   triggerGracePeriodMs: number;
+  /** `checkpoint.trigger.grace-period` (1 min): how long failed manual/periodic checkpoints are retried. */
+  checkpointTriggerGracePeriodMs: number;
   /** `job.savepoint-on-deletion` (false). */
   savepointOnDeletion: boolean;
   /** `deployment.rollback.enabled` (false). */
@@ -42,6 +44,8 @@ export interface DeploymentOperatorSettings {
   lastStateMaxCheckpointAgeMs: number | undefined;
   /** `job.upgrade.last-state-fallback.enabled` (true): a savepoint upgrade of a job that does not run goes through HA metadata. */
   lastStateFallback: boolean;
+  /** `job.upgrade.inplace-scaling.enabled` (true): a parallelism-overrides change goes through Flink's resource-requirements API (1.18+, adaptive scheduler), else a full upgrade. */
+  inPlaceScaling: boolean;
   /** `jm-deployment-recovery.enabled` (true; older key `reconciler.jm-deployment-recovery.enabled`): recreate a deleted JobManager Deployment. */
   jobManagerRecovery: boolean;
   /** `jm-deployment.shutdown-ttl` (1 d): how long the JobManager of a finished job is kept. */
@@ -55,6 +59,22 @@ export interface DeploymentOperatorSettings {
   blockOnSessionJobs: boolean;
   /** `session.deletion.block-on-unmanaged-jobs` (true; older key `session.block-on-unmanaged-jobs`): nor while jobs no FlinkSessionJob manages still run. */
   blockOnUnmanagedJobs: boolean;
+  /**
+   * `resource.deletion.propagation` (Foreground; Flink reads enum values case-insensitively): how
+   * the JobManager and TaskManager Deployments are deleted (the cluster's deletion, suspend, a
+   * finished job's shutdown, a JobManager restart). Foreground: a Deployment stays, marked
+   * deleting, until its ReplicaSets and pods are gone, so the operator goes on only once the old
+   * cluster has stopped.
+   */
+  deletionPropagation: DeletionPropagation;
+  /**
+   * `observer.rest-ready.delay` (this operator: 0; Apache: 10 s): how long after the JobManager
+   * Deployment became available (its Available condition) it is still DEPLOYED_NOT_READY, on top
+   * of Flink's REST API having to answer (observation.ts).
+   */
+  restReadyDelayMs: number;
+  /** `ingress.manage` (true): render spec.ingress as an Ingress; false: the operator neither creates nor touches Ingresses (Apache OPERATOR_MANAGE_INGRESS). */
+  manageIngress: boolean;
 }
 
 export interface ClusterHealthSettings {
@@ -111,12 +131,14 @@ export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flin
     savepointDisposeOnDelete: bool('savepoint.dispose-on-delete', false),
     retainedCheckpointResources: Math.max(1, Number(flat['state.checkpoints.num-retained']?.trim() || 1) || 1),
     triggerGracePeriodMs: duration('savepoint.trigger.grace-period', 60_000)!,
+    checkpointTriggerGracePeriodMs: duration('checkpoint.trigger.grace-period', 60_000)!,
     savepointOnDeletion: bool('job.savepoint-on-deletion', false),
     rollbackEnabled: bool('deployment.rollback.enabled', false),
     readinessTimeoutMs: duration('deployment.readiness.timeout', 5 * 60_000)!,
     restartFailedJobs: bool('job.restart.failed', false),
     lastStateMaxCheckpointAgeMs: duration('job.upgrade.last-state.max.allowed.checkpoint.age', undefined),
     lastStateFallback: bool('job.upgrade.last-state-fallback.enabled', true),
+    inPlaceScaling: bool('job.upgrade.inplace-scaling.enabled', true),
     jobManagerRecovery: bool('jm-deployment-recovery.enabled', bool('reconciler.jm-deployment-recovery.enabled', true)),
     jobManagerShutdownTtlMs: duration('jm-deployment.shutdown-ttl', 24 * 3600_000)!,
     healthCheck: {
@@ -129,6 +151,9 @@ export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flin
     },
     blockOnSessionJobs: bool('session.deletion.block-on-session-jobs', bool('session.block-on-session-jobs', true)),
     blockOnUnmanagedJobs: bool('session.deletion.block-on-unmanaged-jobs', bool('session.block-on-unmanaged-jobs', true)),
+    manageIngress: bool('ingress.manage', true),
+    deletionPropagation: DELETION_PROPAGATIONS.find((p) => p.toLowerCase() === get('resource.deletion.propagation')?.toLowerCase()) ?? 'Foreground',
+    restReadyDelayMs: duration('observer.rest-ready.delay', 0)!,
   };
 }
 

@@ -3,7 +3,8 @@
  * restores from, and how a spec is recorded once reconciled (the rewrites the Apache operator makes).
  */
 import { isDeployedPhase } from '../api/deployment-phase.js';
-import { flattenFlinkConfiguration, isHighAvailabilityEnabled } from '../api/flink-configuration.js';
+import { effectiveFlatConfiguration } from '../api/default-flink-configuration.js';
+import { isHighAvailabilityEnabled } from '../api/flink-configuration.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import type { AnyInternalState, InternalState } from '../api/internal-state.js';
 
@@ -75,9 +76,9 @@ export function withNonceAcknowledged<S extends AnyInternalState>(
   return next;
 }
 
-/** Flink HA is on in the spec's configuration. */
-export function haOn(spec: FlinkDeploymentSpec): boolean {
-  return isHighAvailabilityEnabled(flattenFlinkConfiguration(spec.flinkConfiguration));
+/** Flink HA is on in the spec's effective configuration (its own over the operator's `defaults`). */
+export function haOn(spec: FlinkDeploymentSpec, defaults: Readonly<Record<string, string>>): boolean {
+  return isHighAvailabilityEnabled(effectiveFlatConfiguration(spec, defaults));
 }
 
 /** The desired spec keeps the Flink version the cluster runs (last-state needs it). */

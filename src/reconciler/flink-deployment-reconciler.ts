@@ -25,9 +25,12 @@
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { FLINK_DEPLOYMENT_FINALIZER, type FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { InternalState } from '../api/internal-state.js';
+import { attributeDefaultedErrors, withConfigurationDefaults } from '../api/default-flink-configuration.js';
+import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import { unhonouredOperatorKeys } from '../runtime/apache-option-catalog.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
+import { afterFailureNote, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
 import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
@@ -116,13 +119,32 @@ export class FlinkDeploymentReconciler implements Reconciler {
     // Validate: an invalid spec is reported and the last valid one keeps being carried out.
     const generation = current.metadata.generation ?? 0;
     const userSpec = current.spec as FlinkDeploymentSpec | undefined;
-    const errors = validateFlinkDeployment(current, state.lastReconciledSpec ? { spec: state.lastReconciledSpec } : undefined);
+    // The operator's defaults (scoped to this namespace and Flink version) under the spec's own
+    // configuration: what is validated, rendered and read for settings. The specs recorded in the
+    // state stay the user's (a change of the defaults alone is not a spec change).
+    const configurationDefaults = d.configurationDefaults(request.namespace, (userSpec ?? state.lastReconciledSpec)?.flinkVersion);
+    const effective = (spec: FlinkDeploymentSpec) => withConfigurationDefaults(spec, configurationDefaults);
+    const errors = attributeDefaultedErrors(
+      validateFlinkDeployment(
+        userSpec && typeof userSpec === 'object' ? { ...current, spec: effective(userSpec) } : current,
+        state.lastReconciledSpec ? { spec: effective(state.lastReconciledSpec) } : undefined,
+      ),
+      userSpec,
+      configurationDefaults,
+    );
     let validationError: string | undefined;
     if (errors.length > 0 || !userSpec) {
       validationError =
         `Invalid spec (generation ${generation}): ${userSpec ? formatFieldErrors(errors) : 'spec: required; a FlinkDeployment needs at least spec.image, spec.flinkVersion and spec.jobManager/taskManager resources'}. ` +
         (state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is deployed until the spec is fixed.');
       this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
+    }
+    const unhonoured =
+      userSpec && typeof userSpec === 'object' ? unhonouredOperatorKeys(flattenFlinkConfiguration(userSpec.flinkConfiguration), 'resource') : [];
+    if (unhonoured.length > 0) {
+      // Not an error (Apache ignores them too), but never silent: once per generation.
+      const list = unhonoured.map((u) => `${u.key} ${u.message}`).join('; ');
+      this.announceOnce(current, `unhonoured-${generation}`, 'Warning', 'UnsupportedOption', `spec.flinkConfiguration: ${list}`);
     }
     const specInvalid = validationError !== undefined;
     if (specInvalid && (!state.lastReconciledSpec || !userSpec)) {
@@ -132,16 +154,16 @@ export class FlinkDeploymentReconciler implements Reconciler {
     }
     const desired = specInvalid ? state.lastReconciledSpec! : userSpec!;
     const desiredGeneration = specInvalid ? (state.lastReconciledGeneration ?? generation) : generation;
-    const settings = deploymentOperatorSettings(desired);
+    const settings = deploymentOperatorSettings(effective(desired));
     const api = fencedFlinkApi(d.flinkApi(current, fence), fence);
     const passState = new PassState(d, current, fence, state);
 
     // Observe, then decide (gathering the facts the decision asks for).
-    let observed = await observe(d, current, state, api);
+    let observed = await observe(d, current, state, api, settings.restReadyDelayMs);
     const resource = `${request.namespace}/${request.name}`;
     let decision: Decision;
     for (let asked = 0; ; asked++) {
-      decision = decide({ state, desired, desiredGeneration, specInvalid, observed, settings, now: d.now(), resource });
+      decision = decide({ state, desired, desiredGeneration, specInvalid, observed, settings, configurationDefaults, now: d.now(), resource });
       if (decision.step.kind !== 'gather' || asked >= GATHERABLE_FACTS) break;
       observed = await gather(
         decision.step.fact,
@@ -155,8 +177,10 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (decision.count === 'drift') d.counters.driftDetected();
 
     // Act: exactly one step.
-    const context = stepContext({ deps: d, deployment: current, observed, api, fence, settings }, passState, (type, reason, key, message) =>
-      this.announceOnce(current, key, type, reason, message),
+    const context = stepContext(
+      { deps: d, deployment: current, observed, api, fence, settings, configurationDefaults },
+      passState,
+      (type, reason, key, message) => this.announceOnce(current, key, type, reason, message),
     );
     let result: StepResult;
     try {
@@ -165,7 +189,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
       if (isFencingOrPrecondition(error)) throw error;
       if (!(error instanceof FlinkRestError)) {
         // Not an expected outcome: the status still tells the truth, then the runtime retries with backoff.
-        const message = `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`;
+        const message = `Reconcile failed: ${(error as Error)?.message ?? String(error)}${afterFailureNote(request)}`;
         await this.recordStatus(current, passState.get(), observed, validationError ?? message, fence);
         throw error;
       }
@@ -200,7 +224,9 @@ export class FlinkDeploymentReconciler implements Reconciler {
       );
     }
     await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind);
-    return { requeueAfterMs: requeueAfterMs(result, d.timings) };
+    // observer.rest-ready.delay: look again when the JobManager may count as READY.
+    const restReadyIn = finalObserved.restReadyInMs;
+    return { requeueAfterMs: restReadyIn !== undefined ? Math.min(restReadyIn, requeueAfterMs(result, d.timings)) : requeueAfterMs(result, d.timings) };
   }
 
   private async recordStatus(

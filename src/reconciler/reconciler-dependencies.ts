@@ -4,9 +4,10 @@
  */
 import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 import type { FlinkStateSnapshotWriter } from '../kube/flink-state-snapshot-client.js';
-import type { V1ConfigMap, V1Deployment, V1Pod } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1Deployment, V1Ingress, V1Pod } from '@kubernetes/client-node';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
-import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
+import type { DeletionPropagation } from '../api/flink-configuration.js';
+import type { FlinkDeploymentSpec, FlinkVersion } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { SavepointRecord } from '../api/internal-state.js';
@@ -21,6 +22,7 @@ import type {
   FlinkCheckpointingStatistics,
   FlinkDashboardConfig,
   FlinkJobOverview,
+  FlinkJobResourceRequirements,
   SavepointFormatType,
   SavepointStatus,
 } from '../flink/flink-rest-types.js';
@@ -47,6 +49,9 @@ export interface FlinkJobApi {
   getJobMetrics(jobId: string, names: readonly string[]): Promise<Record<string, string>>;
   disposeSavepoint(savepointPath: string): Promise<string>;
   getDisposalStatus(triggerId: string): Promise<DisposalStatus>;
+  /** GET / PUT /jobs/:id/resource-requirements (Flink 1.18+, in-place scaling); an API without them cannot scale in place (a full upgrade instead). */
+  getResourceRequirements?(jobId: string): Promise<FlinkJobResourceRequirements>;
+  updateResourceRequirements?(jobId: string, requirements: FlinkJobResourceRequirements): Promise<void>;
 }
 
 export interface ClusterRenderInputs {
@@ -71,8 +76,8 @@ export interface FlinkClusterOperations {
   readFlinkConfigMap(namespace: string, name: string): Promise<V1ConfigMap | undefined>;
   /** Records on the Flink ConfigMap the savepoint a suspend stopped the job with (the rebuild trusts it, not the status). */
   recordLastSavepoint(namespace: string, name: string, location: string, fence: SideEffectFence): Promise<void>;
-  /** Deletes the JobManager and TaskManager Deployments; returns the names still present. */
-  deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence): Promise<string[]>;
+  /** Deletes the JobManager and TaskManager Deployments with `propagation`; returns the names still present. */
+  deleteDeployments(namespace: string, names: readonly string[], fence: SideEffectFence, propagation: DeletionPropagation): Promise<string[]>;
   deleteServicesAndConfig(namespace: string, serviceNames: readonly string[], configMapName: string, fence: SideEffectFence): Promise<void>;
   /** Deletes Flink's HA ConfigMaps of the cluster (deletion of the FlinkDeployment). */
   deleteHaMetadata(namespace: string, name: string, fence: SideEffectFence): Promise<void>;
@@ -80,6 +85,14 @@ export interface FlinkClusterOperations {
   scaleTaskManagers(namespace: string, name: string, replicas: number, fence: SideEffectFence): Promise<void>;
   /** Pods of one component, listed only when the reconciler needs failure reasons. */
   listPods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
+}
+
+/** The FlinkDeployment's Ingress (networking.k8s.io/v1; ingress-steps.ts); every write checks the fence first. */
+export interface FlinkIngressOperations {
+  /** Creates or replaces the Ingress unless the live one already carries this rendering (a GET first); true when written. */
+  apply(ingress: V1Ingress, fence: SideEffectFence): Promise<boolean>;
+  /** Deletes the Ingress `name` when it exists and the FlinkDeployment `ownerUid` owns it; true when deleted. */
+  delete(namespace: string, name: string, ownerUid: string, fence: SideEffectFence): Promise<boolean>;
 }
 
 export interface StatusWriter {
@@ -137,10 +150,18 @@ export interface FlinkDeploymentReconcilerDependencies {
   finalizers: FinalizerWriter;
   legacy: LegacyMigrator;
   cluster: FlinkClusterOperations;
+  /** The Ingress of spec.ingress; undefined: no Ingress is ever read or written (fakes that do not model it). */
+  ingresses?: FlinkIngressOperations;
   /** The deployment's Flink REST API; every request that changes something is checked against `fence` right before it is written. */
   flinkApi(deployment: FlinkDeploymentV1, fence: SideEffectFence): FlinkJobApi;
   /** How flinkApi reaches Flink (for messages: what to check when it does not answer). */
   flinkRestAccess: 'direct' | 'apiserver-proxy';
+  /**
+   * The operator's default flinkConfiguration for a resource of `namespace` and `flinkVersion`, flat
+   * and scoped (src/api/default-flink-configuration.ts), as of now: what every spec's own
+   * configuration is read over. Changes at run time (dynamic configuration).
+   */
+  configurationDefaults(namespace: string, flinkVersion: FlinkVersion | undefined): Readonly<Record<string, string>>;
   /** The fence of one pass (side-effect-fence.ts); undefined = this instance does not lead now. */
   fenceFor(signal: AbortSignal): SideEffectFence | undefined;
   /** Savepoints the state's size rules dropped from the history, not yet disposed (taken: the caller disposes or returns them). */

@@ -7,7 +7,7 @@
  * narrow interfaces of reconciler-dependencies.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, NetworkingV1Api, PatchStrategy, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import type { Operation } from 'fast-json-patch';
 import {
   API_VERSION_V1,
@@ -18,6 +18,8 @@ import {
   type FlinkDeploymentV1,
   type FlinkDeploymentV1beta1,
 } from '../api/flink-deployment.js';
+import { withConfigurationDefaults } from '../api/default-flink-configuration.js';
+import type { FlinkVersion } from '../api/flink-deployment-spec.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
 import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { flinkRestClientFor, resolveFlinkRestAccess } from '../flink/flink-rest-access.js';
@@ -84,6 +86,15 @@ export const makeFlinkDeploymentReconciler: ReconcilerFactory = (runtime: Operat
 
 function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout): Reconciler {
   const { config, readers, apiClients, writeTracker } = runtime;
+  const configurationDefaults = (namespace: string, flinkVersion: FlinkVersion | undefined) =>
+    runtime.defaultConfiguration.current().for(namespace, flinkVersion);
+  const withDefaultsOf = (deployment: FlinkDeploymentV1): FlinkDeploymentV1 =>
+    deployment.spec
+      ? {
+          ...deployment,
+          spec: withConfigurationDefaults(deployment.spec, configurationDefaults(deployment.metadata.namespace ?? '', deployment.spec.flinkVersion)),
+        }
+      : deployment;
   const flinkRestAccess = resolveFlinkRestAccess(config.flinkRestAccess, process.env);
   runtime.logger.info(
     { flinkRestAccess, setting: config.flinkRestAccess },
@@ -124,7 +135,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     async (namespace, labelSelector): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector })).items,
     Math.max(POD_LIST_MAX_AGE_MS, config.progressCheckIntervalMs),
   );
-  const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services);
+  const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services, apiClients.make(NetworkingV1Api));
 
   const finalizers: FinalizerWriter = {
     async add(deployment, fence) {
@@ -182,14 +193,20 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       readHaMetadata: (namespace, name) => applier.readHaMetadata(namespace, name),
       readFlinkConfigMap: (namespace, name) => configMapClient.get(namespace, flinkConfigMapName(name)),
       recordLastSavepoint: (namespace, name, location, fence) => applier.recordLastSavepoint(namespace, flinkConfigMapName(name), location, fence),
-      deleteDeployments: (namespace, names, fence) => applier.deleteDeployments(namespace, names, fence),
+      deleteDeployments: (namespace, names, fence, propagation) => applier.deleteDeployments(namespace, names, fence, propagation),
       deleteServicesAndConfig: (namespace, services, configMap, fence) => applier.deleteServicesAndConfig(namespace, services, configMap, fence),
       deleteHaMetadata: (namespace, name, fence) => applier.deleteHaMetadata(namespace, name, fence),
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
     },
+    ingresses: {
+      apply: (ingress, fence) => applier.applyIngress(ingress, fence),
+      delete: (namespace, name, ownerUid, fence) => applier.deleteIngress(namespace, name, ownerUid, fence),
+    },
+    configurationDefaults,
     flinkApi: (deployment, fence) =>
-      flinkRestClientFor(deployment, {
+      // The REST port may come from the operator's defaults.
+      flinkRestClientFor(withDefaultsOf(deployment), {
         mode: flinkRestAccess,
         kubeConfig: runtime.kubeConfig,
         beforeWrite: (method, path) => fence.check(`send ${method} ${path} to Flink`),

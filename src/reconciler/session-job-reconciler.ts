@@ -23,7 +23,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { formatFieldErrors } from '../api/spec-validation.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
-import type { ReconcileRequest, ReconcileResult, Reconciler } from '../runtime/reconcile.js';
+import { afterFailureNote, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
 import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
@@ -165,7 +165,7 @@ export class FlinkSessionJobReconciler implements Reconciler {
           current,
           passState,
           observed,
-          validationError ?? `Reconcile failed: ${(error as Error)?.message ?? String(error)}; retrying with backoff`,
+          validationError ?? `Reconcile failed: ${(error as Error)?.message ?? String(error)}${afterFailureNote(request)}`,
           fence,
           deleting,
         );

@@ -222,7 +222,7 @@ function checkpointContext(ctx: SessionJobStepContext): CheckpointStepContext<Se
   const { deps } = ctx;
   return {
     api: apiOf(ctx),
-    triggerGracePeriodMs: ctx.settings.triggerGracePeriodMs,
+    triggerGracePeriodMs: ctx.settings.checkpointTriggerGracePeriodMs,
     now: () => deps.now(),
     newTriggerId: () => deps.newJobId(),
     emit: (type, reason, message) => deps.events.emit(ctx.job, type, reason, message),

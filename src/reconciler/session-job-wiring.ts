@@ -15,7 +15,9 @@ import { flinkRestClientFor, resolveFlinkRestAccess } from '../flink/flink-rest-
 import { ARTIFACT_HTTP_HEADER_KEY, fetchSessionJobJar, parseArtifactHttpHeaders } from '../flink/session-job-artifacts.js';
 import { KubeConfigMapClient } from '../kube/configmap-client.js';
 import { KubeFlinkSessionJobClient } from '../kube/flink-deployment-client.js';
-import type { ObservableObjectReader } from '../kube/object-reader.js';
+import type { ObjectReader, ObservableObjectReader } from '../kube/object-reader.js';
+import { withConfigurationDefaults } from '../api/default-flink-configuration.js';
+import type { DefaultConfigurationReader } from '../runtime/default-configuration-source.js';
 import type { OperatorDependencies, ReconcilerFactory } from '../runtime/manager.js';
 import type { Reconciler } from '../runtime/reconcile.js';
 import { ConfigMapStateStore } from '../state/configmap-state-store.js';
@@ -61,7 +63,9 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
 
   const dependencies: SessionJobReconcilerDependencies = {
     sessionJobs: recorder.overlay,
-    sessionClusters: readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>,
+    // A session job's configuration is its cluster's effective one (the operator's defaults under
+    // the cluster's own) overlaid by its own (Apache's FlinkConfigManager.getSessionJobConfig).
+    sessionClusters: withDefaultConfiguration(readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>, runtime.defaultConfiguration),
     clusterDeployments: readers.deployments,
     store,
     status: recorder,
@@ -120,3 +124,18 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
   };
   return new FlinkSessionJobReconciler(dependencies);
 };
+
+/** Session clusters read with the operator's defaults merged into spec.flinkConfiguration (read-only view). */
+function withDefaultConfiguration(clusters: ObjectReader<FlinkDeploymentV1>, defaults: DefaultConfigurationReader): ObjectReader<FlinkDeploymentV1> {
+  const withDefaults = (cluster: FlinkDeploymentV1): FlinkDeploymentV1 =>
+    cluster.spec
+      ? { ...cluster, spec: withConfigurationDefaults(cluster.spec, defaults.current().for(cluster.metadata.namespace ?? '', cluster.spec.flinkVersion)) }
+      : cluster;
+  return {
+    get: (namespace, name) => {
+      const cluster = clusters.get(namespace, name);
+      return cluster && withDefaults(cluster);
+    },
+    list: (namespace) => clusters.list(namespace).map(withDefaults),
+  };
+}

@@ -15,7 +15,8 @@
  * retried forever; a failed stop (upgrade, suspend) leaves the job running the old spec.
  */
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
-import { flattenFlinkConfiguration, savepointDirectory } from '../api/flink-configuration.js';
+import { effectiveFlatConfiguration } from '../api/default-flink-configuration.js';
+import { savepointDirectory } from '../api/flink-configuration.js';
 import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
 import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
@@ -43,15 +44,15 @@ export function recordsSnapshotResources(ctx: StepContext): boolean {
   return ctx.deps.snapshotResources !== undefined && ctx.settings.snapshotResources;
 }
 
-function formatTypeOf(spec: FlinkDeploymentSpec): 'CANONICAL' | 'NATIVE' | undefined {
-  const value = flattenFlinkConfiguration(spec.flinkConfiguration)['kubernetes.operator.savepoint.format.type']?.toUpperCase();
+function formatTypeOf(spec: FlinkDeploymentSpec, defaults: Readonly<Record<string, string>>): 'CANONICAL' | 'NATIVE' | undefined {
+  const value = effectiveFlatConfiguration(spec, defaults)['kubernetes.operator.savepoint.format.type']?.toUpperCase();
   return value === 'NATIVE' || value === 'CANONICAL' ? value : undefined;
 }
 
 /** Records the intent (STOPPING too when the job is to stop), then sends the trigger. */
 export async function startSavepoint(ctx: StepContext, request: SavepointRequest): Promise<StepResult> {
-  const target = request.targetDirectory ?? savepointDirectory(flattenFlinkConfiguration(request.spec.flinkConfiguration));
-  const format = request.formatType ?? formatTypeOf(request.spec);
+  const target = request.targetDirectory ?? savepointDirectory(effectiveFlatConfiguration(request.spec, ctx.configurationDefaults));
+  const format = request.formatType ?? formatTypeOf(request.spec, ctx.configurationDefaults);
   const pending: PendingSnapshot = {
     kind: 'savepoint',
     triggerType: request.triggerType,

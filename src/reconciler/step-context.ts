@@ -5,6 +5,7 @@
  * nothing else.
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
+import type { FlinkJobResourceRequirements } from '../flink/flink-rest-types.js';
 import type { InternalState } from '../api/internal-state.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { StateUpdateFunction } from '../state/state-store.js';
@@ -21,6 +22,8 @@ export interface StepContext {
   /** The leadership term this pass acts in; checked before every side effect. */
   readonly fence: SideEffectFence;
   readonly settings: DeploymentOperatorSettings;
+  /** The operator's default configuration for this deployment (flat, scoped); specs are read over it. */
+  readonly configurationDefaults: Readonly<Record<string, string>>;
   /** The state as last read or written in this pass. */
   state(): InternalState;
   /**
@@ -98,6 +101,21 @@ export function fencedFlinkApi(api: FlinkJobApi, fence: SideEffectFence): FlinkJ
     disposeSavepoint: (savepointPath) => {
       fence.check(`dispose savepoint ${savepointPath}`);
       return api.disposeSavepoint(savepointPath);
+    },
+    ...fencedResourceRequirements(api, fence),
+  };
+}
+
+/** The resource-requirements calls of `api`, where it has them, the PUT fenced. */
+function fencedResourceRequirements(api: FlinkJobApi, fence: SideEffectFence): Pick<FlinkJobApi, 'getResourceRequirements' | 'updateResourceRequirements'> {
+  const get = api.getResourceRequirements?.bind(api);
+  const put = api.updateResourceRequirements?.bind(api);
+  if (!get || !put) return {};
+  return {
+    getResourceRequirements: get,
+    updateResourceRequirements: (jobId: string, requirements: FlinkJobResourceRequirements) => {
+      fence.check(`rescale Flink job ${jobId} in place`);
+      return put(jobId, requirements);
     },
   };
 }

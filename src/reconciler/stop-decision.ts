@@ -72,7 +72,8 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
 
   if (mode === 'stateless' || !jobId) return finish(undefined);
 
-  const lastStatePossible = sameFlinkVersion(state, desired) && haOn(desired) && haOn(deployedSpecOf(state) ?? desired);
+  const defaults = input.configurationDefaults;
+  const lastStatePossible = sameFlinkVersion(state, desired) && haOn(desired, defaults) && haOn(deployedSpecOf(state) ?? desired, defaults);
   if (mode === 'last-state' && lastStatePossible) {
     const holds = haHoldsJob(observed, jobId);
     if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
@@ -111,7 +112,7 @@ export function decideStop(input: DecisionInput, purpose: 'upgrade' | 'suspend')
 
   const deployedMode = deployedSpecOf(state)?.job?.upgradeMode ?? 'stateless';
   if (observed.jobManagerNeverStarted && deployedMode !== 'last-state' && observed.jobManager !== 'READY') {
-    if (haOn(deployedSpecOf(state) ?? desired)) {
+    if (haOn(deployedSpecOf(state) ?? desired, defaults)) {
       const holds = haHoldsJob(observed, jobId);
       if (holds === undefined) return { step: { kind: 'gather', fact: 'ha' } };
       if (holds) return waitFor(input, purpose, `Flink's HA metadata holds a checkpoint of job ${jobId}`);

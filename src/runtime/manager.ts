@@ -8,14 +8,18 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import { KubeConfigMapClient } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { ApiClientFactory } from './api-client-factory.js';
 import { reuseConnections } from './connection-reuse.js';
-import { Controller } from './controller.js';
+import { Controller, retryOptions } from './controller.js';
 import { routeEvent } from './event-mapping.js';
 import { EventReason, KubernetesEventRecorder, type EventRecorder } from './event-recorder.js';
 import type { FencingToken } from './fencing-token.js';
 import { fenceForPass, type SideEffectFence } from './side-effect-fence.js';
+import { currentReconcileContext } from './logger.js';
+import { handoverGraceMs, shardFence, shardIdentity, ShardOwnership, type ShardedKind } from './shard.js';
+import { ShardHandover } from './shard-handover.js';
 import { HealthServer } from './health-server.js';
 import { Informer } from './informer.js';
 import { LeaderElector, type Leadership } from './leader-election.js';
@@ -24,6 +28,7 @@ import { LifecycleTracker, OperatorMetrics, type LifecycleCounts } from './metri
 import type { OperatorConfig } from './operator-config.js';
 import { OwnWriteTracker, type WriteTracker } from './own-write-tracker.js';
 import type { Reconciler } from './reconcile.js';
+import { type DefaultConfigurationReader, type DefaultConfigurationSource, NO_DEFAULT_CONFIGURATION } from './default-configuration-source.js';
 import { routeSessionJobEvent, SessionJobsByCluster, sessionClusterKeysOf } from './session-job-event-mapping.js';
 import {
   configMaps,
@@ -91,6 +96,8 @@ export interface OperatorDependencies {
   readonly config: OperatorConfig;
   /** Asks for a reconcile of `namespace/name` (no-op while not leading). */
   enqueue(key: string): void;
+  /** The operator-wide default Flink configuration, as of now (default-configuration-source.ts). */
+  readonly defaultConfiguration: DefaultConfigurationReader;
 }
 
 export type ReconcilerFactory = (deps: OperatorDependencies) => Reconciler;
@@ -109,6 +116,11 @@ export interface ManagerOptions {
   readonly logger?: Logger;
   /** Serve the HTTP port (default true). */
   readonly serveHttp?: boolean;
+  /**
+   * The default configuration (default: none). The manager starts and stops its checks, and
+   * reconciles every resource again when it changes.
+   */
+  readonly defaultConfiguration?: DefaultConfigurationSource;
 }
 
 export class Manager {
@@ -132,11 +144,15 @@ export class Manager {
   private readonly snapshotReconciler: Reconciler | undefined;
   private snapshotController: Controller | undefined;
   private readonly sessionJobsByCluster = new SessionJobsByCluster();
+  private readonly defaultConfiguration: DefaultConfigurationSource | undefined;
   private readonly informerKinds: Array<[Informer<KubernetesObject>, string]>;
   private term = 0;
   private state: 'new' | 'running' | 'stopping' | 'stopped' = 'new';
   private readonly unsubscribers: Array<() => void> = [];
   private readonly lifecycle: LifecycleTracker;
+  /** Who owns which resource among the label-selector shards (design/012-shards.md). */
+  readonly shard: ShardOwnership;
+  private readonly handover: ShardHandover;
 
   constructor(options: ManagerOptions) {
     const config = (this.config = options.config);
@@ -159,7 +175,8 @@ export class Manager {
         onRequest: (verb, code) => metrics.apiRequests.inc({ verb, code }),
         onRequestStart: (verb) => metrics.watchRequests.inc({ kind: resource.kind, verb }),
       });
-    this.flinkInformer = informerFor(flinkDeployments(clients));
+    // the sharded kinds follow their own labels (design/012-shards.md)
+    this.flinkInformer = informerFor(flinkDeployments(clients), config.labelSelector);
     const stateInformer = informerFor(configMaps(clients), config.stateConfigMapSelector);
     const deploymentInformer = informerFor(deployments(clients), config.ownedResourceSelector);
     const serviceInformer = informerFor(services(clients), config.ownedResourceSelector);
@@ -171,12 +188,12 @@ export class Manager {
       [this.informers[3], 'Service'],
     ];
     if (options.makeSessionJobReconciler) {
-      this.sessionJobInformer = informerFor(flinkSessionJobs(clients));
+      this.sessionJobInformer = informerFor(flinkSessionJobs(clients), config.labelSelector);
       this.informers.push(this.sessionJobInformer);
       this.informerKinds.push([this.sessionJobInformer, 'FlinkSessionJob']);
     }
     if (options.makeStateSnapshotReconciler) {
-      this.snapshotInformer = informerFor(flinkStateSnapshots(clients));
+      this.snapshotInformer = informerFor(flinkStateSnapshots(clients), config.labelSelector);
       this.informers.push(this.snapshotInformer);
       this.informerKinds.push([this.snapshotInformer, 'FlinkStateSnapshot']);
     }
@@ -219,6 +236,43 @@ export class Manager {
       metrics,
     });
     const leadership = this.leadership;
+    const sharded = new Map<ShardedKind, ObservableObjectReader<KubernetesObject>>([['FlinkDeployment', this.flinkInformer]]);
+    if (this.sessionJobInformer) sharded.set('FlinkSessionJob', this.sessionJobInformer);
+    if (this.snapshotInformer) sharded.set('FlinkStateSnapshot', this.snapshotInformer);
+    const shard = (this.shard = new ShardOwnership({
+      shard: shardIdentity(config),
+      graceMs: handoverGraceMs(config),
+      readers: sharded,
+      stateConfigMaps: stateInformer,
+    }));
+    this.handover = new ShardHandover({
+      ownership: shard,
+      labelSelector: config.labelSelector,
+      graceMs: handoverGraceMs(config),
+      term: leadership,
+      marginMs: fenceMarginMs(config),
+      clients,
+      configMaps: new KubeConfigMapClient(options.kubeConfig, 'flink-operator', clients.make(CoreV1Api)),
+      events: this.recorder,
+      logger: this.logger.child({ component: 'shard-handover' }),
+      intervalMs: Math.min(1_000, config.retryPeriodMs),
+      onTakenOver: (kind, key) =>
+        (kind === 'FlinkSessionJob' ? this.sessionJobController : kind === 'FlinkStateSnapshot' ? this.snapshotController : this.controller)?.enqueue(key),
+    });
+    /** The token and fence of a pass of `kind`'s reconciler: the leadership term, made shard-aware for the resource of the pass. */
+    const fencingFor = (kind: ShardedKind) => ({
+      fencingToken: () => {
+        const token = leadership.currentToken();
+        const context = currentReconcileContext();
+        return token && shard.tokenFor(token, context ? shard.uidOf(kind, context.namespace, context.name) : undefined);
+      },
+      fenceFor: (signal: AbortSignal) => {
+        const base = fenceForPass({ term: leadership, signal, marginMs: fenceMarginMs(config) });
+        const context = currentReconcileContext();
+        if (!base) return undefined;
+        return context ? shardFence(base, shard, kind, context.namespace, context.name) : { ...base, token: shard.tokenFor(base.token, undefined) };
+      },
+    });
     this.dependencies = {
       kubeConfig: options.kubeConfig,
       apiClients: clients,
@@ -234,12 +288,14 @@ export class Manager {
       events: this.recorder,
       logger: this.logger,
       metrics,
-      fencingToken: () => leadership.currentToken(),
-      fenceFor: (signal) => fenceForPass({ term: leadership, signal, marginMs: fenceMarginMs(config) }),
+      ...fencingFor('FlinkDeployment'),
       leadership,
       config,
       enqueue: (key) => this.controller?.enqueue(key),
+      defaultConfiguration: options.defaultConfiguration ?? NO_DEFAULT_CONFIGURATION,
     };
+    this.defaultConfiguration = options.defaultConfiguration;
+    options.defaultConfiguration?.onChange(() => this.reconcileEverything());
     metrics.setLifecycleSource(() => {
       const counts: LifecycleCounts = new Map();
       for (const deployment of this.flinkInformer.list()) {
@@ -252,8 +308,8 @@ export class Manager {
       return counts;
     });
     this.reconciler = options.makeReconciler(this.dependencies);
-    this.sessionJobReconciler = options.makeSessionJobReconciler?.(this.dependencies);
-    this.snapshotReconciler = options.makeStateSnapshotReconciler?.(this.dependencies);
+    this.sessionJobReconciler = options.makeSessionJobReconciler?.({ ...this.dependencies, ...fencingFor('FlinkSessionJob') });
+    this.snapshotReconciler = options.makeStateSnapshotReconciler?.({ ...this.dependencies, ...fencingFor('FlinkStateSnapshot') });
     if (options.serveHttp ?? true) {
       this.health = new HealthServer({
         port: config.httpPort,
@@ -270,6 +326,7 @@ export class Manager {
     this.state = 'running';
     const port = await this.health?.start();
     if (port !== undefined) this.logger.info({ port }, 'serving /metrics, /healthz, /readyz');
+    this.defaultConfiguration?.start();
     if (this.sessionJobInformer) this.unsubscribers.push(this.sessionJobInformer.subscribe((event) => this.sessionJobsByCluster.observe(event)));
     for (const [informer, kind] of this.informerKinds) {
       this.unsubscribers.push(
@@ -331,14 +388,31 @@ export class Manager {
       this.logger.info({ inFlight, graceMs: this.config.shutdownTimeoutMs }, 'shutting down: finishing in-flight reconciles');
       await Promise.all(controllers.map((c) => c.stop(this.config.shutdownTimeoutMs)));
     }
+    await this.handover.stop();
     await this.leadership.stop();
+    this.defaultConfiguration?.stop();
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
+    this.shard.close();
     await Promise.all(this.informers.map((i) => i.stop()));
     await Promise.race([this.recorder.flush(), new Promise((r) => setTimeout(r, 2_000).unref())]);
     await this.health?.stop();
     this.metrics.leader.set(0);
     this.state = 'stopped';
     this.logger.info('stopped');
+  }
+
+  /**
+   * Watches `namespaces` (empty = all) from now on, without a restart: every informer restarts its
+   * watches for the new set (Informer.setNamespaces). The objects of namespaces no longer watched
+   * leave the caches (reported deleted, so their keys are dropped: a queued key whose object is gone
+   * is not reconciled again, and a pass in flight on one is fenced out, shard.ts); the objects of new
+   * namespaces are listed and reconciled. Called on a config-file change when dynamicNamespaces is on.
+   */
+  async setWatchedNamespaces(namespaces: readonly string[]): Promise<void> {
+    const wanted = [...new Set(namespaces)].sort();
+    this.logger.info({ namespaces: wanted.length ? wanted : 'all' }, 'changing the watched namespaces');
+    await Promise.all(this.informers.map((informer) => informer.setNamespaces(wanted)));
+    void this.waitForSync();
   }
 
   httpPort(): number | undefined {
@@ -384,8 +458,7 @@ export class Manager {
       parallelism: this.config.parallelism,
       reconcileIntervalMs: this.config.reconcileIntervalMs,
       requeueJitter: this.config.requeueJitter,
-      retryBaseDelayMs: this.config.retryBaseDelayMs,
-      retryMaxDelayMs: this.config.retryMaxDelayMs,
+      ...retryOptions(this.config),
       logger: this.logger,
       metrics: this.metrics,
       exists: (key) => this.flinkDeploymentOf(key) !== undefined,
@@ -401,6 +474,7 @@ export class Manager {
     if (this.sessionJobReconciler && sessionJobs) this.sessionJobController = this.startController(this.sessionJobReconciler, sessionJobs, 'flinksessionjob');
     if (this.snapshotReconciler && this.snapshotInformer)
       this.snapshotController = this.startController(this.snapshotReconciler, this.snapshotInformer, 'flinkstatesnapshot');
+    this.handover.start();
     this.logger.info({ token, deployments: this.flinkInformer.list().length, sessionJobs: sessionJobs?.list().length }, 'reconciling');
   }
 
@@ -411,8 +485,7 @@ export class Manager {
       parallelism: this.config.parallelism,
       reconcileIntervalMs: this.config.reconcileIntervalMs,
       requeueJitter: this.config.requeueJitter,
-      retryBaseDelayMs: this.config.retryBaseDelayMs,
-      retryMaxDelayMs: this.config.retryMaxDelayMs,
+      ...retryOptions(this.config),
       logger: this.logger.child({ controller: name }),
       metrics: this.metrics,
       exists: (key) => objectOf(informer, key) !== undefined,
@@ -426,6 +499,17 @@ export class Manager {
     return controller;
   }
 
+  /** Every FlinkDeployment and FlinkSessionJob is reconciled again (after the default configuration changed). */
+  private reconcileEverything(): void {
+    for (const [controller, informer] of [
+      [this.controller, this.flinkInformer],
+      [this.sessionJobController, this.sessionJobInformer],
+    ] as const) {
+      if (!controller || !informer) continue;
+      for (const object of informer.list()) controller.enqueue(`${object.metadata?.namespace}/${object.metadata?.name}`);
+    }
+  }
+
   private flinkDeploymentOf(key: string): FlinkDeploymentObject | undefined {
     return objectOf(this.flinkInformer, key);
   }
@@ -436,6 +520,7 @@ export class Manager {
     this.controller = undefined;
     this.sessionJobController = undefined;
     this.snapshotController = undefined;
+    void this.handover.stop();
     if (controllers.length > 0) {
       this.logger.warn({ reason, aborted: controllers.flatMap((c) => c.inFlightKeys()) }, 'stopped reconciling');
       for (const controller of controllers) void controller.stop(0);

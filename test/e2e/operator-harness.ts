@@ -26,6 +26,8 @@ import { makeFlinkStateSnapshotReconciler } from '../../src/reconciler/state-sna
 import { Manager } from '../../src/runtime/manager.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../../src/runtime/operator-config.js';
 import { createLogger } from '../../src/runtime/logger.js';
+import { defaultConfigurationSourceFor } from '../../src/cli/run-command.js';
+import { readDefaultConfigurationFile } from '../../src/runtime/default-configuration-source.js';
 
 export const CRD_FILE = fileURLToPath(new URL('../../crds/flinkdeployments.flink.apache.org.yaml', import.meta.url));
 export const SESSION_JOB_CRD_FILE = fileURLToPath(new URL('../../crds/flinksessionjobs.flink.apache.org.yaml', import.meta.url));
@@ -108,13 +110,23 @@ export async function startHarness(
     manager: undefined,
     async startOperator(overrides = {}) {
       const config = testOperatorConfig(overrides);
+      const logger = createLogger({ format: 'json', level: config.logLevel as never });
       const manager = new Manager({
         config,
         kubeConfig,
         makeReconciler: makeFlinkDeploymentReconciler,
         ...(options.sessionJobs ? { makeSessionJobReconciler: makeFlinkSessionJobReconciler } : {}),
         ...(options.stateSnapshots ? { makeStateSnapshotReconciler: makeFlinkStateSnapshotReconciler } : {}),
-        logger: createLogger({ format: 'json', level: config.logLevel as never }),
+        logger,
+        // Only a test that names a configuration directory gets defaults (never the machine's /opt/flink/conf).
+        ...(overrides.flinkConfDir !== undefined
+          ? {
+              defaultConfiguration: defaultConfigurationSourceFor(config, logger, {
+                defaults: readDefaultConfigurationFile(config.flinkConfDir),
+                defaultsDirExplicit: true,
+              }),
+            }
+          : {}),
       });
       await manager.start();
       harness.manager = manager;

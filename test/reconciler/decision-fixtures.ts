@@ -61,6 +61,23 @@ export function spec(options: SpecOptions = {}): FlinkDeploymentSpec {
     .build().spec;
 }
 
+/** A job vertex id for `pipeline.jobvertex-parallelism-overrides` rows. */
+export const VERTEX = 'dddddddddddddddddddddddddddddddd';
+
+/**
+ * What in-place scaling needs (inplace-scaling-steps.ts): native mode, Flink 1.18, the adaptive
+ * scheduler, the override `parallelism` of VERTEX; `config` over it, `flinkVersion` instead of 1.18.
+ */
+export function overridesSpec(parallelism: number, options: { config?: Record<string, string>; flinkVersion?: FlinkDeploymentSpec['flinkVersion'] } = {}) {
+  return changed(
+    spec({ config: { 'jobmanager.scheduler': 'adaptive', 'pipeline.jobvertex-parallelism-overrides': `${VERTEX}:${parallelism}`, ...options.config } }),
+    (s) => {
+      s.mode = 'native';
+      s.flinkVersion = options.flinkVersion ?? 'v1_18';
+    },
+  );
+}
+
 /** A copy of `base` changed by `edit`. */
 export function changed(base: FlinkDeploymentSpec, edit: (copy: FlinkDeploymentSpec) => void): FlinkDeploymentSpec {
   const copy = structuredClone(base);
@@ -160,6 +177,7 @@ export function decisionInput(options: InputOptions): DecisionInput {
     specInvalid: options.specInvalid ?? false,
     observed: options.observed ?? jobManagerMissing(),
     settings: deploymentOperatorSettings(desired),
+    configurationDefaults: {},
     now: options.now ?? NOW,
     resource: 'team-a/orders',
   };

@@ -320,6 +320,7 @@ function harness(options: HarnessOptions) {
       flinkUnreachable: () => void counters.flinkUnreachable++,
     },
     flinkRestAccess: 'direct',
+    configurationDefaults: () => ({}),
     events: { emit: (_d, type, reason, message) => void events.push({ type, reason, message }) },
     log: { info: (fields, message) => void infoLines.push({ fields, message }), warn: () => {}, debug: () => {} },
     timings: TIMINGS,

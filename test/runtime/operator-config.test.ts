@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Command } from 'commander';
-import { OPERATOR_KNOBS, OperatorConfigError, knobsMarkdownTable, parseDurationMs, resolveOperatorConfig } from '../../src/runtime/operator-config.js';
+import { OperatorConfigError, parseDurationMs, resolveOperatorConfig } from '../../src/runtime/operator-config.js';
+import { knobsMarkdownTable, OPERATOR_KNOBS } from '../../src/runtime/operator-knobs.js';
 import { resolveFlinkRestAccess } from '../../src/flink/flink-rest-access.js';
 import { configFromCommandLine } from '../../src/cli/run-command.js';
 import { registerRunCommand } from '../../src/cli/run-command.js';
@@ -113,7 +114,7 @@ test('the README table lists every knob, exactly as the code defines it', () => 
   const table = knobsMarkdownTable();
   for (const knob of OPERATOR_KNOBS) assert.ok(table.includes(`\`--${knob.flag}\``) && table.includes(knob.env));
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  assert.ok(readme.includes(table.trim()), 'README.md "Settings" is stale: paste knobsMarkdownTable() from src/runtime/operator-config.ts');
+  assert.ok(readme.includes(table.trim()), 'README.md "Settings" is stale: paste knobsMarkdownTable() from src/runtime/operator-knobs.ts');
 });
 
 test('--flink-rest-access auto is direct in a pod (KUBERNETES_SERVICE_HOST and a mounted token), the service proxy outside one', () => {
