@@ -39,6 +39,7 @@ import { withoutApiFields } from './flink-pod-template.js';
 import { mergeUserPodTemplates, templateListMerge } from './pod-template-merge.js';
 import { jobManagerDeploymentWith } from './jobmanager-deployment.js';
 import { deploymentKey, FLINK_CONF_DIR, nativeJobManagerSelector } from './flink-resource-naming.js';
+import { REST_SERVICE_EXPOSED_TYPE_KEY } from './flink-services.js';
 
 /** Flink's `kubernetes-jobmanager.sh` target for an application cluster (KubernetesDeploymentTarget.APPLICATION). */
 export const NATIVE_APPLICATION_TARGET = 'kubernetes-application';
@@ -106,7 +107,7 @@ export function nativeFlinkConfiguration(standalone: Readonly<Record<string, str
   if (spec.imagePullPolicy !== undefined) config['kubernetes.container.image.pull-policy'] = spec.imagePullPolicy;
   if (spec.serviceAccount !== undefined) config['kubernetes.service-account'] = spec.serviceAccount;
   if ((spec.jobManager?.replicas ?? 0) > 0) config['kubernetes.jobmanager.replicas'] = String(spec.jobManager!.replicas);
-  config['kubernetes.rest-service.exposed.type'] = user['kubernetes.rest-service.exposed.type']?.trim() || 'ClusterIP';
+  config[REST_SERVICE_EXPOSED_TYPE_KEY] = user[REST_SERVICE_EXPOSED_TYPE_KEY]?.trim() || 'ClusterIP';
   const jmCpu = cpuOf(spec.jobManager, 'spec.jobManager');
   if (jmCpu !== undefined) config['kubernetes.jobmanager.cpu'] = jmCpu;
   const tmCpu = cpuOf(spec.taskManager, 'spec.taskManager');
