@@ -18,6 +18,7 @@
  * an intent older than that history is resolved as "lost", which fails the upgrade loudly rather
  * than guessing.
  */
+import { createHash } from 'node:crypto';
 import type { PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
@@ -126,4 +127,27 @@ export function savepointTriggerOptions(pending: PendingSnapshot): { targetDirec
     ...(pending.formatType && pending.formatType !== 'UNKNOWN' ? { formatType: pending.formatType } : {}),
     ...(pending.triggerId ? { triggerId: pending.triggerId } : {}),
   };
+}
+
+/**
+ * The trigger id of a manual savepoint, derived (not random) from the job, the nonce it answers,
+ * the nonce it follows and the attempt: 32 hex, Flink's TriggerId form.
+ *
+ * Why: Flink treats a trigger whose id it already knows as the same operation (its
+ * DispatcherCachedOperationsHandler acknowledges an operation key it has cached instead of starting
+ * another savepoint). A pass that lost its intent — a state ConfigMap rebuilt from the world after
+ * it was deleted or refused, while the trigger of a paused predecessor was still on its way (the
+ * side-effect fence's caveat) — asks for the same nonce again and sends the same id: whichever
+ * request arrives second joins the first savepoint instead of taking a second one (invariant "one
+ * savepoint per action"; chaos seed 12).
+ * Caveats: the cache is per JobManager process (a new JobManager forgets the ids; the state rebuild
+ * then recognises a completed savepoint by its time, state-rebuild.ts); a nonce set back to a value
+ * it had before, from the same previous nonce, on the same job, meets the old operation and is
+ * answered by the old savepoint.
+ */
+export function manualSavepointTriggerId(jobId: string, nonce: number, previousNonce: number | undefined, attempt: number): string {
+  return createHash('sha256')
+    .update(`manual-savepoint\n${jobId}\n${previousNonce ?? ''}\n${nonce}\n${attempt}`)
+    .digest('hex')
+    .slice(0, 32);
 }

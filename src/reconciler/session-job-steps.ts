@@ -37,7 +37,7 @@ import type { StateUpdateFunction } from '../state/state-store.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
-import { savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { manualSavepointTriggerId, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
 import {
   saveUserSnapshotFailure,
@@ -333,7 +333,11 @@ function newPendingSavepoint(
     jobId: request.jobId,
     stopJob: request.stopJob,
     requestedAt: request.user?.inFlight?.triggeredAt ?? ctx.deps.now(),
-    triggerId: request.user?.inFlight?.triggerId ?? ctx.deps.newJobId(),
+    triggerId:
+      request.user?.inFlight?.triggerId ??
+      (request.triggerType === 'MANUAL' && request.nonce !== undefined
+        ? manualSavepointTriggerId(request.jobId, request.nonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, 0)
+        : ctx.deps.newJobId()),
     ...(target ? { targetDirectory: target } : {}),
     ...(format === 'NATIVE' || format === 'CANONICAL' ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),

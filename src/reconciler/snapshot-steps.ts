@@ -21,7 +21,7 @@ import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
 import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
 import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
-import { disposeSavepointAndConfirm, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { disposeSavepointAndConfirm, manualSavepointTriggerId, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
 import {
   deleteSnapshotWrite,
@@ -59,7 +59,11 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     jobId: request.jobId,
     stopJob: request.stopJob,
     requestedAt: request.inFlight?.triggeredAt ?? ctx.deps.now(),
-    triggerId: request.inFlight?.triggerId ?? ctx.deps.newJobId(),
+    triggerId:
+      request.inFlight?.triggerId ??
+      (request.triggerType === 'MANUAL' && request.nonce !== undefined
+        ? manualSavepointTriggerId(request.jobId, request.nonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, 0)
+        : ctx.deps.newJobId()),
     ...(target ? { targetDirectory: target } : {}),
     ...(format ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
@@ -163,7 +167,11 @@ async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' |
   const now = deps.now();
   const attempt = (pending.failures ?? 0) + 1;
   if (!pending.stopJob && kind === 'failed' && now - pending.requestedAt < ctx.settings.triggerGracePeriodMs) {
-    const retry: PendingSnapshot = { ...pending, triggerId: deps.newJobId(), failures: attempt };
+    const triggerId =
+      pending.triggerType === 'MANUAL' && pending.triggerNonce !== undefined
+        ? manualSavepointTriggerId(pending.jobId, pending.triggerNonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, attempt)
+        : deps.newJobId();
+    const retry: PendingSnapshot = { ...pending, triggerId, failures: attempt };
     deps.events.emit(
       ctx.deployment,
       'Warning',

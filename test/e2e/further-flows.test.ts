@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { parse as parseYaml } from 'yaml';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
+import { flinkRestClientFor } from '../../src/flink/flink-rest-access.js';
+import { manualSavepointTriggerId } from '../../src/reconciler/pending-savepoint.js';
 import { startHarness, type OperatorHarness } from './operator-harness.js';
 
 let h: OperatorHarness;
@@ -56,6 +58,24 @@ test('a new savepointTriggerNonce takes exactly one savepoint and the job keeps 
   await h.waitUntil(() => (lineage('manual').savepoints.filter((s) => s.status === 'COMPLETED').length === 2 ? true : undefined), 'a second manual savepoint');
   await h.waitFor('manual', stable(3), 'manual STABLE on generation 3');
   assert.equal(lineage('manual').savepoints.length, 2);
+});
+
+test("a paused predecessor's late trigger for the same nonce joins the savepoint instead of taking a second", async () => {
+  // The side-effect fence's caveat (design/004): a request already sent when a leader pauses can land
+  // after its successor acted. Every instance derives a manual savepoint's trigger id from the job and
+  // the nonce, and Flink treats a known trigger id as the same operation (DispatcherCachedOperationsHandler).
+  await h.create(flinkDeployment('late').build());
+  const running = await h.waitFor('late', stable(1), 'late STABLE');
+  await h.patch('late', { spec: { job: { savepointTriggerNonce: 1 } } });
+  await h.waitFor('late', (d) => d.status?.jobStatus?.lastSavepoint?.triggerType === 'MANUAL' && stable(2)(d), 'the manual savepoint');
+  assert.equal(lineage('late').savepoints.length, 1);
+  const jobId = running.status!.jobStatus!.jobId!;
+  const predecessor = flinkRestClientFor(running, { mode: 'apiserver-proxy', kubeConfig: h.kubeConfig, retry: { getAttempts: 1, backoffMs: [] } });
+  const triggerId = manualSavepointTriggerId(jobId, 1, undefined, 0);
+  assert.equal(lineage('late').savepoints[0].triggerId, triggerId, 'the id every instance derives for nonce 1');
+  await predecessor.triggerSavepoint(jobId, { targetDirectory: 'file:///flink-data/savepoints', triggerId });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(lineage('late').savepoints.length, 1, 'the late trigger took no second savepoint');
 });
 
 test('periodic savepoints keep the history within its limits and dispose what leaves it', async () => {
