@@ -93,6 +93,8 @@ export class DefaultFlinkConfiguration {
   private readonly namespaces = new Map<string, Readonly<Record<string, string>>>();
   private readonly versionScopes: readonly VersionScope[];
   readonly problems: readonly DefaultConfigurationProblem[];
+  /** `for` by namespace and version (at most namespaces × versions entries). */
+  private readonly flatByScope = new Map<string, Readonly<Record<string, string>>>();
 
   /**
    * @param flat the file's keys (flattened).
@@ -177,11 +179,20 @@ export class DefaultFlinkConfiguration {
     return out;
   }
 
-  /** The defaults of one resource (flat), without their sources. */
-  for(namespace: string, flinkVersion: FlinkVersion | undefined): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const [key, sourced] of this.sourcedFor(namespace, flinkVersion)) out[key] = sourced.value;
-    return out;
+  /**
+   * The defaults of one resource (flat), without their sources. Every pass asks for them: computed
+   * once per (namespace, version) of this immutable configuration, and shared (never mutate it).
+   */
+  for(namespace: string, flinkVersion: FlinkVersion | undefined): Readonly<Record<string, string>> {
+    const key = `${namespace}\n${flinkVersion ?? ''}`;
+    let flat = this.flatByScope.get(key);
+    if (!flat) {
+      const out: Record<string, string> = {};
+      for (const [name, sourced] of this.sourcedFor(namespace, flinkVersion)) out[name] = sourced.value;
+      flat = Object.freeze(out);
+      this.flatByScope.set(key, flat);
+    }
+    return flat;
   }
 
   /** Whether the file sets anything at all. */

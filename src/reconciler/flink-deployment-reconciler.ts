@@ -139,13 +139,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
         (state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is deployed until the spec is fixed.');
       this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
     }
-    const unhonoured =
-      userSpec && typeof userSpec === 'object' ? unhonouredOperatorKeys(flattenFlinkConfiguration(userSpec.flinkConfiguration), 'resource') : [];
-    if (unhonoured.length > 0) {
-      // Not an error (Apache ignores them too), but never silent: once per generation.
-      const list = unhonoured.map((u) => `${u.key} ${u.message}`).join('; ');
-      this.announceOnce(current, `unhonoured-${generation}`, 'Warning', 'UnsupportedOption', `spec.flinkConfiguration: ${list}`);
-    }
+    if (userSpec && typeof userSpec === 'object') this.reportUnsupportedOptions(current, userSpec, generation);
     const specInvalid = validationError !== undefined;
     if (specInvalid && (!state.lastReconciledSpec || !userSpec)) {
       const observed: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: 0 };
@@ -321,10 +315,26 @@ export class FlinkDeploymentReconciler implements Reconciler {
     return { requeueAfterMs };
   }
 
-  private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
-    const uid = deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
-    if (this.announced.firstTime(uid, reason, key)) this.deps.events.emit(deployment, type, reason, message);
+  /**
+   * `kubernetes.operator.*` keys of the spec this operator does not honour: not an error (Apache ignores
+   * them too), but never silent. Looked at once per generation (not on every pass), one Warning if any.
+   */
+  private reportUnsupportedOptions(deployment: FlinkDeploymentV1, spec: FlinkDeploymentSpec, generation: number): void {
+    if (!this.announced.firstTime(announcedUid(deployment), 'UnsupportedOption', `unhonoured-${generation}`)) return;
+    const unhonoured = unhonouredOperatorKeys(flattenFlinkConfiguration(spec.flinkConfiguration), 'resource');
+    if (unhonoured.length === 0) return;
+    const list = unhonoured.map((u) => `${u.key} ${u.message}`).join('; ');
+    this.deps.events.emit(deployment, 'Warning', 'UnsupportedOption', `spec.flinkConfiguration: ${list}`);
   }
+
+  private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {
+    if (this.announced.firstTime(announcedUid(deployment), reason, key)) this.deps.events.emit(deployment, type, reason, message);
+  }
+}
+
+/** Whose events `announced` counts: the uid, or namespace/name before the API server gave one. */
+function announcedUid(deployment: FlinkDeploymentV1): string {
+  return deployment.metadata.uid ?? `${deployment.metadata.namespace}/${deployment.metadata.name}`;
 }
 
 /** How long an available JobManager may leave its REST API unanswered (starting up) before the status says the operator is blind. */

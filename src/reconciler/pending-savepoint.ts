@@ -19,7 +19,7 @@
  * than guessing.
  */
 import { createHash } from 'node:crypto';
-import type { PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
+import type { AnyInternalState, PendingSnapshot, SavepointRecord } from '../api/internal-state.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { TERMINAL_JOB_STATES } from '../flink/flink-rest-types.js';
 import type { FlinkJobApi } from './reconciler-dependencies.js';
@@ -130,8 +130,9 @@ export function savepointTriggerOptions(pending: PendingSnapshot): { targetDirec
 }
 
 /**
- * The trigger id of a manual savepoint, derived (not random) from the job, the nonce it answers,
- * the nonce it follows and the attempt: 32 hex, Flink's TriggerId form.
+ * The trigger id of a savepoint's attempt: random, except for a manual savepoint, whose id is
+ * derived from the job, the nonce it answers, the nonce it follows (the state's lastReconciledSpec)
+ * and the attempt: 32 hex, Flink's TriggerId form.
  *
  * Why: Flink treats a trigger whose id it already knows as the same operation (its
  * DispatcherCachedOperationsHandler acknowledges an operation key it has cached instead of starting
@@ -145,6 +146,17 @@ export function savepointTriggerOptions(pending: PendingSnapshot): { targetDirec
  * it had before, from the same previous nonce, on the same job, meets the old operation and is
  * answered by the old savepoint.
  */
+export function savepointTriggerId(
+  savepoint: Pick<PendingSnapshot, 'triggerType' | 'jobId' | 'triggerNonce'>,
+  state: Pick<AnyInternalState, 'lastReconciledSpec'>,
+  attempt: number,
+  randomId: () => string,
+): string {
+  if (savepoint.triggerType !== 'MANUAL' || savepoint.triggerNonce === undefined) return randomId();
+  return manualSavepointTriggerId(savepoint.jobId, savepoint.triggerNonce, state.lastReconciledSpec?.job?.savepointTriggerNonce, attempt);
+}
+
+/** The derived id itself (the job, the nonce answered, the nonce followed, the attempt). */
 export function manualSavepointTriggerId(jobId: string, nonce: number, previousNonce: number | undefined, attempt: number): string {
   return createHash('sha256')
     .update(`manual-savepoint\n${jobId}\n${previousNonce ?? ''}\n${nonce}\n${attempt}`)

@@ -37,7 +37,7 @@ import type { StateUpdateFunction } from '../state/state-store.js';
 import { type CheckpointJobView, type CheckpointStepContext, followCheckpoint, startCheckpoint } from './checkpoint-steps.js';
 import type { DeploymentOperatorSettings } from './deployment-operator-settings.js';
 import { withNonceAcknowledged } from './deployment-specs.js';
-import { manualSavepointTriggerId, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { savepointProgress, savepointTriggerId, savepointTriggerOptions } from './pending-savepoint.js';
 import { publishSnapshotResource, type SnapshotResourceStepContext } from './snapshot-resource-steps.js';
 import {
   saveUserSnapshotFailure,
@@ -335,9 +335,7 @@ function newPendingSavepoint(
     requestedAt: request.user?.inFlight?.triggeredAt ?? ctx.deps.now(),
     triggerId:
       request.user?.inFlight?.triggerId ??
-      (request.triggerType === 'MANUAL' && request.nonce !== undefined
-        ? manualSavepointTriggerId(request.jobId, request.nonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, 0)
-        : ctx.deps.newJobId()),
+      savepointTriggerId({ triggerType: request.triggerType, jobId: request.jobId, triggerNonce: request.nonce }, ctx.state(), 0, () => ctx.deps.newJobId()),
     ...(target ? { targetDirectory: target } : {}),
     ...(format === 'NATIVE' || format === 'CANONICAL' ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),

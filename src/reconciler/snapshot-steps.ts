@@ -21,7 +21,7 @@ import { FLINK_DEPLOYMENT_KIND } from '../api/flink-deployment.js';
 import type { InternalState, PendingSnapshot } from '../api/internal-state.js';
 import { expiredSavepoints } from './deployment-operator-settings.js';
 import { newestSavepointOf, withNonceAcknowledged } from './deployment-specs.js';
-import { disposeSavepointAndConfirm, manualSavepointTriggerId, savepointProgress, savepointTriggerOptions } from './pending-savepoint.js';
+import { disposeSavepointAndConfirm, savepointProgress, savepointTriggerId, savepointTriggerOptions } from './pending-savepoint.js';
 import type { SavepointRequest, StepResult } from './reconcile-step.js';
 import {
   deleteSnapshotWrite,
@@ -61,9 +61,7 @@ export async function startSavepoint(ctx: StepContext, request: SavepointRequest
     requestedAt: request.inFlight?.triggeredAt ?? ctx.deps.now(),
     triggerId:
       request.inFlight?.triggerId ??
-      (request.triggerType === 'MANUAL' && request.nonce !== undefined
-        ? manualSavepointTriggerId(request.jobId, request.nonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, 0)
-        : ctx.deps.newJobId()),
+      savepointTriggerId({ triggerType: request.triggerType, jobId: request.jobId, triggerNonce: request.nonce }, ctx.state(), 0, () => ctx.deps.newJobId()),
     ...(target ? { targetDirectory: target } : {}),
     ...(format ? { formatType: format } : {}),
     ...(request.nonce !== undefined ? { triggerNonce: request.nonce } : {}),
@@ -167,11 +165,7 @@ async function fail(ctx: StepContext, pending: PendingSnapshot, kind: 'failed' |
   const now = deps.now();
   const attempt = (pending.failures ?? 0) + 1;
   if (!pending.stopJob && kind === 'failed' && now - pending.requestedAt < ctx.settings.triggerGracePeriodMs) {
-    const triggerId =
-      pending.triggerType === 'MANUAL' && pending.triggerNonce !== undefined
-        ? manualSavepointTriggerId(pending.jobId, pending.triggerNonce, ctx.state().lastReconciledSpec?.job?.savepointTriggerNonce, attempt)
-        : deps.newJobId();
-    const retry: PendingSnapshot = { ...pending, triggerId, failures: attempt };
+    const retry: PendingSnapshot = { ...pending, triggerId: savepointTriggerId(pending, ctx.state(), attempt, () => deps.newJobId()), failures: attempt };
     deps.events.emit(
       ctx.deployment,
       'Warning',

@@ -34,6 +34,11 @@ export interface ApacheOption {
   /** Apache's default, as its reference writes it. */
   readonly apacheDefault: string;
   readonly handling: OptionHandling;
+  /**
+   * It configures the operator process (Apache's "system" sections): never a resource default, and
+   * reported when a resource sets it. Every knob is; of the others, those listed as operator-wide below.
+   */
+  readonly operatorWide: boolean;
   /** Where this operator's behaviour or default differs from Apache's, and why. */
   readonly difference?: string;
 }
@@ -42,14 +47,23 @@ const resource = (key: string, apacheDefault: string, difference?: string): Apac
   key,
   apacheDefault,
   handling: { kind: 'resource' },
+  operatorWide: false,
   ...(difference ? { difference } : {}),
 });
 const fixed = (key: string, apacheDefault: string, note?: string): ApacheOption => ({
   key,
   apacheDefault,
   handling: { kind: 'fixed', ...(note ? { note } : {}) },
+  operatorWide: false,
 });
-const missing = (key: string, apacheDefault: string, why: string): ApacheOption => ({ key, apacheDefault, handling: { kind: 'not-implemented', why } });
+const missing = (key: string, apacheDefault: string, why: string): ApacheOption => ({
+  key,
+  apacheDefault,
+  handling: { kind: 'not-implemented', why },
+  operatorWide: false,
+});
+/** The same options, marked as configuring the operator process. */
+const operatorWide = (...options: ApacheOption[]): ApacheOption[] => options.map((option) => ({ ...option, operatorWide: true }));
 
 /** The operator-wide keys that are knobs: derived from the knobs' `apacheKey`, so there is one definition. */
 function knobOptions(): ApacheOption[] {
@@ -57,6 +71,7 @@ function knobOptions(): ApacheOption[] {
     key: k.apacheKey!.slice(OPERATOR_KEY_PREFIX.length),
     apacheDefault: k.apacheDefaultText ?? k.defaultText,
     handling: { kind: 'operator', knob: k.key },
+    operatorWide: true,
     ...(k.apacheDifference ? { difference: k.apacheDifference } : {}),
   }));
 }
@@ -123,25 +138,27 @@ const NON_KNOB_OPTIONS: readonly ApacheOption[] = [
   missing('job.upgrade.last-state.job-cancel.enabled', 'false', 'a last-state upgrade always deletes the JobManager without cancelling (Apache default)'),
   missing('plugins.listeners.<listener-name>.class', '(none)', JAVA_ONLY),
   // Operator-wide (Apache's "system" sections) that are not knobs.
-  fixed('flink.client.timeout', '10 s'),
-  fixed('flink.client.cancel.timeout', '1 min'),
-  fixed('job.submission.timeout', '10 min'),
-  fixed('resource.cleanup.timeout', '5 min', 'deletion waits for Flink as long as it takes, reporting it in status.error'),
-  fixed('health.probe.enabled', 'true', 'the probe is always served on the metrics port (/healthz, /readyz)'),
-  missing('exception.field.max.length', '2048', EXCEPTIONS),
-  missing('exception.stacktrace.enabled', 'false', EXCEPTIONS),
-  missing('exception.stacktrace.max.length', '2048', EXCEPTIONS),
-  missing('exception.throwable.list.max.count', '2', EXCEPTIONS),
-  missing('events.exceptions.limit-per-reconciliation', '10', EXCEPTIONS),
-  missing('events.exceptions.stacktrace-lines', '5', EXCEPTIONS),
-  missing('user.artifacts.base.dir', '"/opt/flink/artifacts"', 'session-job jars are streamed to the session cluster, never stored on the operator'),
-  missing('cluster.resource-view.refresh-interval', '-1 min', 'no cluster resource view (Apache: off by default too)'),
-  missing('config.cache.size', '1000', 'no configuration cache: the effective configuration is merged per pass'),
-  missing('config.cache.timeout', '10 min', 'no configuration cache: the effective configuration is merged per pass'),
-  missing('health.canary.resource.timeout', '1 min', 'no canary resources'),
-  missing('savepoint.history.max.age.threshold', '(none)', 'no operator-wide cap over a resource’s own history settings'),
-  missing('savepoint.history.max.count.threshold', '(none)', 'no operator-wide cap over a resource’s own history settings'),
-  missing('startup.stop-on-informer-error', 'true', 'an informer error is retried with backoff and /readyz stays false until the caches sync'),
+  ...operatorWide(
+    fixed('flink.client.timeout', '10 s'),
+    fixed('flink.client.cancel.timeout', '1 min'),
+    fixed('job.submission.timeout', '10 min'),
+    fixed('resource.cleanup.timeout', '5 min', 'deletion waits for Flink as long as it takes, reporting it in status.error'),
+    fixed('health.probe.enabled', 'true', 'the probe is always served on the metrics port (/healthz, /readyz)'),
+    missing('exception.field.max.length', '2048', EXCEPTIONS),
+    missing('exception.stacktrace.enabled', 'false', EXCEPTIONS),
+    missing('exception.stacktrace.max.length', '2048', EXCEPTIONS),
+    missing('exception.throwable.list.max.count', '2', EXCEPTIONS),
+    missing('events.exceptions.limit-per-reconciliation', '10', EXCEPTIONS),
+    missing('events.exceptions.stacktrace-lines', '5', EXCEPTIONS),
+    missing('user.artifacts.base.dir', '"/opt/flink/artifacts"', 'session-job jars are streamed to the session cluster, never stored on the operator'),
+    missing('cluster.resource-view.refresh-interval', '-1 min', 'no cluster resource view (Apache: off by default too)'),
+    missing('config.cache.size', '1000', 'no configuration cache: the effective configuration is merged per pass'),
+    missing('config.cache.timeout', '10 min', 'no configuration cache: the effective configuration is merged per pass'),
+    missing('health.canary.resource.timeout', '1 min', 'no canary resources'),
+    missing('savepoint.history.max.age.threshold', '(none)', 'no operator-wide cap over a resource’s own history settings'),
+    missing('savepoint.history.max.count.threshold', '(none)', 'no operator-wide cap over a resource’s own history settings'),
+    missing('startup.stop-on-informer-error', 'true', 'an informer error is retried with backoff and /readyz stays false until the caches sync'),
+  ),
   // Metrics.
   missing('josdk.metrics.enabled', 'true', METRICS),
   missing('jvm.metrics.enabled', 'true', METRICS),
@@ -182,34 +199,8 @@ export function apacheOptionCatalog(): ReadonlyMap<string, ApacheOption> {
 /** Whether a full key (`kubernetes.operator.reconcile.interval`) configures the operator process, not a resource. */
 export function isOperatorWideKey(fullKey: string): boolean {
   if (!fullKey.startsWith(OPERATOR_KEY_PREFIX)) return false;
-  const option = apacheOptionCatalog().get(fullKey.slice(OPERATOR_KEY_PREFIX.length));
-  if (option === undefined) return false;
-  if (option.handling.kind === 'operator') return true;
-  return option.handling.kind !== 'resource' && OPERATOR_SCOPE_KEYS.has(option.key);
+  return apacheOptionCatalog().get(fullKey.slice(OPERATOR_KEY_PREFIX.length))?.operatorWide ?? false;
 }
-
-/** Apache's operator-wide keys that are not knobs here (fixed or not implemented). */
-const OPERATOR_SCOPE_KEYS: ReadonlySet<string> = new Set([
-  'flink.client.timeout',
-  'flink.client.cancel.timeout',
-  'job.submission.timeout',
-  'resource.cleanup.timeout',
-  'health.probe.enabled',
-  'exception.field.max.length',
-  'exception.stacktrace.enabled',
-  'exception.stacktrace.max.length',
-  'exception.throwable.list.max.count',
-  'events.exceptions.limit-per-reconciliation',
-  'events.exceptions.stacktrace-lines',
-  'user.artifacts.base.dir',
-  'cluster.resource-view.refresh-interval',
-  'config.cache.size',
-  'config.cache.timeout',
-  'health.canary.resource.timeout',
-  'savepoint.history.max.age.threshold',
-  'savepoint.history.max.count.threshold',
-  'startup.stop-on-informer-error',
-]);
 
 /** A `kubernetes.operator.*` key this operator does not honour, and what it says about it. */
 export interface UnhonouredKey {

@@ -12,7 +12,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
+import { kubeConfigWithUserAgent } from '../integration/manifests/user-agent-kube-config.js';
 import { flinkDeployment } from '../../src/api/flink-deployment-builder.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import type { RequestLogEntry } from '../../src/devcluster/apiserver/request-log.js';
@@ -28,35 +28,11 @@ const SHARD_A = 'default/flink-operator-shard-a';
 const SHARD_B = 'default/flink-operator-shard-b';
 const AGENT = { a: 'flink-operator-test/shard-a', b: 'flink-operator-test/shard-b' } as const;
 
-/** A KubeConfig whose API requests, watches and Flink REST calls (service proxy) all carry `userAgent`. */
-class AgentKubeConfig extends KubeConfig {
-  constructor(private readonly userAgent: string) {
-    super();
-  }
-  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
-    await super.applySecurityAuthentication(context);
-    context.setHeaderParam('User-Agent', this.userAgent);
-  }
-  override async applyToFetchOptions(opts: Parameters<KubeConfig['applyToFetchOptions']>[0]): ReturnType<KubeConfig['applyToFetchOptions']> {
-    const init = await super.applyToFetchOptions(opts);
-    const headers = init.headers as { set?: (k: string, v: string) => void } | undefined;
-    if (headers && typeof headers.set === 'function') headers.set('User-Agent', this.userAgent);
-    else init.headers = { ...(init.headers as Record<string, string> | undefined), 'User-Agent': this.userAgent };
-    return init;
-  }
-  override async applyToHTTPSOptions(opts: Parameters<KubeConfig['applyToHTTPSOptions']>[0]): Promise<void> {
-    await super.applyToHTTPSOptions(opts);
-    const withHeaders = opts as { headers?: Record<string, string | string[] | number | undefined> };
-    withHeaders.headers = { ...withHeaders.headers, 'User-Agent': this.userAgent };
-  }
-}
-
 let h: OperatorHarness;
 const managers: Manager[] = [];
 
 async function startShard(shard: 'a' | 'b'): Promise<Manager> {
-  const kubeConfig = new AgentKubeConfig(AGENT[shard]);
-  kubeConfig.loadFromString(h.kubeConfig.exportConfig());
+  const kubeConfig = kubeConfigWithUserAgent(h.kubeConfig, AGENT[shard]);
   const config = testOperatorConfig({
     identity: `operator-${shard}`,
     leaseName: `flink-operator-shard-${shard}`,
