@@ -35,6 +35,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify as stringifyYaml } from 'yaml';
 import type { TSchema } from '@sinclair/typebox';
+import { FLINK_DEPLOYMENT_RULES, FLINK_SESSION_JOB_RULES, withValidationRules, type RulePlacement } from './crd-cel-rules.js';
 import { FlinkDeploymentSpecSchema } from './flink-deployment-spec.js';
 import { FlinkDeploymentStatusV1beta1Schema, FlinkDeploymentStatusV1Schema } from './flink-deployment-status.js';
 import {
@@ -85,6 +86,11 @@ export const FLINK_CATEGORIES = ['flink'] as const;
 export interface CrdOptions {
   /** Serve v1 (default true). false = the upgrade-staging CRD: only v1beta1 served, not deprecated. */
   serveV1?: boolean;
+  /**
+   * Include the CEL validation rules (default true; crd-cel-rules.ts). false = the CRD as it was
+   * before the rules, for tests of resources written then (the operator's own validation).
+   */
+  validationRules?: boolean;
 }
 
 /** The version every object is stored as (design/002: no legacy field may be lost before it is migrated). */
@@ -177,6 +183,8 @@ interface KindParts {
   deprecationWarning: string;
   subresources: () => Record<string, unknown>;
   printerColumns: readonly Record<string, unknown>[];
+  /** The CEL validation rules of the spec (crd-cel-rules.ts), the same in both versions. */
+  validationRules: readonly RulePlacement[];
 }
 
 const FLINK_DEPLOYMENT_PARTS: KindParts = {
@@ -190,6 +198,7 @@ const FLINK_DEPLOYMENT_PARTS: KindParts = {
   deprecationWarning: V1BETA1_DEPRECATION_WARNING,
   subresources: () => ({ status: {}, scale: { ...SCALE_SUBRESOURCE } }),
   printerColumns: PRINTER_COLUMNS,
+  validationRules: FLINK_DEPLOYMENT_RULES,
 };
 
 const FLINK_SESSION_JOB_PARTS: KindParts = {
@@ -203,6 +212,7 @@ const FLINK_SESSION_JOB_PARTS: KindParts = {
   deprecationWarning: SESSION_JOB_V1BETA1_DEPRECATION_WARNING,
   subresources: () => ({ status: {} }),
   printerColumns: SESSION_JOB_PRINTER_COLUMNS,
+  validationRules: FLINK_SESSION_JOB_RULES,
 };
 
 /** The FlinkStateSnapshot parts; its one version (v1beta1) uses the `v1beta1` entries. */
@@ -218,20 +228,26 @@ const FLINK_STATE_SNAPSHOT_PARTS: KindParts = {
   deprecationWarning: '',
   subresources: () => ({ status: {} }),
   printerColumns: STATE_SNAPSHOT_PRINTER_COLUMNS,
+  validationRules: [],
 };
 
-function openApiSchema(parts: KindParts, version: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1): Record<string, unknown> {
-  return {
+function openApiSchema(parts: KindParts, version: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, rules = true): Record<string, unknown> {
+  const schema = {
     type: 'object',
     description: parts.descriptions[version],
     properties: {
       apiVersion: { type: 'string', description: `${FLINK_GROUP}/${version}` },
       kind: { type: 'string', description: parts.kind },
-      metadata: { type: 'object' },
+      // name and generateName are the only metadata fields a CRD may declare; declared, a rule's fieldPath can name them
+      metadata:
+        parts.validationRules.length && rules
+          ? { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } }
+          : { type: 'object' },
       spec: plainJsonSchema(parts.specSchema),
       status: plainJsonSchema(parts.statusSchemas[version]),
     },
   };
+  return rules ? withValidationRules(schema, parts.validationRules) : schema;
 }
 
 /** The FlinkDeployment openAPIV3Schema of one version. */
@@ -240,20 +256,22 @@ export function versionSchema(statusSchema: TSchema, version: string): Record<st
   return openApiSchema({ ...FLINK_DEPLOYMENT_PARTS, statusSchemas: { v1: statusSchema, v1beta1: statusSchema } }, name);
 }
 
-function version(parts: KindParts, name: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, serveV1: boolean): Record<string, unknown> {
+function version(parts: KindParts, name: typeof API_VERSION_V1 | typeof API_VERSION_V1BETA1, serveV1: boolean, rules: boolean): Record<string, unknown> {
   const deprecated = name === API_VERSION_V1BETA1 && serveV1;
   return {
     name,
     served: name !== API_VERSION_V1 || serveV1,
     storage: name === STORAGE_VERSION,
     ...(deprecated ? { deprecated: true, deprecationWarning: parts.deprecationWarning } : {}),
-    schema: { openAPIV3Schema: openApiSchema(parts, name) },
+    schema: { openAPIV3Schema: openApiSchema(parts, name, rules) },
     subresources: parts.subresources(),
     additionalPrinterColumns: parts.printerColumns.map((c) => ({ ...c })),
   };
 }
 
-function buildCrd(parts: KindParts, names: { crdName: string; plural: string; singular: string; shortNames: readonly string[] }, serveV1: boolean) {
+function buildCrd(parts: KindParts, names: { crdName: string; plural: string; singular: string; shortNames: readonly string[] }, options: CrdOptions) {
+  const serveV1 = options.serveV1 ?? true;
+  const rules = options.validationRules ?? true;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -270,7 +288,7 @@ function buildCrd(parts: KindParts, names: { crdName: string; plural: string; si
       },
       scope: 'Namespaced',
       conversion: { strategy: 'None' },
-      versions: [version(parts, API_VERSION_V1, serveV1), version(parts, API_VERSION_V1BETA1, serveV1)],
+      versions: [version(parts, API_VERSION_V1, serveV1, rules), version(parts, API_VERSION_V1BETA1, serveV1, rules)],
     },
   };
 }
@@ -283,7 +301,7 @@ export function buildFlinkDeploymentCrd(options: CrdOptions = {}): Record<string
     singular: FLINK_DEPLOYMENT_SINGULAR,
     shortNames: FLINK_DEPLOYMENT_SHORT_NAMES,
   };
-  return buildCrd(FLINK_DEPLOYMENT_PARTS, names, options.serveV1 ?? true);
+  return buildCrd(FLINK_DEPLOYMENT_PARTS, names, options);
 }
 
 /** The FlinkSessionJob CustomResourceDefinition (apiextensions.k8s.io/v1): status subresource only (a session job has no replicas to scale). */
@@ -294,7 +312,7 @@ export function buildFlinkSessionJobCrd(options: CrdOptions = {}): Record<string
     singular: FLINK_SESSION_JOB_SINGULAR,
     shortNames: FLINK_SESSION_JOB_SHORT_NAMES,
   };
-  return buildCrd(FLINK_SESSION_JOB_PARTS, names, options.serveV1 ?? true);
+  return buildCrd(FLINK_SESSION_JOB_PARTS, names, options);
 }
 
 /**

@@ -30,7 +30,6 @@
  * Guarantees: pure (no I/O); never throws on any input (a spec of the wrong shape yields schema
  * errors); errors come in a stable order (schema first, then the rules above in order).
  */
-import { MAX_DERIVED_NAME_LENGTH } from './flink-deployment.js';
 import type { FlinkDeploymentSpec, JobSpec } from './flink-deployment-spec.js';
 import { FLINK_VERSIONS, OLDEST_SUPPORTED_FLINK_VERSION, type FlinkVersion } from './flink-deployment-spec.js';
 import {
@@ -48,26 +47,28 @@ import {
 } from './flink-configuration.js';
 import { checkpointTriggerSupported, periodicScheduleProblem, readPeriodicSchedule } from './periodic-snapshot-schedule.js';
 import { validateSpecSchema, type FieldError } from './schema-validator.js';
+import {
+  CHANGE_MESSAGES,
+  COUNT_MESSAGES,
+  DNS_1035_LABEL,
+  JAR_URI_MESSAGES,
+  LONGEST_DERIVED_NAME_PATTERN,
+  MAX_DEPLOYMENT_NAME_LENGTH,
+  NAME_LIMITS,
+  NAME_MESSAGES,
+  NONCE_RULES,
+  OLDEST_REMOTE_JAR_VERSION,
+  REMOTE_JAR_SCHEMES,
+  suggestName,
+  VERSION_FACTS,
+  VERSION_MESSAGES,
+} from './spec-validation-messages.js';
 import { ingressTemplateProblem } from '../flink/flink-ingress.js';
 import { REST_SERVICE_EXPOSED_TYPE_KEY, restServiceExposedTypeProblem } from '../flink/flink-services.js';
 
 export type { FieldError } from './schema-validator.js';
 
-/**
- * Every name derived from a FlinkDeployment's name (`%s` = the name): the JobManager Deployment and
- * internal Service (`%s`), the REST Service, the TaskManager Deployment, Flink's configuration
- * ConfigMap, the operator state ConfigMap, and the `app=%s` label value.
- */
-export const DERIVED_NAME_PATTERNS = ['%s', '%s-rest', '%s-taskmanager', 'flink-config-%s', '%s-operator-state'] as const;
-/** The longest FlinkDeployment name whose derived names all fit {@link MAX_DERIVED_NAME_LENGTH}. */
-export const MAX_DEPLOYMENT_NAME_LENGTH = MAX_DERIVED_NAME_LENGTH - Math.max(...DERIVED_NAME_PATTERNS.map((p) => p.length - 2));
-
-/** Schemes Flink can fetch a job jar from (artifact fetching, Flink >= 1.19), besides `local`. */
-export const REMOTE_JAR_SCHEMES = ['http', 'https', 's3', 's3a', 's3p', 'gs', 'hdfs', 'abfs', 'abfss', 'wasb', 'wasbs', 'oss', 'file'] as const;
-const OLDEST_REMOTE_JAR_VERSION: FlinkVersion = 'v1_19';
-
-/** A DNS-1035 label (what a FlinkDeployment name must be: its name is also a Service name). */
-export const DNS_1035_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
+export { DERIVED_NAME_PATTERNS, DNS_1035_LABEL, MAX_DEPLOYMENT_NAME_LENGTH, REMOTE_JAR_SCHEMES } from './spec-validation-messages.js';
 
 function versionIndex(version: FlinkVersion): number {
   return FLINK_VERSIONS.indexOf(version);
@@ -78,49 +79,28 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function validateName(name: string | undefined): FieldError[] {
-  if (!name) return [{ field: 'metadata.name', message: 'is required; give the FlinkDeployment a name' }];
-  if (!DNS_1035_LABEL.test(name)) {
-    return [
-      {
-        field: 'metadata.name',
-        message: `must start with a lower-case letter and contain only lower-case letters, digits and '-' (not ending with '-'), got "${name}"; rename it, e.g. "${suggestName(name)}"`,
-      },
-    ];
-  }
+  if (!name) return [{ field: 'metadata.name', message: NAME_MESSAGES.required.text({}) }];
+  if (!DNS_1035_LABEL.test(name)) return [{ field: 'metadata.name', message: NAME_MESSAGES.notDns1035.text({ name, suggestion: suggestName(name) }) }];
   if (name.length > MAX_DEPLOYMENT_NAME_LENGTH) {
-    const longest = DERIVED_NAME_PATTERNS.map((p) => p.replace('%s', name)).sort((a, b) => b.length - a.length)[0];
+    const longest = LONGEST_DERIVED_NAME_PATTERN.text(name);
     return [
       {
         field: 'metadata.name',
-        message: `is ${name.length} characters; at most ${MAX_DEPLOYMENT_NAME_LENGTH} fit, because derived names such as "${longest}" (${longest.length}) must fit ${MAX_DERIVED_NAME_LENGTH}; use a shorter name`,
+        message: NAME_MESSAGES.tooLong.text({ ...NAME_LIMITS, length: String(name.length), longest, longestLength: String(longest.length) }),
       },
     ];
   }
   return [];
 }
 
-function suggestName(name: string): string {
-  const cleaned = name
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, '-')
-    .replace(/^[^a-z]+/, '')
-    .replace(/-+$/, '');
-  return (cleaned || 'flink-job').slice(0, MAX_DEPLOYMENT_NAME_LENGTH).replace(/-+$/, '');
-}
-
 function validateFlinkVersion(spec: FlinkDeploymentSpec): FieldError[] {
   const version = spec.flinkVersion;
   if (version === undefined) {
-    return [{ field: 'spec.flinkVersion', message: `is required; set it to the Flink version of the image, e.g. v1_20 or v2_2` }];
+    return [{ field: 'spec.flinkVersion', message: VERSION_MESSAGES.required.text({}) }];
   }
   if (!FLINK_VERSIONS.includes(version)) return []; // reported by the schema
   if (versionIndex(version) < versionIndex(OLDEST_SUPPORTED_FLINK_VERSION)) {
-    return [
-      {
-        field: 'spec.flinkVersion',
-        message: `${version} is not supported (the oldest supported is ${OLDEST_SUPPORTED_FLINK_VERSION}); move the job to a Flink ${OLDEST_SUPPORTED_FLINK_VERSION.slice(1).replace('_', '.')} or newer image and set flinkVersion accordingly`,
-      },
-    ];
+    return [{ field: 'spec.flinkVersion', message: VERSION_MESSAGES.unsupported.text({ ...VERSION_FACTS, version }) }];
   }
   return [];
 }
@@ -131,7 +111,7 @@ function validateCounts(spec: FlinkDeploymentSpec, flat: Record<string, string>)
   if (isObject(job)) {
     const p = job.parallelism;
     if (typeof p === 'number') {
-      if (p < 1) errors.push({ field: 'spec.job.parallelism', message: `must be at least 1, got ${p}; set it to 1 or more` });
+      if (p < 1) errors.push({ field: 'spec.job.parallelism', message: COUNT_MESSAGES.parallelismTooLow.text({ value: String(p) }) });
     } else if (p === undefined && !(Number(flat['parallelism.default']) >= 1)) {
       errors.push({
         field: 'spec.job.parallelism',
@@ -142,10 +122,7 @@ function validateCounts(spec: FlinkDeploymentSpec, flat: Record<string, string>)
   for (const component of ['jobManager', 'taskManager'] as const) {
     const replicas = spec[component]?.replicas;
     if (typeof replicas === 'number' && replicas < 1) {
-      errors.push({
-        field: `spec.${component}.replicas`,
-        message: `must be at least 1, got ${replicas}; set it to 1 or more${component === 'jobManager' ? '' : ', or suspend the job with job.state: suspended'}`,
-      });
+      errors.push({ field: `spec.${component}.replicas`, message: COUNT_MESSAGES.replicasTooLow[component].text({ value: String(replicas) }) });
     }
   }
   const slots = flat['taskmanager.numberOfTaskSlots'];
@@ -163,29 +140,19 @@ function validateJarUri(spec: FlinkDeploymentSpec): FieldError[] {
   if (typeof uri !== 'string') return [];
   const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/.exec(uri);
   if (!match) {
-    const hint = uri.startsWith('/') ? `; for a jar inside the image write local://${uri}` : '; write e.g. local:///opt/flink/usrlib/job.jar';
-    return [{ field: 'spec.job.jarURI', message: `must be an absolute URI with a scheme, got "${uri}"${hint}` }];
+    const hint = uri.startsWith('/') ? JAR_URI_MESSAGES.absolutePathHint.text({ uri }) : JAR_URI_MESSAGES.exampleHint;
+    return [{ field: 'spec.job.jarURI', message: JAR_URI_MESSAGES.noScheme.text({ uri, hint }) }];
   }
   const scheme = match[1].toLowerCase();
   if (scheme === 'local') {
-    return match[2].startsWith('/') ? [] : [{ field: 'spec.job.jarURI', message: `local:// needs an absolute path, got "${uri}"; write local:///${match[2]}` }];
+    return match[2].startsWith('/') ? [] : [{ field: 'spec.job.jarURI', message: JAR_URI_MESSAGES.localNotAbsolute.text({ uri, rest: match[2] }) }];
   }
   if (!(REMOTE_JAR_SCHEMES as readonly string[]).includes(scheme)) {
-    return [
-      {
-        field: 'spec.job.jarURI',
-        message: `scheme "${scheme}" is not supported, got "${uri}"; use local:// for a jar in the image, or one of ${REMOTE_JAR_SCHEMES.join(', ')}`,
-      },
-    ];
+    return [{ field: 'spec.job.jarURI', message: JAR_URI_MESSAGES.unsupportedScheme.text({ scheme, uri, schemes: REMOTE_JAR_SCHEMES.join(', ') }) }];
   }
   const version = spec.flinkVersion;
   if (version !== undefined && FLINK_VERSIONS.includes(version) && versionIndex(version) < versionIndex(OLDEST_REMOTE_JAR_VERSION)) {
-    return [
-      {
-        field: 'spec.job.jarURI',
-        message: `fetching a jar from ${scheme}:// needs Flink 1.19 or newer (flinkVersion is ${version}); put the jar in the image and use local://, or upgrade Flink`,
-      },
-    ];
+    return [{ field: 'spec.job.jarURI', message: JAR_URI_MESSAGES.remoteOnOldFlink.text({ scheme, version }) }];
   }
   return [];
 }
@@ -270,7 +237,7 @@ export function validateCheckpointTriggers(
     errors.push({ field, message: `periodic checkpoints ${why}; remove the interval and rely on execution.checkpointing.interval, or upgrade Flink` });
   // A nonce present at the first deployment is recorded, not acted on (as in the Apache operator).
   if (previous && changed(spec.job?.checkpointTriggerNonce, previous.job?.checkpointTriggerNonce))
-    errors.push({ field: 'spec.job.checkpointTriggerNonce', message: `a manual checkpoint ${why}; undo the change, or upgrade Flink` });
+    errors.push({ field: 'spec.job.checkpointTriggerNonce', message: CHANGE_MESSAGES.checkpointOnOldFlink.text({ version: String(spec.flinkVersion) }) });
   return errors;
 }
 
@@ -331,27 +298,16 @@ export function validateJobChange(spec: JobChangeFields, previous: JobChangeFiel
   const whileSuspended: FieldError[] = [];
   const job = spec.job;
   if (job?.savepointRedeployNonce !== undefined && job.savepointRedeployNonce !== previous?.job?.savepointRedeployNonce && !job.initialSavepointPath) {
-    redeploy.push({
-      field: 'spec.job.savepointRedeployNonce',
-      message: 'redeploys from job.initialSavepointPath, which is not set; set initialSavepointPath to the savepoint to start from',
-    });
+    redeploy.push({ field: 'spec.job.savepointRedeployNonce', message: CHANGE_MESSAGES.redeployWithoutPath.text({}) });
   }
   if (previous && job?.state === 'suspended') {
     const suspending = (previous.job?.state ?? 'running') !== 'suspended';
-    const nonces: Array<[string, number | undefined, number | undefined, string]> = [
-      ['spec.restartNonce', spec.restartNonce, previous.restartNonce, 'a restart'],
-      ['spec.job.savepointTriggerNonce', job.savepointTriggerNonce, previous.job?.savepointTriggerNonce, 'a manual savepoint'],
-      ['spec.job.checkpointTriggerNonce', job.checkpointTriggerNonce, previous.job?.checkpointTriggerNonce, 'a manual checkpoint'],
-      ['spec.job.savepointRedeployNonce', job.savepointRedeployNonce, previous.job?.savepointRedeployNonce, 'a redeploy from savepoint'],
-    ];
-    for (const [field, now, before, what] of nonces) {
-      if (!changed(now, before)) continue;
-      whileSuspended.push({
-        field,
-        message: suspending
-          ? `asks for ${what} in the same change that suspends the job (job.state: suspended); make them separate changes: revert ${field.replace('spec.', '')} now and change it after the job is running again, or keep the job running`
-          : `asks for ${what} while the job is suspended; set job.state: running in the same change, or revert ${field.replace('spec.', '')}`,
-      });
+    const valueOf = (fields: JobChangeFields, field: (typeof NONCE_RULES)[number]['field']): number | undefined =>
+      field === 'restartNonce' ? fields.restartNonce : fields.job?.[field.slice('job.'.length) as 'savepointTriggerNonce'];
+    for (const { field, what } of NONCE_RULES) {
+      if (!changed(valueOf(spec, field), valueOf(previous, field))) continue;
+      const message = suspending ? CHANGE_MESSAGES.whileSuspending : CHANGE_MESSAGES.whileSuspended;
+      whileSuspended.push({ field: `spec.${field}`, message: message.text({ what, field }) });
     }
   }
   return { redeploy, whileSuspended };
@@ -365,23 +321,12 @@ function validateChange(spec: FlinkDeploymentSpec, previous: FlinkDeploymentSpec
   if ((previous.job === undefined) !== (job === undefined)) {
     errors.push(
       job === undefined
-        ? {
-            field: 'spec.job',
-            message:
-              'was removed, which would turn an application cluster into a session cluster; that is not supported: restore spec.job, or delete and recreate the FlinkDeployment',
-          }
-        : {
-            field: 'spec.job',
-            message:
-              'was added, which would turn a session cluster into an application cluster; that is not supported: create a new FlinkDeployment for the job',
-          },
+        ? { field: 'spec.job', message: CHANGE_MESSAGES.jobRemoved.text({}) }
+        : { field: 'spec.job', message: CHANGE_MESSAGES.jobAdded.text({}) },
     );
   }
   if ((previous.mode ?? 'native') !== (spec.mode ?? 'native')) {
-    errors.push({
-      field: 'spec.mode',
-      message: `cannot change from ${previous.mode ?? 'native'} to ${spec.mode ?? 'native'} on an existing deployment; set it back to ${previous.mode ?? 'native'}, or delete and recreate the FlinkDeployment`,
-    });
+    errors.push({ field: 'spec.mode', message: CHANGE_MESSAGES.modeChanged.text({ from: previous.mode ?? 'native', to: spec.mode ?? 'native' }) });
   }
   errors.push(...shared.whileSuspended);
   return errors;

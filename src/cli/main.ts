@@ -7,6 +7,7 @@
  *   flink-operator demo         the development cluster, the operator and a walkthrough
  *   flink-operator migrate      move Apache-operator (v1beta1) status into the split layout
  *   flink-operator inspect [TYPE/]NAME  status, internal state, lag and pending change of one FlinkDeployment or FlinkSessionJob
+ *   flink-operator validate -f FILE     the operator's own validation of FlinkDeployments / FlinkSessionJobs in YAML files, offline
  *
  * Operator code never imports the development cluster; only this CLI (and tests) do. The installed
  * command is ./flink-operator (package.json "bin"), which runs this file through tsx.
@@ -17,6 +18,7 @@ import { registerDevClusterCommand } from './dev-cluster-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerInspectCommand } from './inspect-command.js';
 import { registerMigrateCommand } from './migrate-command.js';
+import { registerValidateCommand } from './validate-command.js';
 import { makeFlinkDeploymentReconciler } from '../reconciler/reconciler-wiring.js';
 import { makeFlinkSessionJobReconciler } from '../reconciler/session-job-wiring.js';
 import { makeFlinkStateSnapshotReconciler } from '../reconciler/state-snapshot-wiring.js';
@@ -34,6 +36,7 @@ registerDevClusterCommand(program);
 registerDemoCommand(program);
 registerMigrateCommand(program);
 registerInspectCommand(program);
+registerValidateCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const COMMANDS = ['run', 'dev-cluster', 'demo', 'migrate', 'inspect'];
+const COMMANDS = ['run', 'dev-cluster', 'demo', 'migrate', 'inspect', 'validate'];
 
 function binTarget(): string {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin?: Record<string, string> };
