@@ -1,5 +1,5 @@
 /**
- * `flink-operator validate -f FILE… [--previous FILE…] [--flink-conf-dir DIR]`: the operator's own
+ * `flink-operator validate -f FILE|DIR… [--previous FILE|DIR…] [--flink-conf-dir DIR]`: the operator's own
  * validation of FlinkDeployments and FlinkSessionJobs in YAML files, offline, for a CI pipeline
  * or a pre-commit hook. It completes what the API server refuses at `kubectl apply` (the CRD's CEL
  * rules, design/014) with the rules only the operator can check: those that read
@@ -18,7 +18,8 @@
  * Caveats: a FlinkSessionJob is validated without its session cluster (whose configuration the
  * running operator also checks) and with the default allowed jar schemes (https).
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { parseAllDocuments } from 'yaml';
 import { attributeDefaultedErrors, DefaultFlinkConfiguration, withConfigurationDefaults } from '../api/default-flink-configuration.js';
@@ -110,10 +111,22 @@ export function verdictLines(verdicts: readonly DocumentVerdict[], skipped: numb
   return lines;
 }
 
-function readAll(files: readonly string[]): { documents: ValidatedDocument[]; skipped: number } {
+/** The files named, a directory standing for its `.yaml`, `.yml` and `.json` files (as `kubectl apply -f DIR`, not recursive). */
+export function expandFiles(paths: readonly string[]): string[] {
+  return paths.flatMap((path) =>
+    statSync(path).isDirectory()
+      ? readdirSync(path)
+          .filter((f) => /\.(ya?ml|json)$/.test(f))
+          .sort()
+          .map((f) => join(path, f))
+      : [path],
+  );
+}
+
+function readAll(paths: readonly string[]): { documents: ValidatedDocument[]; skipped: number } {
   const all: ValidatedDocument[] = [];
   let skipped = 0;
-  for (const file of files) {
+  for (const file of expandFiles(paths)) {
     const read = readResourceDocuments(file, readFileSync(file, 'utf8'));
     all.push(...read.documents);
     skipped += read.skipped;
@@ -125,7 +138,7 @@ export function registerValidateCommand(program: Command): void {
   program
     .command('validate')
     .description("check FlinkDeployments and FlinkSessionJobs in YAML files with the operator's own validation, offline (for CI)")
-    .requiredOption('-f, --filename <file...>', 'YAML files (several documents each allowed)')
+    .requiredOption('-f, --filename <file...>', 'YAML files or directories of them (several documents per file allowed)')
     .option('--previous <file...>', 'the same resources as currently applied, for the rules about changes')
     .option('--flink-conf-dir <dir>', "the operator's default configuration directory (config.yaml or flink-conf.yaml), merged as the operator merges it")
     .action((opts: { filename: string[]; previous?: string[]; flinkConfDir?: string }, command: Command) => {

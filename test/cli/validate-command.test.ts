@@ -37,8 +37,9 @@ test('every corpus document gets its documented lines, and the exit status says 
     for (const line of doc.expect) expected.push(`resources.yaml: FlinkDeployment ${namespace}/${deployment.metadata.name}: ${line}`);
   }
   writeFileSync(join(dir, 'resources.yaml'), current.join('---\n'));
-  writeFileSync(join(dir, 'applied.yaml'), previous.join('---\n'));
-  const result = await runCli(['validate', '-f', join(dir, 'resources.yaml'), '--previous', join(dir, 'applied.yaml')]);
+  mkdirSync(join(dir, 'applied'));
+  writeFileSync(join(dir, 'applied', 'all.yaml'), previous.join('---\n'));
+  const result = await runCli(['validate', '-f', join(dir, 'resources.yaml'), '--previous', join(dir, 'applied')]);
   const lines = result.stdout
     .trim()
     .split('\n')

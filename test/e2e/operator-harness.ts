@@ -18,6 +18,7 @@ import {
   type V1ConfigMap,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node';
+import { buildFlinkDeploymentCrd, buildFlinkSessionJobCrd } from '../../src/api/crd-generator.js';
 import type { FlinkDeploymentV1 } from '../../src/api/flink-deployment.js';
 import { startSimulatedCluster, type SimulatedCluster, type SimulationOptions } from '../../src/devcluster/simulated-cluster.js';
 import { makeFlinkDeploymentReconciler } from '../../src/reconciler/reconciler-wiring.js';
@@ -90,12 +91,24 @@ export async function startHarness(
     sessionJobs?: boolean;
     /** Install the FlinkStateSnapshot CRD and handle snapshot resources too. */
     stateSnapshots?: boolean;
+    /**
+     * false: install the CRDs without their CEL validation rules (crd-cel-rules.ts), as a resource
+     * written before the rules existed finds them; for tests of the operator's own validation.
+     */
+    crdValidationRules?: boolean;
   } = {},
 ): Promise<OperatorHarness> {
   const world = await startSimulatedCluster({ simulation: { podReadyDelayMs: 30, jobStartDelayMs: 30, savepointDurationMs: 60, ...options.simulation } });
   const kubeConfig = world.cluster.kubeConfig();
-  await installCrd(kubeConfig);
-  if (options.sessionJobs) await installCrd(kubeConfig, SESSION_JOB_CRD_FILE);
+  if (options.crdValidationRules === false) {
+    const extensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    await extensions.createCustomResourceDefinition({ body: buildFlinkDeploymentCrd({ validationRules: false }) as unknown as V1CustomResourceDefinition });
+    if (options.sessionJobs)
+      await extensions.createCustomResourceDefinition({ body: buildFlinkSessionJobCrd({ validationRules: false }) as unknown as V1CustomResourceDefinition });
+  } else {
+    await installCrd(kubeConfig);
+    if (options.sessionJobs) await installCrd(kubeConfig, SESSION_JOB_CRD_FILE);
+  }
   if (options.stateSnapshots) await installCrd(kubeConfig, STATE_SNAPSHOT_CRD_FILE);
   const custom = kubeConfig.makeApiClient(CustomObjectsApi);
   const core = kubeConfig.makeApiClient(CoreV1Api);
