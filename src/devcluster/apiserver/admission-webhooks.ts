@@ -88,7 +88,8 @@ export function webhookMatches(webhook: JsonValue | undefined, a: AdmissionAttri
 
 /** Requests on the webhook configurations themselves are never sent to webhooks (IsExemptAdmissionConfigurationResource). */
 export function isExemptResource(a: Pick<AdmissionAttributes, 'group' | 'resource'>): boolean {
-  return a.group === ADMISSION_GROUP && (a.resource === 'validatingwebhookconfigurations' || a.resource === 'mutatingwebhookconfigurations');
+  const exempt = ['validatingwebhookconfigurations', 'mutatingwebhookconfigurations', 'validatingadmissionpolicies', 'validatingadmissionpolicybindings'];
+  return a.group === ADMISSION_GROUP && exempt.includes(a.resource);
 }
 
 /** The URL kube-apiserver posts to for a service-backed webhook, as its error message shows it. */

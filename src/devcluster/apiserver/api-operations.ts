@@ -56,6 +56,8 @@ export interface WriteOptions {
   force?: boolean;
   /** the request's User-Agent: names the field manager of a write without `fieldManager` */
   userAgent?: string;
+  /** validating admission of the object as it would be stored (as the client's version sees it), old undefined on create; throws to refuse */
+  admit?: (object: KubeObject, oldObject: KubeObject | undefined) => void;
 }
 
 export interface WriteResult {
@@ -279,6 +281,7 @@ export class ApiOperations {
     if (metaErrors.length || !isKubeObject(toStore)) throw invalid(type.group, type.kind, nameForErrors(m), metaErrors);
     if (!type.crd && scope.groupResource !== CRD_GR) prepareBuiltin(scope.groupResource, toStore, undefined);
     recordManagedFields(type, undefined, toStore, sentManagedFields, fieldManagerOf(opts), managed, nowRfc3339());
+    opts.admit?.(this.encode(type, toStore), undefined);
     if (!opts.dryRun) assertFitsEtcdRequest(type, toStore);
     if (this.store.get(scope.groupResource, scope.namespace, toStore.metadata.name)) throw alreadyExists(type.group, type.plural, toStore.metadata.name);
     if (opts.dryRun) {
@@ -443,7 +446,7 @@ export class ApiOperations {
     recordManagedFields(type, oldView, next, sentManagedFields, fieldManagerOf(opts), { subresource, ...managed }, nowRfc3339());
     let crBump = false;
     if (type.crd) {
-      const errors = this.registry.crds.validateForVersion(type, next);
+      const errors = this.registry.crds.validateForVersion(type, next, oldView, warnings);
       if (errors.length) throw invalid(type.group, type.kind, name, errors);
       // the strategy compares in the requested version, old object decoded (read-time defaults applied)
       crBump = changesGeneration(next, oldView);
@@ -455,6 +458,7 @@ export class ApiOperations {
       next.metadata.generation = (old.metadata.generation ?? 0) + (bump ? 1 : 0);
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion;
+    opts.admit?.(this.encode(type, next), oldView);
     if (sameIgnoringRv(next, old)) return { code: 200, body: this.encode(type, old), warnings };
     if (opts.dryRun) return { code: 200, body: this.encode(type, next), warnings };
     // generic registry ShouldDeleteDuringUpdate: not while a graceful deletion (a pod's) is pending

@@ -14,6 +14,7 @@ import type { NameRule } from './object-meta-validation.js';
 import type { KubeObject } from './resource-types.js';
 import { labelSelectorFromObject, matchesLabels } from './selectors.js';
 import { prepareServedGroupKind } from './served-group-strategies.js';
+import { BINDING_GR, POLICY_GR, prepareValidatingAdmissionPolicy, prepareValidatingAdmissionPolicyBinding } from './validating-admission-policy.js';
 
 export const MAX_CONFIG_BYTES = 1048576;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
@@ -206,6 +207,12 @@ export function prepareBuiltin(groupResource: string, obj: KubeObject, old: Kube
     case VALIDATING_GR:
     case MUTATING_GR:
       prepareWebhookConfiguration(groupResource, obj);
+      break;
+    case POLICY_GR:
+      prepareValidatingAdmissionPolicy(obj, old);
+      break;
+    case BINDING_GR:
+      prepareValidatingAdmissionPolicyBinding(obj);
       break;
     case '/serviceaccounts':
     case '/events':

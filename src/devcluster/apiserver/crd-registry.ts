@@ -15,6 +15,7 @@
 import { createHash } from 'node:crypto';
 import { invalid, invalidValue, requiredValue, type FieldError } from './errors.js';
 import { pruneAndDefault, schemaOf, validateObject, type Schema } from './structural-schema.js';
+import { crdRuleErrors, evaluateRules, ratchetSchemaErrors } from './crd-validation-rules.js';
 import { compareKubeVersions, groupResourceKey, type KubeObject, type ResourceType, type ScaleSpec } from './resource-types.js';
 import { asArray, asObject, asString, cloneJson, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 
@@ -173,9 +174,18 @@ export class CrdRegistry {
     return pruneAndDefault(obj, type.crd!.schema).unknownFields;
   }
 
-  /** Write path, step 2: validation by the requested version's schema. */
-  validateForVersion(type: ResourceType, obj: JsonObject): FieldError[] {
-    return validateObject(obj, type.crd!.schema);
+  /**
+   * Write path, step 2: validation by the requested version's schema and its CEL rules
+   * (crd-validation-rules.ts). `old` (an UPDATE's old object, decoded in the same version) enables
+   * transition rules and ratcheting; errors ratcheted away as warnings are appended to `warnings`.
+   */
+  validateForVersion(type: ResourceType, obj: JsonObject, old?: JsonObject, warnings?: string[]): FieldError[] {
+    const schema = type.crd!.schema;
+    let errors = validateObject(obj, schema);
+    if (old) errors = ratchetSchemaErrors(errors, () => validateObject(old, schema), obj, old, schema);
+    const rules = evaluateRules(obj, old, schema, errors);
+    warnings?.push(...rules.warnings);
+    return [...errors, ...rules.errors];
   }
 
   /**
@@ -257,10 +267,24 @@ export function validateAndDefaultCrd(crd: JsonObject): void {
     if (!valueAt(v, ['name'])) errors.push(requiredValue(`spec.versions[${i}].name`));
     if (!valueAt(v, ['schema', 'openAPIV3Schema'])) errors.push(requiredValue(`spec.versions[${i}].schema.openAPIV3Schema`, 'schemas are required'));
   });
+  errors.push(...crdValidationRuleErrors(versions));
   if (errors.length || !names) throw invalid('apiextensions.k8s.io', 'CustomResourceDefinition', name, errors);
   names.singular ??= textOf(names.kind).toLowerCase();
   names.listKind ??= `${textOf(names.kind)}List`;
   spec.conversion ??= { strategy: 'None' };
+}
+
+/**
+ * The x-kubernetes-validations errors of a CRD's schemas, at the path the real server names them:
+ * the internal API hoists identical per-version schemas to `spec.validation`, so those are
+ * `spec.validation.openAPIV3Schema…`, different ones `spec.versions[i].schema.openAPIV3Schema…`.
+ */
+function crdValidationRuleErrors(versions: JsonValue[]): FieldError[] {
+  const schemas = versions.map((v) => valueAt(v, ['schema', 'openAPIV3Schema']));
+  if (schemas.length && schemas.every((s) => JSON.stringify(s) === JSON.stringify(schemas[0]))) {
+    return isJsonObject(schemas[0]) ? crdRuleErrors(schemas[0], 'spec.validation.openAPIV3Schema') : [];
+  }
+  return schemas.flatMap((s, i) => (isJsonObject(s) ? crdRuleErrors(s, `spec.versions[${i}].schema.openAPIV3Schema`) : []));
 }
 
 /**

@@ -17,6 +17,8 @@ import type { Logger } from 'pino';
 import type { AccessControl } from './access-control.js';
 import { answerAdminRequest } from './admin-endpoint.js';
 import { admitThroughWebhooks, type AdmissionOperation } from './admission-webhooks.js';
+import { ADMIN_USER } from './authentication.js';
+import { admitRequestThroughPolicies } from './validating-admission-policy.js';
 import { acceptsAggregatedV2, aggregatedDiscovery, AGGREGATED_DISCOVERY_V2 } from './aggregated-discovery.js';
 import { ApiOperations, scopeFor, type FieldValidation, type Scope, type WriteOptions, type WriteResult } from './api-operations.js';
 import {
@@ -433,6 +435,8 @@ export class HttpApiServer {
     }
     const raw = protobufBody ? '' : bodyBytes.toString('utf8');
     this.admit(method, p, scope, ct);
+    const user = this.o.access?.userOf(req) ?? ADMIN_USER;
+    const policyWarnings = admitRequestThroughPolicies(this.o.ops, { method, scope, name: p.name, subresource: p.subresource, user, query: q }, opts);
     this.o.access?.confirmRbacWrite(req, scope, p.name, protobufBody ? { json: protobufBody } : { raw, contentType: ct, patchType: patchTypeOf(ct) });
     let result: WriteResult;
     switch (method) {
@@ -485,7 +489,7 @@ export class HttpApiServer {
         throw methodNotAllowed(method, type.kind);
     }
     const headers: Record<string, string> = {};
-    const warnings = [...(deprecation ? [deprecation] : []), ...result.warnings];
+    const warnings = [...(deprecation ? [deprecation] : []), ...result.warnings, ...policyWarnings];
     if (warnings.length) headers['Warning'] = warnings.map((w) => `299 - ${JSON.stringify(w)}`).join(', ');
     if (table && method !== 'DELETE' && isKubeObject(result.body) && result.body.kind === type.kind) {
       return this.sendJson(res, result.code, tableOf(type, scope.groupResource, [result.body], result.body.metadata.resourceVersion ?? ''), headers);

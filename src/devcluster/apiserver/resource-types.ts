@@ -152,6 +152,11 @@ export const BUILTIN_TYPES: readonly ResourceType[] = [
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   builtin('admissionregistration.k8s.io', 'v1', 'validatingwebhookconfigurations', 'ValidatingWebhookConfiguration', false),
   builtin('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  builtin('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicies', 'ValidatingAdmissionPolicy', false, [], {
+    statusSubresource: true,
+    tracksGeneration: true,
+  }),
+  builtin('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicybindings', 'ValidatingAdmissionPolicyBinding', false, [], { tracksGeneration: true }),
   builtin('networking.k8s.io', 'v1', 'ingresses', 'Ingress', true, ['ing'], { statusSubresource: true, tracksGeneration: true }),
   builtin('networking.k8s.io', 'v1', 'ingressclasses', 'IngressClass', false, [], { tracksGeneration: true }),
   builtin('batch', 'v1', 'jobs', 'Job', true, [], { statusSubresource: true, tracksGeneration: true, categories: ['all'] }),

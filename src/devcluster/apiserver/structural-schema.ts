@@ -13,7 +13,8 @@
  *   be less than or equal to 10`), with the field path `spec.items[0].name`.
  * - x-kubernetes-list-type set/map uniqueness is checked (`Duplicate value: ...`), and the
  *   int32 and date-time formats.
- * Caveats: not supported: oneOf/anyOf/allOf/not, x-kubernetes-validations (CEL), other `format`s.
+ * Caveats: not supported: oneOf/anyOf/allOf/not, other `format`s. x-kubernetes-validations (CEL)
+ * are evaluated by crd-validation-rules.ts.
  * Non-structural schemas are accepted as is.
  */
 import { invalidValue, notSupported, renderValue, requiredValue, type FieldError } from './errors.js';

@@ -141,6 +141,9 @@ describe('dev cluster: admission webhook configurations', () => {
       [
         ['validatingwebhookconfigurations', false],
         ['mutatingwebhookconfigurations', false],
+        ['validatingadmissionpolicies', false],
+        ['validatingadmissionpolicies/status', false],
+        ['validatingadmissionpolicybindings', false],
       ],
     );
     const api = kc.makeApiClient(AdmissionregistrationV1Api);
