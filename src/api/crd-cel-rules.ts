@@ -74,11 +74,8 @@ const versionsBefore = (oldest: FlinkVersion) => FLINK_VERSIONS.slice(0, FLINK_V
 // ---------------------------------------------------------------- metadata.name (root)
 
 const NAME = 'self.metadata.name';
-const suggestion = (() => {
-  const found = `${NAME}.replace('.', '-').find(${lit(nameSuggestionPattern)})`;
-  const cut = `(size(${found}) > ${MAX_DEPLOYMENT_NAME_LENGTH} ? ${found}.substring(0, ${MAX_DEPLOYMENT_NAME_LENGTH}).find(${lit(nameSuggestionPattern)}) : ${found})`;
-  return `(${cut} == '' ? 'flink-job' : ${cut})`;
-})();
+const found = `${NAME}.replace('.', '-').find(${lit(nameSuggestionPattern)})`;
+const suggestion = `${found} == '' ? 'flink-job' : ${found}`;
 
 const NAME_RULES: CelValidationRule[] = [
   {

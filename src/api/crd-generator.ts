@@ -9,7 +9,7 @@
  *   tsx src/api/crd-generator.ts           # prints the FlinkDeployment CRD
  *
  * Two files per kind:
- * - crds/<plural>.flink.apache.org.yaml: the CRD to install (`kubectl apply -f crds/`).
+ * - crds/<plural>.flink.apache.org.yaml: the CRD to install (`kubectl apply --server-side -f crds/`).
  * - crds/upgrade/<plural>.flink.apache.org-v1beta1-only.yaml: the same CRD with v1 not yet
  *   served, step 2 of the upgrade from the Apache operator (design/002, "Upgrade procedure"):
  *   while v1 is not served, kubectl and every other client can only write through v1beta1, which
@@ -241,7 +241,13 @@ function openApiSchema(parts: KindParts, version: typeof API_VERSION_V1 | typeof
       // name and generateName are the only metadata fields a CRD may declare; declared, a rule's fieldPath can name them
       metadata:
         parts.validationRules.length && rules
-          ? { type: 'object', properties: { name: { type: 'string' }, generateName: { type: 'string' } } }
+          ? {
+              type: 'object',
+              properties: {
+                name: { type: 'string', maxLength: 253, description: 'Name of the resource (a DNS-1035 label of at most 48 characters).' },
+                generateName: { type: 'string', maxLength: 253, description: 'Prefix of a generated name.' },
+              },
+            }
           : { type: 'object' },
       spec: plainJsonSchema(parts.specSchema),
       status: plainJsonSchema(parts.statusSchemas[version]),

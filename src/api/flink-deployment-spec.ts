@@ -6,6 +6,7 @@
  * ../shared/reference/flink-operator.md §1). Descriptions feed `kubectl explain`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { PodTemplate } from './pod-template-schema.js';
 import { FreeFormObject, Int32, Int64, QuantityMap, StringEnum, StringMap } from './schema-builders.js';
 
 export const JOB_STATES = ['running', 'suspended'] as const;
@@ -25,11 +26,16 @@ export type DeploymentMode = (typeof DEPLOYMENT_MODES)[number];
 
 export const IMAGE_PULL_POLICIES = ['Always', 'IfNotPresent', 'Never'] as const;
 
+/** The longest jarURI accepted (a bound the CRD's CEL rules need for their cost estimate; a real URI is far shorter). */
+export const JAR_URI_MAX_LENGTH = 4096;
+
 export const JobSpecSchema = Type.Object(
   {
     jarURI: Type.Optional(
       Type.String({
         description: 'URI of the job jar, e.g. local:///opt/flink/usrlib/job.jar. Absent for Python or SQL runners that ship their own entry class.',
+        // bounds the API server's cost estimate of the CEL rules that match it (design/014)
+        maxLength: JAR_URI_MAX_LENGTH,
       }),
     ),
     parallelism: Type.Optional(Int32({ description: 'Parallelism of the job (parallelism.default). At least 1.' })),
@@ -85,7 +91,7 @@ export const JobManagerSpecSchema = Type.Object(
     resource: Type.Optional(ResourceSchema),
     resources: Type.Optional(ResourceRequirementsSchema),
     replicas: Type.Optional(Int32({ description: 'JobManager replicas (more than 1 needs high availability). Default 1.' })),
-    podTemplate: Type.Optional(FreeFormObject({ description: 'Pod template merged over spec.podTemplate for the JobManager.' })),
+    podTemplate: Type.Optional(PodTemplate({ description: 'Pod template merged over spec.podTemplate for the JobManager.' })),
   },
   { description: 'JobManager settings.' },
 );
@@ -96,7 +102,7 @@ export const TaskManagerSpecSchema = Type.Object(
     resource: Type.Optional(ResourceSchema),
     resources: Type.Optional(ResourceRequirementsSchema),
     replicas: Type.Optional(Int32({ description: 'TaskManager replicas; default ceil(parallelism / taskmanager.numberOfTaskSlots).' })),
-    podTemplate: Type.Optional(FreeFormObject({ description: 'Pod template merged over spec.podTemplate for TaskManagers.' })),
+    podTemplate: Type.Optional(PodTemplate({ description: 'Pod template merged over spec.podTemplate for TaskManagers.' })),
   },
   { description: 'TaskManager settings.' },
 );
@@ -134,7 +140,7 @@ export const FlinkDeploymentSpecSchema = Type.Object(
     serviceAccount: Type.Optional(Type.String({ description: 'Kubernetes service account of the Flink pods.' })),
     flinkVersion: Type.Optional(StringEnum(FLINK_VERSIONS, { description: 'Flink version of the image, e.g. v1_20 or v2_2.' })),
     ingress: Type.Optional(IngressSpecSchema),
-    podTemplate: Type.Optional(FreeFormObject({ description: 'Base pod template for JobManager and TaskManager pods.' })),
+    podTemplate: Type.Optional(PodTemplate({ description: 'Base pod template for JobManager and TaskManager pods.' })),
     jobManager: Type.Optional(JobManagerSpecSchema),
     taskManager: Type.Optional(TaskManagerSpecSchema),
     logConfiguration: Type.Optional(StringMap({ description: 'Log configuration files by name, e.g. log4j-console.properties.' })),

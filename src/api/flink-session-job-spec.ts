@@ -18,7 +18,7 @@
  * - `flinkConfiguration` is free-form (flat or nested keys), as for FlinkDeployments.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { JobSpecSchema } from './flink-deployment-spec.js';
+import { JAR_URI_MAX_LENGTH, JobSpecSchema } from './flink-deployment-spec.js';
 import { FreeFormObject, Int64 } from './schema-builders.js';
 
 /** The FlinkDeployment JobSpec, with the descriptions a session job needs. */
@@ -30,6 +30,7 @@ export const SessionJobJobSpecSchema = Type.Object(
         description:
           'URI of the job jar, fetched by the operator and uploaded to the session cluster, e.g. https://repo.example.com/job.jar ' +
           '(schemes the operator allows; https by default). Absent: entryClass is loaded from the session cluster classpath.',
+        maxLength: JAR_URI_MAX_LENGTH,
       }),
     ),
   },

@@ -17,6 +17,7 @@ import { FlinkSessionJobSpecSchema } from './flink-session-job-spec.js';
 import { FlinkSessionJobStatusV1beta1Schema, FlinkSessionJobStatusV1Schema } from './flink-session-job-status.js';
 import { InternalStateSchema, SessionJobInternalStateSchema } from './internal-state.js';
 import { plainJsonSchema } from './schema-builders.js';
+import { withSharedSubschemas } from './schema-deduplication.js';
 
 /** One problem with one field. */
 export interface FieldError {
@@ -61,7 +62,7 @@ const compiled = new Map<TSchema, ValidateFunction>();
 function validatorFor(schema: TSchema): ValidateFunction {
   let fn = compiled.get(schema);
   if (!fn) {
-    fn = ajv.compile(plainJsonSchema(schema));
+    fn = ajv.compile(withSharedSubschemas(plainJsonSchema(schema)));
     compiled.set(schema, fn);
   }
   return fn;

@@ -32,19 +32,21 @@ export const LONGEST_DERIVED_NAME_PATTERN = {
 /** A DNS-1035 label (what a FlinkDeployment name must be: its name is also a Service name). */
 export const DNS_1035_LABEL_SOURCE = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
 export const DNS_1035_LABEL = new RegExp(DNS_1035_LABEL_SOURCE);
-/** The part of a cleaned-up name kept as the suggested name: from the first letter to the last letter or digit. */
-export const nameSuggestionPattern = '[a-z]([-a-z0-9]*[a-z0-9])?';
+/**
+ * The part of a cleaned-up name kept as the suggested name: from the first letter, at most the
+ * longest allowed name, ending with a letter or digit.
+ */
+export const nameSuggestionPattern = `[a-z]([-a-z0-9]{0,${MAX_DEPLOYMENT_NAME_LENGTH - 2}}[a-z0-9])?`;
 
 /**
  * The name suggested for an invalid one: lower-cased, every character other than a letter, digit
- * or '-' replaced by '-', then from the first letter to the last letter or digit, cut to the
- * longest allowed name (the CEL rule computes the same for the names the API server lets reach it).
+ * or '-' replaced by '-', then {@link nameSuggestionPattern}'s first match, else `flink-job` (the
+ * CEL rule computes the same for the names the API server lets reach it: DNS-1123 subdomains,
+ * whose only such character is '.').
  */
 export function suggestName(name: string): string {
-  const keep = (text: string) => new RegExp(nameSuggestionPattern).exec(text)?.[0] ?? '';
-  const found = keep(name.toLowerCase().replace(/[^a-z0-9-]/g, '-'));
-  const cut = found.length > MAX_DEPLOYMENT_NAME_LENGTH ? keep(found.slice(0, MAX_DEPLOYMENT_NAME_LENGTH)) : found;
-  return cut === '' ? 'flink-job' : cut;
+  const found = new RegExp(nameSuggestionPattern).exec(name.toLowerCase().replace(/[^a-z0-9-]/g, '-'))?.[0] ?? '';
+  return found === '' ? 'flink-job' : found;
 }
 
 export const NAME_MESSAGES = {

@@ -186,7 +186,7 @@ async function stateSnapshotCrdServed(kubeConfig: KubeConfig, logger: Logger): P
   }
   logger.warn(
     { crd: FLINK_STATE_SNAPSHOT_CRD_NAME },
-    'the FlinkStateSnapshot CRD is not installed: savepoints and checkpoints are recorded in the operator state and status only (kubectl apply -f crds/, then restart the operator)',
+    'the FlinkStateSnapshot CRD is not installed: savepoints and checkpoints are recorded in the operator state and status only (kubectl apply --server-side -f crds/, then restart the operator)',
   );
   return false;
 }

@@ -61,7 +61,7 @@ export async function publishSnapshotResource<S extends AnyInternalState>(ctx: S
     if (!refused) throw error;
     const why =
       refused.code === 404
-        ? 'the FlinkStateSnapshot CRD is not installed (kubectl apply -f crds/)'
+        ? 'the FlinkStateSnapshot CRD is not installed (kubectl apply --server-side -f crds/)'
         : refused.code === 403
           ? 'the operator may not write flinkstatesnapshots (see manifests/)'
           : refused.message;

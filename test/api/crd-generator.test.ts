@@ -229,7 +229,8 @@ test('every spec and status field has a description (kubectl explain)', () => {
     const out: string[] = [];
     missingDescriptions(schemaOf(name), name, out);
     assert.deepEqual(
-      out.filter((p) => !p.endsWith('.metadata')),
+      // the Pod schema of the pod templates comes without descriptions, as Apache's (pod-template-schema.ts)
+      out.filter((p) => !p.endsWith('.metadata') && !/\.podTemplate\./.test(p)),
       [],
     );
   }

@@ -114,7 +114,7 @@ test('the CRD not installed (404 on create): a Warning, the entry dropped, the s
   const c = context(fake.writer, [OWED]);
   await publishSnapshotResource(c.ctx);
   assert.equal(c.events.length, 1);
-  assert.match(c.events[0], /^Warning SnapshotResourceError: .*the FlinkStateSnapshot CRD is not installed \(kubectl apply -f crds\/\)/);
+  assert.match(c.events[0], /^Warning SnapshotResourceError: .*the FlinkStateSnapshot CRD is not installed \(kubectl apply --server-side -f crds\/\)/);
   assert.equal(c.state().snapshotResourceWrites, undefined);
   assert.equal(c.state().phase, 'RUNNING');
 });

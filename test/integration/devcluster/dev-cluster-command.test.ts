@@ -146,7 +146,7 @@ describe('flink-operator dev-cluster', () => {
           '1s',
         ]);
         kubectl = new KubectlRunner(readFileSync(kubeconfig, 'utf8'));
-        await kubectl.ok(['apply', '-f', join(ROOT, 'crds/')]);
+        await kubectl.ok(['apply', '--server-side', '-f', join(ROOT, 'crds/')]);
         // The CRD is served once it is Established; the first apply of a FlinkDeployment may race it.
         const deadline = Date.now() + 150_000;
         let applied = false;

@@ -33,9 +33,9 @@ describe('dev cluster: FlinkSessionJob with the real kubectl', () => {
   });
 
   it('applies crds/ (both CRDs) and a v1beta1 session job and its session cluster, as a migrating team has them', async () => {
-    const applied = await k.ok(['apply', '-f', CRD_DIR]);
-    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org created/);
-    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinksessionjobs.flink.apache.org created/);
+    const applied = await k.ok(['apply', '--server-side', '-f', CRD_DIR]);
+    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org serverside-applied/);
+    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinksessionjobs.flink.apache.org serverside-applied/);
     assert.match(await k.ok(['apply', '-f', '-'], SESSION_CLUSTER), new RegExp(`flinkdeployment.flink.apache.org/${CLUSTER_NAME} created`));
     const job = await k.run(['apply', '-f', '-'], SESSION_JOB);
     assert.equal(job.code, 0, job.stderr);

@@ -55,10 +55,10 @@ describe('dev cluster: FlinkStateSnapshot with the real kubectl', () => {
   });
 
   it('applies crds/ (all three CRDs) and snapshots as the Apache documentation writes them, without a deprecation warning', async () => {
-    const applied = await k.ok(['apply', '-f', CRD_DIR]);
-    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkstatesnapshots.flink.apache.org created/);
-    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org created/);
-    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinksessionjobs.flink.apache.org created/);
+    const applied = await k.ok(['apply', '--server-side', '-f', CRD_DIR]);
+    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkstatesnapshots.flink.apache.org serverside-applied/);
+    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org serverside-applied/);
+    assert.match(applied, /customresourcedefinition.apiextensions.k8s.io\/flinksessionjobs.flink.apache.org serverside-applied/);
     for (const [manifest, name] of [
       [SAVEPOINT, 'payments-backup'],
       [CHECKPOINT, 'clickstream-checkpoint'],

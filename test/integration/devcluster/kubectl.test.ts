@@ -48,7 +48,10 @@ describe('dev cluster: the real kubectl', () => {
   });
 
   it('applies the CRDs in crds/ and a FlinkDeployment, and prints its printer columns', async () => {
-    assert.match(await k.ok(['apply', '-f', CRD_DIR]), /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org created/);
+    assert.match(
+      await k.ok(['apply', '--server-side', '-f', CRD_DIR]),
+      /customresourcedefinition.apiextensions.k8s.io\/flinkdeployments.flink.apache.org serverside-applied/,
+    );
     assert.match(await k.ok(['apply', '-f', '-'], basicExample()), /flinkdeployment.flink.apache.org\/basic-example created/);
     assert.match(await k.ok(['apply', '-f', '-'], basicExample()), /unchanged/);
     const rows = table(await k.ok(['get', 'flinkdeployments']));

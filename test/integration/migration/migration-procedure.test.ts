@@ -6,9 +6,9 @@
  *      its internal state (every variant, including the real captures; built ones in `default`,
  *      captures in `captures`);
  *   1. stop the old operator;
- *   2. kubectl apply -f crds/upgrade/     (the new CRD, v1 not served yet)
+ *   2. kubectl apply --server-side --force-conflicts -f crds/upgrade/ (the new CRD, v1 not served yet)
  *   3. flink-operator migrate -n default  (the real command line, in its own process)
- *   4. kubectl apply -f crds/             (v1 served) — `captures` is still unmigrated: the new CRD
+ *   4. kubectl apply --server-side --force-conflicts -f crds/ (v1 served) — `captures` is still unmigrated: the new CRD
  *                                         applied before migrate runs for those
  *   5. flink-operator migrate -A; a rerun changes nothing
  *   6. start the new operator.
@@ -146,13 +146,15 @@ test("migrate while the Apache operator's CRD is installed refuses and writes no
   assert.equal(run.code, 1);
   assert.match(
     run.stdout,
-    /does not declare status\.stateRef: it is still the Apache operator's: apply this operator's CRD first \(kubectl apply -f crds\/upgrade\//,
+    /does not declare status\.stateRef: it is still the Apache operator's: apply this operator's CRD first \(kubectl apply --server-side --force-conflicts -f crds\/upgrade\//,
   );
   assert.equal(writes(), before);
 });
 
 test('steps 1-2: stop the old operator, apply crds/upgrade/: every legacy field is still there, v1 is not served', async () => {
-  await kubectl.ok(['apply', '-f', UPGRADE_CRD_DIR]);
+  // README step 2: the client-side annotation of the Apache CRD would have to hold the new, larger CRD
+  await kubectl.ok(['annotate', 'crd', 'flinkdeployments.flink.apache.org', 'kubectl.kubernetes.io/last-applied-configuration-']);
+  await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', UPGRADE_CRD_DIR]);
   assert.equal(await assertNothingLost('after crds/upgrade/', () => true), variants.length);
   const v1 = await kubectl.run(['get', `${PLURAL}.v1.${GROUP}`, '-n', 'default']);
   assert.notEqual(v1.code, 0, 'v1 is not served yet');
@@ -171,7 +173,7 @@ test('step 3: migrate -n default (v1 not served yet)', async () => {
 });
 
 test('step 4: apply crds/ (v1 served) before the rest is migrated: the unmigrated resources lose nothing', async () => {
-  await kubectl.ok(['apply', '-f', CRD_FILE]);
+  await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE]);
   assert.equal(await assertNothingLost('after crds/', (o) => o.metadata.namespace === 'captures'), captureVariants().length);
   // kubectl's preferred version is now v1 (with fresh discovery: kubectl caches the old one for up
   // to 10 minutes): users see the user-facing fields only

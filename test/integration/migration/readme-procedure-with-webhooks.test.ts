@@ -4,7 +4,7 @@
  * Apache operator's admission webhooks registered as its Helm chart registers them
  * (flink-operator-<namespace>-webhook-configuration, CREATE/UPDATE of flinkdeployments and
  * flinksessionjobs, service flink-operator-webhook-service, failurePolicy Fail), and the README
- * "Install" commands (`kubectl apply -f crds/`, `kubectl apply -k manifests/`) as its steps 4 and 5.
+ * "Install" commands (`kubectl apply --server-side -f crds/` over the old CRD with `--force-conflicts`, `kubectl apply -k manifests/`) as its steps 4 and 5.
  *
  * The user here forgets step 1b: after scaling the Apache operator to 0 the webhooks' service has no
  * endpoints, so every FlinkDeployment write is refused (kube-apiserver's InternalError), `migrate`
@@ -191,7 +191,9 @@ test('step 1: stop the old operator: its webhooks now refuse every FlinkDeployme
 });
 
 test('step 2 (1b forgotten): apply crds/upgrade/; migrate stops with the kubectl delete commands and writes nothing; run them; migrate succeeds', async () => {
-  await kubectl.ok(['apply', '-f', UPGRADE_CRD_DIR]);
+  // README step 2: the client-side annotation of the Apache CRD would have to hold the new, larger CRD
+  await kubectl.ok(['annotate', 'crd', 'flinkdeployments.flink.apache.org', 'kubectl.kubernetes.io/last-applied-configuration-']);
+  await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', UPGRADE_CRD_DIR]);
   const before = writes();
   const stopped = await cli('-n', NS);
   assert.equal(stopped.code, 1, stopped.stdout + stopped.stderr);
@@ -231,8 +233,8 @@ test('step 2 (1b forgotten): apply crds/upgrade/; migrate stops with the kubectl
   assert.equal((migrated.status as Record<string, unknown>)['reconciliationStatus'], undefined);
 });
 
-test('steps 4-5 (README "Install"): kubectl apply -f crds/, kubectl apply -k manifests/', async () => {
-  await kubectl.ok(['apply', '-f', CRD_FILE]);
+test('steps 4-5 (README "Install"): kubectl apply --server-side -f crds/, kubectl apply -k manifests/', async () => {
+  await kubectl.ok(['apply', '--server-side', '--force-conflicts', '-f', CRD_FILE]);
   assert.match(await kubectl.ok(['get', `${PLURAL}.v1.${GROUP}`, NAME, '-n', NS, '-o', 'name']), new RegExp(`flinkdeployment.flink.apache.org/${NAME}`));
   await kubectl.ok(['apply', '-k', join(ROOT, 'manifests/')]);
   const apps = kc.makeApiClient(AppsV1Api);
@@ -242,8 +244,9 @@ test('steps 4-5 (README "Install"): kubectl apply -f crds/, kubectl apply -k man
   assert.match(await kubectl.ok(['get', 'serviceaccount', 'flink-operator', '-n', 'flink-operator', '-o', 'name']), /serviceaccount/);
 });
 
-test('going back: scale this operator to 0, migrate --revert gives back the Apache status and removes the ConfigMap', async () => {
+test('going back: scale this operator to 0, lift the state ConfigMap policy, migrate --revert gives back the Apache status and removes the ConfigMap', async () => {
   await kubectl.ok(['-n', 'flink-operator', 'scale', 'deployment', 'flink-operator', '--replicas=0']);
+  await kubectl.ok(['delete', 'validatingadmissionpolicybinding', 'flink-operator-state-configmaps']);
   const run = await cli('--revert', '-n', NS);
   assert.equal(run.code, 0, run.stdout + run.stderr);
   assert.match(run.stdout, new RegExp(`^reverted\\s+${NS}/${NAME}`, 'm'));
