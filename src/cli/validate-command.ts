@@ -12,6 +12,9 @@
  * `--previous` gives the documents as they are now applied (e.g. from the main branch), so the
  * change rules (no mode switch, no nonce change while suspending) see the change.
  *
+ * Typos in flinkConfiguration keys are printed as warnings (`… warning: spec.flinkConfiguration:
+ * taskmanager.numberOfTaskSlot is not a Flink option; did you mean …`), which do not fail the check.
+ *
  * Guarantees: reads only the named files; never contacts a cluster. Exit status 1 when a resource
  * is invalid, 2 for a usage error or a file that cannot be read or parsed, 0 otherwise. Documents
  * of other kinds are skipped (and counted in the summary).
@@ -29,6 +32,8 @@ import { FLINK_SESSION_JOB_KIND } from '../api/flink-session-job.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js';
 import { validateFlinkDeployment, type FieldError } from '../api/spec-validation.js';
+import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
+import { flinkConfigurationTypos } from '../api/flink-configuration-typos.js';
 import { defaultConfigurationOf, readDefaultConfigurationFile } from '../runtime/default-configuration-source.js';
 
 /** One FlinkDeployment or FlinkSessionJob read from a file. */
@@ -40,10 +45,17 @@ export interface ValidatedDocument {
   spec: unknown;
 }
 
-/** The outcome of one document: its errors, formatted `field: message`. */
+/** The outcome of one document: its errors, and the warnings the running operator would give it (flinkConfiguration typos). */
 export interface DocumentVerdict {
   document: ValidatedDocument;
   errors: FieldError[];
+  warnings: string[];
+}
+
+/** The typo warnings of a spec's own flinkConfiguration (flink-configuration-typos.ts), as the operator's UnknownFlinkOption event words them. */
+function warningsOf(spec: unknown): string[] {
+  const configuration = isObject(spec) && isObject(spec.flinkConfiguration) ? spec.flinkConfiguration : undefined;
+  return configuration ? flinkConfigurationTypos(flattenFlinkConfiguration(configuration)).map((t) => `spec.flinkConfiguration: ${t.message}`) : [];
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -89,23 +101,27 @@ export function validateDocuments(
     const old = before.get(keyOf(document));
     if (document.kind === FLINK_SESSION_JOB_KIND) {
       const previousSpec = old && isObject(old.spec) ? { spec: old.spec as FlinkSessionJobSpec } : undefined;
-      return { document, errors: validateFlinkSessionJob({ metadata, spec: document.spec as FlinkSessionJobSpec }, { previous: previousSpec }) };
+      const errors = validateFlinkSessionJob({ metadata, spec: document.spec as FlinkSessionJobSpec }, { previous: previousSpec });
+      return { document, errors, warnings: warningsOf(document.spec) };
     }
     const spec = document.spec as FlinkDeploymentSpec;
     const scoped = defaults.for(document.namespace, isObject(spec) ? spec.flinkVersion : undefined);
     const effective = (s: FlinkDeploymentSpec) => (isObject(s) ? withConfigurationDefaults(s, scoped) : s);
     const previousSpec = old && isObject(old.spec) ? { spec: effective(old.spec) } : undefined;
     const errors = validateFlinkDeployment({ metadata, spec: effective(spec) }, previousSpec);
-    return { document, errors: attributeDefaultedErrors(errors, isObject(spec) ? spec : undefined, scoped) };
+    return { document, errors: attributeDefaultedErrors(errors, isObject(spec) ? spec : undefined, scoped), warnings: warningsOf(spec) };
   });
 }
 
-/** The report lines: one per error, `FILE: KIND NS/NAME: field: message`, then a summary. */
+/** The report lines: one per error, `FILE: KIND NS/NAME: field: message`, one per warning (`… warning: …`), then a summary. */
 export function verdictLines(verdicts: readonly DocumentVerdict[], skipped: number): string[] {
   const lines: string[] = [];
   for (const { document: d, errors } of verdicts) {
-    for (const e of errors) lines.push(`${d.file}: ${d.kind} ${d.namespace}/${d.name || '(no name)'}: ${e.field ? `${e.field}: ` : ''}${e.message}`);
+    const at = `${d.file}: ${d.kind} ${d.namespace}/${d.name || '(no name)'}`;
+    for (const e of errors) lines.push(`${at}: ${e.field ? `${e.field}: ` : ''}${e.message}`);
   }
+  for (const { document: d, warnings } of verdicts)
+    for (const w of warnings) lines.push(`${d.file}: ${d.kind} ${d.namespace}/${d.name || '(no name)'}: warning: ${w}`);
   const invalid = verdicts.filter((v) => v.errors.length > 0).length;
   lines.push(`${verdicts.length} resource(s) checked, ${invalid} invalid${skipped ? `, ${skipped} document(s) of other kinds skipped` : ''}`);
   return lines;

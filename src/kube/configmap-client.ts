@@ -22,13 +22,16 @@ export interface ConfigMapClient {
   delete(namespace: string, name: string): Promise<void>;
 }
 
+/** The field manager of every write the operator makes (managedFields; how a foreign write is told apart, src/state/foreign-state-write.ts). */
+export const OPERATOR_FIELD_MANAGER = 'flink-operator';
+
 export class KubeConfigMapClient implements ConfigMapClient {
   private readonly api: CoreV1Api;
 
   /** `api` defaults to a client of `kubeConfig`; the operator passes one whose requests are counted in its metrics. */
   constructor(
     kubeConfig: KubeConfig,
-    private readonly fieldManager = 'flink-operator',
+    private readonly fieldManager = OPERATOR_FIELD_MANAGER,
     api?: CoreV1Api,
   ) {
     this.api = api ?? kubeConfig.makeApiClient(CoreV1Api);

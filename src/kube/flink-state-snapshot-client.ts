@@ -17,6 +17,7 @@
  * - Objects are returned as the server sends them: nothing is validated here; readers check the
  *   fields they use (flink-state-snapshot-validation.ts).
  */
+import { OPERATOR_FIELD_MANAGER } from './configmap-client.js';
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { FLINK_GROUP } from '../api/flink-deployment.js';
 import { FLINK_STATE_SNAPSHOT_PLURAL, FLINK_STATE_SNAPSHOT_VERSION, type FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
@@ -64,7 +65,7 @@ export class KubeFlinkStateSnapshotClient implements FlinkStateSnapshotLister, F
   constructor(
     kubeConfig: KubeConfig,
     api?: CustomObjectsApi,
-    private readonly fieldManager = 'flink-operator',
+    private readonly fieldManager = OPERATOR_FIELD_MANAGER,
   ) {
     this.api = api ?? kubeConfig.makeApiClient(CustomObjectsApi);
   }

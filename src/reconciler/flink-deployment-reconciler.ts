@@ -28,11 +28,13 @@ import type { InternalState } from '../api/internal-state.js';
 import { attributeDefaultedErrors, withConfigurationDefaults } from '../api/default-flink-configuration.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { unhonouredOperatorKeys } from '../runtime/apache-option-catalog.js';
+import { FlinkConfigurationTypoMemo, flinkConfigurationTypoNote } from '../api/flink-configuration-typos.js';
 import { formatFieldErrors, validateFlinkDeployment } from '../api/spec-validation.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { afterFailureNote, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
+import { reportForeignStateWrite } from '../state/foreign-state-write.js';
 import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
 import { ClusterHealthEvaluator } from './cluster-health.js';
 import { decide } from './decide.js';
@@ -43,22 +45,33 @@ import type { Decision, StepResult } from './reconcile-step.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
 import { loadOrRebuildState, RebuildWaitingError } from './state-recovery.js';
 import { buildStatus } from './status-builder.js';
+import { clusterResourceTotals, mergeClusterInfo } from '../flink/flink-cluster-info.js';
+import { deployedSpecOf } from './deployment-specs.js';
+import { FlinkBuildObserver } from './flink-build-observer.js';
+import { RUNNING_CONDITION_TYPE } from './status-conditions.js';
 import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Which situation each event reason was last emitted for, by uid (event hygiene only). */
   private readonly announced = new OncePerSituation();
+  /** The flinkConfiguration typos of each resource's current generation (event and status.error note). */
+  private readonly typos = new FlinkConfigurationTypoMemo();
   private readonly health: ClusterHealthEvaluator;
   private readonly deletion: DeletionSteps;
+  /** The Flink version and revision of each JobManager start (status.clusterInfo). */
+  private readonly flinkBuilds: FlinkBuildObserver;
 
   constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
     this.health = new ClusterHealthEvaluator(() => deps.now());
+    this.flinkBuilds = new FlinkBuildObserver(deps.log);
     this.deletion = new DeletionSteps(deps, {
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
       forget: (deployment) => {
         this.announced.forget(deployment.metadata.uid ?? '');
         this.health.forget(deployment.metadata.uid ?? '');
+        this.typos.forget(announcedUid(deployment));
+        this.flinkBuilds.forget(deployment.metadata.uid ?? '');
       },
     });
   }
@@ -113,6 +126,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
       if (error instanceof RebuildWaitingError) return this.refuseState(deployment, error, fence, d.timings.progressCheckIntervalMs);
       throw error;
     }
+    // A state ConfigMap edited by someone else: said once, before the pass acts on it (design/003).
+    await reportForeignStateWrite(d.store, deployment, (...event) => d.events.emit(...event), fence);
     if (!deployment.metadata.finalizers?.includes(FLINK_DEPLOYMENT_FINALIZER)) deployment = await d.finalizers.add(deployment, fence);
     const current = deployment;
 
@@ -140,6 +155,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
       this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
     }
     if (userSpec && typeof userSpec === 'object') this.reportUnsupportedOptions(current, userSpec, generation);
+    this.reportFlinkConfigurationTypos(current, generation);
     const specInvalid = validationError !== undefined;
     if (specInvalid && (!state.lastReconciledSpec || !userSpec)) {
       const observed: Observation = { jobManager: 'MISSING', savepointsAwaitingDisposal: 0 };
@@ -153,7 +169,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const passState = new PassState(d, current, fence, state);
 
     // Observe, then decide (gathering the facts the decision asks for).
-    let observed = await observe(d, current, state, api, settings.restReadyDelayMs);
+    let observed = await this.flinkBuilds.observe(current, await observe(d, current, state, api, settings.restReadyDelayMs), api);
     const resource = `${request.namespace}/${request.name}`;
     let decision: Decision;
     for (let asked = 0; ; asked++) {
@@ -217,7 +233,14 @@ export class FlinkDeploymentReconciler implements Reconciler {
         `reconcile step ${decision.step.kind}`,
       );
     }
-    await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind);
+    // status.clusterInfo (Apache AbstractFlinkDeploymentObserver.observeClusterInfo): cpu and memory while the JobManager is READY.
+    const deployedSpec = deployedSpecOf(passState.get()) ?? desired;
+    const clusterInfo = mergeClusterInfo(current.status?.clusterInfo, {
+      ...(finalObserved.flinkBuild ? { build: finalObserved.flinkBuild } : {}),
+      ...(finalObserved.jobManager === 'READY' ? { totals: clusterResourceTotals(effective(deployedSpec), finalObserved.taskManagerReplicas ?? 0) } : {}),
+      ...(finalObserved.checkpoints?.newestCompletedStateSize !== undefined ? { stateSize: finalObserved.checkpoints.newestCompletedStateSize } : {}),
+    });
+    await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind, clusterInfo);
     // observer.rest-ready.delay: look again when the JobManager may count as READY.
     const restReadyIn = finalObserved.restReadyInMs;
     return { requeueAfterMs: restReadyIn !== undefined ? Math.min(restReadyIn, requeueAfterMs(result, d.timings)) : requeueAfterMs(result, d.timings) };
@@ -230,9 +253,17 @@ export class FlinkDeploymentReconciler implements Reconciler {
     error: string | undefined,
     fence: SideEffectFence,
     blind = false,
+    clusterInfo?: Record<string, string>,
   ): Promise<void> {
     const d = this.deps;
-    const outcome = { observed, ...(error ? { error } : {}), ...(blind ? { flinkUnreachable: true } : {}) };
+    const note = flinkConfigurationTypoNote(this.typosOf(deployment));
+    const outcome = {
+      observed,
+      ...(error ? { error } : {}),
+      ...(blind ? { flinkUnreachable: true } : {}),
+      ...(clusterInfo ? { clusterInfo } : {}),
+      ...(note ? { note } : {}),
+    };
     await d.status.record(deployment, buildStatus(deployment, state, outcome, new Date(d.now())), fence);
   }
 
@@ -308,6 +339,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
             message: error.message,
             lastTransitionTime: before?.status === 'False' ? before.lastTransitionTime : nowText,
           },
+          // The state cannot be read: Running stays as last observed.
+          ...(previous.conditions ?? []).filter((c) => c.type === RUNNING_CONDITION_TYPE),
         ],
       },
       fence,
@@ -325,6 +358,20 @@ export class FlinkDeploymentReconciler implements Reconciler {
     if (unhonoured.length === 0) return;
     const list = unhonoured.map((u) => `${u.key} ${u.message}`).join('; ');
     this.deps.events.emit(deployment, 'Warning', 'UnsupportedOption', `spec.flinkConfiguration: ${list}`);
+  }
+
+  /** The flinkConfiguration typos of the resource's current generation (computed once per generation). */
+  private typosOf(deployment: FlinkDeploymentV1) {
+    const spec = deployment.spec as FlinkDeploymentSpec | undefined;
+    const configuration = spec && typeof spec === 'object' ? spec.flinkConfiguration : undefined;
+    return this.typos.typos(announcedUid(deployment), deployment.metadata.generation ?? 0, configuration);
+  }
+
+  /** Keys of spec.flinkConfiguration that look like typos: a warning (UnknownFlinkOption) once per generation, never a rejection. */
+  private reportFlinkConfigurationTypos(deployment: FlinkDeploymentV1, generation: number): void {
+    const typos = this.typosOf(deployment);
+    if (typos.length === 0 || !this.announced.firstTime(announcedUid(deployment), 'UnknownFlinkOption', `typos-${generation}`)) return;
+    this.deps.events.emit(deployment, 'Warning', 'UnknownFlinkOption', `spec.flinkConfiguration: ${typos.map((t) => t.message).join('; ')}`);
   }
 
   private announceOnce(deployment: FlinkDeploymentV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {

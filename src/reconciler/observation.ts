@@ -17,6 +17,7 @@ import type { InternalState } from '../api/internal-state.js';
 import { readDeployedRecord } from '../flink/deployed-record.js';
 import { FlinkRestError } from '../flink/flink-rest-error.js';
 import type { FlinkCheckpointingStatistics, FlinkJobOverview } from '../flink/flink-rest-types.js';
+import type { FlinkBuild } from '../flink/flink-cluster-info.js';
 import { clusterModeOf, deploymentKey, taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import type { HaMetadataSummary } from './flink-cluster-applier.js';
 import { classifyJobManager } from './job-manager-observer.js';
@@ -41,6 +42,8 @@ export interface CheckpointFacts {
   newestRestorePoint?: { path: string; triggeredAt: number; ackAt: number };
   /** Ack time of the newest completed checkpoint (any kind), epoch ms. */
   newestCompletedAckAt?: number;
+  /** `state_size` of the newest completed checkpoint, bytes (status.clusterInfo `state-size`). */
+  newestCompletedStateSize?: number;
 }
 
 export interface ClusterHealthVerdict {
@@ -67,6 +70,8 @@ export interface Observation {
   job?: ObservedJob;
   /** Every job the JobManager lists (only when its REST API answered). */
   jobs?: FlinkJobOverview[];
+  /** The READY JobManager's Flink version and revision (GET /config once per JobManager start, flink-build-observer.ts). */
+  flinkBuild?: FlinkBuild;
   /** TaskManagers running (status), and the replicas the TaskManager Deployment asks for. */
   taskManagerReplicas?: number;
   taskManagerDeploymentReplicas?: number;
@@ -194,6 +199,7 @@ export function checkpointFacts(statistics: FlinkCheckpointingStatistics): Check
   if (newest?.external_path)
     facts.newestRestorePoint = { path: newest.external_path, triggeredAt: newest.trigger_timestamp, ackAt: newest.latest_ack_timestamp };
   if (statistics.latest.completed) facts.newestCompletedAckAt = statistics.latest.completed.latest_ack_timestamp;
+  if (statistics.latest.completed?.state_size !== undefined) facts.newestCompletedStateSize = statistics.latest.completed.state_size;
   return facts;
 }
 

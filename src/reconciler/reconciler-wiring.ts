@@ -23,7 +23,7 @@ import type { FlinkVersion } from '../api/flink-deployment-spec.js';
 import { buildFlinkClusterResources } from '../flink/flink-cluster-resources.js';
 import { taskManagerDeploymentName } from '../flink/flink-resource-naming.js';
 import { flinkRestClientFor, resolveFlinkRestAccess } from '../flink/flink-rest-access.js';
-import { KubeConfigMapClient } from '../kube/configmap-client.js';
+import { KubeConfigMapClient, OPERATOR_FIELD_MANAGER } from '../kube/configmap-client.js';
 import { type FlinkDeploymentClient, KubeFlinkDeploymentClient } from '../kube/flink-deployment-client.js';
 import { toKubeApiError } from '../kube/api-errors.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
@@ -101,8 +101,8 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
     `Flink's REST API is reached ${flinkRestAccess === 'direct' ? 'directly (<name>-rest.<namespace>.svc)' : "through the API server's service proxy"}`,
   );
   const flinkDeployments = readers.flinkDeployments as unknown as ObservableObjectReader<FlinkDeploymentV1>;
-  const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CustomObjectsApi));
-  const configMapClient = new KubeConfigMapClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CoreV1Api));
+  const deploymentClient = new KubeFlinkDeploymentClient(runtime.kubeConfig, OPERATOR_FIELD_MANAGER, apiClients.make(CustomObjectsApi));
+  const configMapClient = new KubeConfigMapClient(runtime.kubeConfig, OPERATOR_FIELD_MANAGER, apiClients.make(CoreV1Api));
   const recorder = new StatusRecorder({
     client: stateLayout === 'legacy-status' ? new StatusPatchesUnderV1beta1(deploymentClient, runtime.kubeConfig) : deploymentClient,
     informer: flinkDeployments,

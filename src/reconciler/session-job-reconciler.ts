@@ -18,6 +18,7 @@
 import { FLINK_SESSION_JOB_FINALIZER, FLINK_SESSION_JOB_KIND, type FlinkSessionJobV1 } from '../api/flink-session-job.js';
 import type { FlinkSessionJobSpec } from '../api/flink-session-job-spec.js';
 import { validateFlinkSessionJob } from '../api/flink-session-job-validation.js';
+import { FlinkConfigurationTypoMemo, flinkConfigurationTypoNote } from '../api/flink-configuration-typos.js';
 import { emptyInternalState, type SessionJobInternalState } from '../api/internal-state.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { formatFieldErrors } from '../api/spec-validation.js';
@@ -26,6 +27,7 @@ import { FlinkRestError } from '../flink/flink-rest-error.js';
 import { afterFailureNote, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../runtime/reconcile.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import { CorruptStateError, ForeignStateError, MisplacedStateError, RegressedStateError } from '../state/state-errors.js';
+import { reportForeignStateWrite } from '../state/foreign-state-write.js';
 import { isFencingOrPrecondition, OncePerSituation, requeueAfterMs, runFencedPass } from './fenced-pass.js';
 import { deploymentOperatorSettings } from './deployment-operator-settings.js';
 import type { SessionJobFlinkApi, SessionJobReconcilerDependencies } from './session-job-dependencies.js';
@@ -38,6 +40,8 @@ import { userSnapshotRequests } from './snapshot-resources.js';
 
 export class FlinkSessionJobReconciler implements Reconciler {
   private readonly announced = new OncePerSituation();
+  /** The flinkConfiguration typos of each session job's current generation (event and status.error note). */
+  private readonly typos = new FlinkConfigurationTypoMemo();
 
   constructor(private readonly deps: SessionJobReconcilerDependencies) {}
 
@@ -84,6 +88,8 @@ export class FlinkSessionJobReconciler implements Reconciler {
       }
       throw error;
     }
+    // A state ConfigMap edited by someone else: said once, before the pass acts on it (design/003).
+    await reportForeignStateWrite(d.store, job, (...event) => d.events.emit(...event), fence);
     if (!deleting && !job.metadata.finalizers?.includes(FLINK_SESSION_JOB_FINALIZER)) job = await d.finalizers.add(job, fence);
     const current = job;
 
@@ -107,6 +113,9 @@ export class FlinkSessionJobReconciler implements Reconciler {
         (state.lastReconciledSpec ? 'The last valid spec keeps running until the spec is fixed.' : 'Nothing is submitted until the spec is fixed.');
       this.announceOnce(current, `invalid-${generation}`, 'Warning', 'ValidationError', validationError);
     }
+    const typos = this.typosOf(current);
+    if (typos.length > 0)
+      this.announceOnce(current, `typos-${generation}`, 'Warning', 'UnknownFlinkOption', `spec.flinkConfiguration: ${typos.map((t) => t.message).join('; ')}`);
     if (validationError && !state.lastReconciledSpec && !deleting) {
       await this.record(current, state, { cluster: { kind: 'missing' } }, validationError, fence, false);
       return { requeueAfterMs: d.timings.reconcileIntervalMs };
@@ -236,8 +245,16 @@ export class FlinkSessionJobReconciler implements Reconciler {
     fence: SideEffectFence,
     deleting: boolean,
   ): Promise<void> {
-    const status = buildSessionJobStatus(job, state, { observed, ...(error ? { error } : {}), deleting }, new Date(this.deps.now()));
+    const note = flinkConfigurationTypoNote(this.typosOf(job));
+    const status = buildSessionJobStatus(job, state, { observed, ...(error ? { error } : {}), ...(note ? { note } : {}), deleting }, new Date(this.deps.now()));
     await this.deps.status.record(job, status, fence);
+  }
+
+  /** The flinkConfiguration typos of the job's current generation (computed once per generation). */
+  private typosOf(job: FlinkSessionJobV1) {
+    const spec = job.spec as FlinkSessionJobSpec | undefined;
+    const configuration = spec && typeof spec === 'object' ? spec.flinkConfiguration : undefined;
+    return this.typos.typos(job.metadata.uid ?? `${job.metadata.namespace}/${job.metadata.name}`, job.metadata.generation ?? 0, configuration);
   }
 
   private announceOnce(job: FlinkSessionJobV1, key: string, type: 'Normal' | 'Warning', reason: string, message: string): void {

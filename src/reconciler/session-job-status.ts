@@ -23,6 +23,8 @@ import type { ListedJob, SessionJobObservation } from './session-job-decide.js';
 export interface SessionJobPassOutcome {
   observed: SessionJobObservation;
   error?: string;
+  /** A warning that is not an error (flinkConfiguration typos): a further line of status.error, never a failure. */
+  note?: string;
   deleting?: boolean;
 }
 
@@ -113,7 +115,7 @@ export function buildSessionJobStatus(
   return {
     lifecycleState: lifecycle,
     ...(state.lastReconciledGeneration !== undefined ? { observedGeneration: state.lastReconciledGeneration } : {}),
-    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.error || outcome.note ? { error: [outcome.error, outcome.note].filter((line) => line).join('\n') } : {}),
     jobStatus: {
       ...(jobId ? { jobId } : {}),
       ...(jobName ? { jobName } : {}),

@@ -13,7 +13,7 @@ import type { SessionJobInternalState } from '../api/internal-state.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { flinkRestClientFor, resolveFlinkRestAccess } from '../flink/flink-rest-access.js';
 import { ARTIFACT_HTTP_HEADER_KEY, fetchSessionJobJar, parseArtifactHttpHeaders } from '../flink/session-job-artifacts.js';
-import { KubeConfigMapClient } from '../kube/configmap-client.js';
+import { KubeConfigMapClient, OPERATOR_FIELD_MANAGER } from '../kube/configmap-client.js';
 import { KubeFlinkSessionJobClient } from '../kube/flink-deployment-client.js';
 import type { ObjectReader, ObservableObjectReader } from '../kube/object-reader.js';
 import { withConfigurationDefaults } from '../api/default-flink-configuration.js';
@@ -34,8 +34,8 @@ export const makeFlinkSessionJobReconciler: ReconcilerFactory = (runtime: Operat
   if (!readers.flinkSessionJobs) throw new Error('the manager does not watch FlinkSessionJobs (pass makeSessionJobReconciler to the Manager)');
   const flinkRestAccess = resolveFlinkRestAccess(config.flinkRestAccess, process.env);
   const sessionJobs = readers.flinkSessionJobs as unknown as ObservableObjectReader<FlinkSessionJobV1>;
-  const client = new KubeFlinkSessionJobClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CustomObjectsApi));
-  const configMaps = new KubeConfigMapClient(runtime.kubeConfig, 'flink-operator', apiClients.make(CoreV1Api));
+  const client = new KubeFlinkSessionJobClient(runtime.kubeConfig, OPERATOR_FIELD_MANAGER, apiClients.make(CustomObjectsApi));
+  const configMaps = new KubeConfigMapClient(runtime.kubeConfig, OPERATOR_FIELD_MANAGER, apiClients.make(CoreV1Api));
   const recorder = new StatusRecorder<FlinkSessionJobV1>({ client, informer: sessionJobs, writeTracker, kind: FLINK_SESSION_JOB_KIND });
   const store = new ConfigMapStateStore<SessionJobInternalState, FlinkSessionJobV1>({
     kind: FLINK_SESSION_JOB_STATE,

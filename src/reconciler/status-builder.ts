@@ -13,6 +13,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { CheckpointRecord, InternalState, SavepointRecord } from '../api/internal-state.js';
 import { stateConfigMapName } from '../state/state-store.js';
 import type { Observation } from './observation.js';
+import { runningCondition } from './status-conditions.js';
 
 /** What a pass knows for the status: the observation (with what its step changed) and its error. */
 export interface PassOutcome {
@@ -22,6 +23,13 @@ export interface PassOutcome {
   /** The error is that Flink's REST API does not answer: whether the job is ready is unknown. */
   flinkUnreachable?: boolean;
   deleting?: boolean;
+  /**
+   * A warning that is no failure (a flinkConfiguration typo): in status.error after the error, on
+   * its own line, or alone; never in the conditions or the lifecycle state, which follow `error`.
+   */
+  note?: string;
+  /** status.clusterInfo as this pass leaves it (flink-cluster-info.ts); undefined: the previous one stays. */
+  clusterInfo?: Record<string, string>;
 }
 
 /** The Apache lifecycle state, from the phase and what was observed. */
@@ -139,13 +147,13 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
     lifecycleState: lifecycle,
     jobManagerDeploymentStatus: observed.jobManager,
     ...(state.lastReconciledGeneration !== undefined ? { observedGeneration: state.lastReconciledGeneration } : {}),
-    ...(outcome.error ? { error: outcome.error } : {}),
+    ...(outcome.error || outcome.note ? { error: [outcome.error, outcome.note].filter((line) => line).join('\n') } : {}),
     stateRef: { configMapName: stateConfigMapName(name), revision: state.revision },
     taskManager: {
       labelSelector: `component=taskmanager,app=${name}`,
       ...(observed.taskManagerReplicas !== undefined ? { replicas: observed.taskManagerReplicas } : {}),
     },
-    ...(previous?.clusterInfo ? { clusterInfo: previous.clusterInfo } : {}),
+    ...(outcome.clusterInfo ? { clusterInfo: outcome.clusterInfo } : previous?.clusterInfo ? { clusterInfo: previous.clusterInfo } : {}),
   };
   const hasJob = (deployment.spec as FlinkDeploymentV1['spec'] | undefined)?.job !== undefined;
   if (hasJob) {
@@ -176,5 +184,16 @@ export function buildStatus(deployment: FlinkDeploymentV1, state: InternalState,
     };
   }
   status.conditions = [readyCondition(state, lifecycle, outcome, hasJob, state.lastReconciledGeneration, previous?.conditions, nowText)];
+  const running = runningCondition(
+    {
+      deployed: state.lastReconciledSpec !== undefined,
+      hasJob,
+      jobManager: observed.jobManager,
+      ...(status.jobStatus?.state ? { jobState: status.jobStatus.state } : {}),
+    },
+    previous?.conditions,
+    nowText,
+  );
+  if (running) status.conditions.push(running);
   return status;
 }

@@ -8,7 +8,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { KubeConfigMapClient } from '../kube/configmap-client.js';
+import { KubeConfigMapClient, OPERATOR_FIELD_MANAGER } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { ApiClientFactory } from './api-client-factory.js';
 import { reuseConnections } from './connection-reuse.js';
@@ -252,7 +252,7 @@ export class Manager {
       term: leadership,
       marginMs: fenceMarginMs(config),
       clients,
-      configMaps: new KubeConfigMapClient(options.kubeConfig, 'flink-operator', clients.make(CoreV1Api)),
+      configMaps: new KubeConfigMapClient(options.kubeConfig, OPERATOR_FIELD_MANAGER, clients.make(CoreV1Api)),
       events: this.recorder,
       logger: this.logger.child({ component: 'shard-handover' }),
       intervalMs: Math.min(1_000, config.retryPeriodMs),

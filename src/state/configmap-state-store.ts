@@ -37,8 +37,17 @@ import type { ConfigMapClient } from '../kube/configmap-client.js';
 import type { ObservableObjectReader } from '../kube/object-reader.js';
 import { assertNotStale, storedFencingToken, type FencingToken } from '../runtime/fencing-token.js';
 import type { WriteTracker } from '../runtime/own-write-tracker.js';
+import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import { contentVerdict, contentWriters, stateChanges, type ForeignStateWrite } from './foreign-state-write.js';
 import { ReadYourWritesCache } from './read-your-writes-cache.js';
-import { assertOwnedBy, assertStateBelongsTo, decodeStateConfigMap, encodeStateConfigMap } from './state-configmap-codec.js';
+import {
+  assertOwnedBy,
+  assertStateBelongsTo,
+  decodeStateConfigMap,
+  encodeStateConfigMap,
+  STATE_DIGEST_ANNOTATION,
+  stateContentDigest,
+} from './state-configmap-codec.js';
 import { NotLeaderError, RegressedStateError, StateDeletedError, StatePreconditionError, StateWriteRetriesExhaustedError } from './state-errors.js';
 import { FLINK_DEPLOYMENT_STATE, type StateKind, type StateOwner } from './state-kinds.js';
 import type { LoadResult, StateStore, StateUpdateFunction, StateUpdateOptions } from './state-store.js';
@@ -151,6 +160,93 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
   /** Forgets what this store remembers of an owner that is gone (its finalizer was removed). */
   forget(deployment: Owner): void {
     this.newestRevision.delete(deployment.metadata.uid ?? '');
+    this.foreignWrites.delete(deployment.metadata.uid ?? '');
+    const key = `${deployment.metadata.namespace ?? ''}/${this.kind.configMapName(deployment.metadata.name ?? '')}`;
+    this.trusted.delete(key);
+    this.judgedAt.delete(key);
+  }
+
+  /**
+   * Foreign writes (foreign-state-write.ts): `trusted` is the state of each ConfigMap (by
+   * namespace/name, with its uid) as this process last wrote it or read it with its own digest, the
+   * "before" of a report; `foreignWrites` the finding of the last load, by owner uid, until the
+   * reconciler takes it; `judgedAt` the uid/resourceVersion last judged per ConfigMap, so a
+   * periodic load of an unchanged object does not digest it again, and one foreign change is
+   * reported once however often it is read before the acknowledgement lands.
+   */
+  private readonly trusted = new Map<string, { uid: string | undefined; state: State }>();
+  private readonly foreignWrites = new Map<string, ForeignStateWrite>();
+  private readonly judgedAt = new Map<string, string>();
+
+  /**
+   * Judges content read for `deployment`: own (or unjudged) content becomes the trusted "before";
+   * foreign content becomes a finding, once per resourceVersion. With `nameWriters`, content read
+   * without managedFields (the informer's copy) costs one GET that names the writer; an update's
+   * read does not add a request (its finding names the writer only when its read was a GET).
+   */
+  private async judge(configMap: V1ConfigMap, state: State, deployment: Owner, nameWriters: boolean): Promise<void> {
+    const key = objectKey(configMap);
+    const uid = configMap.metadata?.uid;
+    const resourceVersion = configMap.metadata?.resourceVersion ?? '';
+    if (resourceVersion && this.judgedAt.get(key) === `${uid}/${resourceVersion}`) return;
+    if (resourceVersion) this.judgedAt.set(key, `${uid}/${resourceVersion}`);
+    if (contentVerdict(configMap) !== 'foreign') {
+      this.trusted.set(key, { uid, state: structuredClone(state) });
+      return;
+    }
+    // the informer's copies carry no managedFields: one GET names the writer (foreign writes are rare)
+    let managedFields = configMap.metadata?.managedFields;
+    if (managedFields === undefined && nameWriters) {
+      const fresh = await this.options.client.get(configMap.metadata?.namespace ?? '', configMap.metadata?.name ?? '');
+      if (fresh?.metadata?.resourceVersion === resourceVersion) managedFields = fresh.metadata.managedFields;
+    }
+    const before = this.trusted.get(key);
+    const changes = stateChanges(before && before.uid === uid ? before.state : undefined, state);
+    this.foreignWrites.set(deployment.metadata.uid ?? '', {
+      namespace: configMap.metadata?.namespace ?? '',
+      name: configMap.metadata?.name ?? '',
+      ...(uid ? { uid } : {}),
+      resourceVersion,
+      writers: contentWriters(managedFields),
+      ...(changes ? { changes } : {}),
+    });
+  }
+
+  takeForeignStateWrite(deployment: Owner): ForeignStateWrite | undefined {
+    const uid = deployment.metadata.uid ?? '';
+    const found = this.foreignWrites.get(uid);
+    this.foreignWrites.delete(uid);
+    return found;
+  }
+
+  /**
+   * Stamps a fresh digest over the reported content, locked on the resourceVersion reported and
+   * fenced like every write, so a restart or the next leader does not report it again. Nothing is
+   * written when the content has changed since (the next load judges it) or already carries its
+   * digest; a conflict or a transient failure leaves it to the next write (this process does not
+   * report the same resourceVersion twice).
+   */
+  async acknowledgeForeignStateWrite(deployment: Owner, write: ForeignStateWrite, fence: SideEffectFence): Promise<void> {
+    const current = await this.read(deployment, false);
+    if (!current || current.metadata?.resourceVersion !== write.resourceVersion || current.metadata?.uid !== write.uid) return;
+    if (contentVerdict(current) === 'own') return;
+    fence.check(`acknowledge the foreign write to ${write.namespace}/${write.name}`);
+    assertNotStale(storedFencingToken(current.metadata), fence.token);
+    const { managedFields: _managed, ...metadata } = current.metadata ?? {};
+    const body: V1ConfigMap = {
+      ...current,
+      metadata: { ...metadata, annotations: { ...(metadata.annotations ?? {}), [STATE_DIGEST_ANNOTATION]: stateContentDigest(current) } },
+    };
+    try {
+      const written = await this.options.client.replace(write.namespace, write.name, body);
+      this.options.onWriteAttempt?.('updated');
+      this.overlay.recordWrite(written);
+      this.rememberWritten(written, this.decode(current));
+      this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, write.namespace, write.name, written.metadata?.resourceVersion);
+    } catch (error) {
+      this.options.onWriteAttempt?.(isConflict(error) ? 'conflict' : 'failed');
+      if (!isConflict(error) && !isTransient(error) && !isNotFound(error)) throw toKubeApiError(error);
+    }
   }
 
   private decode(configMap: V1ConfigMap): State {
@@ -169,6 +265,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     const resourceVersion = written.metadata?.resourceVersion;
     if (!resourceVersion) return;
     this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(JSON.stringify(state)) as State });
+    this.trusted.set(objectKey(written), { uid: written.metadata?.uid, state: JSON.parse(JSON.stringify(state)) as State });
   }
 
   /** Stops listening to the informer. */
@@ -183,6 +280,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     assertStateBelongsTo(configMap, deployment, this.kind);
     const state = this.decode(configMap);
     this.assertNotRegressed(configMap, state, deployment);
+    await this.judge(configMap, state, deployment, true);
     return { kind: 'found', state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
   }
 
@@ -205,6 +303,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
         assertNotStale(storedFencingToken(existing.metadata), token);
         current = this.decode(existing);
         this.assertNotRegressed(existing, current, deployment);
+        await this.judge(existing, current, deployment, false);
       } else {
         current = emptyInternalState() as State;
       }

@@ -32,6 +32,7 @@
  * a history holding one record object twice writes it twice in full (not as a YAML anchor and
  * alias); it decodes to the same records.
  */
+import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { V1ConfigMap, V1OwnerReference } from '@kubernetes/client-node';
 import YAML from 'yaml';
@@ -49,7 +50,7 @@ import { FLINK_GROUP, API_VERSION_V1 } from '../api/flink-deployment.js';
 import { phaseFromReconciliationState, type DeploymentPhase } from '../api/deployment-phase.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { RECONCILIATION_STATES, type ReconciliationState } from '../api/flink-deployment-status.js';
-import { sameValue } from '../api/canonical-json.js';
+import { canonicalJson, sameValue } from '../api/canonical-json.js';
 import { INTERNAL_STATE_FORMAT_VERSION, type AnyInternalState, type InternalState, type SavepointRecord } from '../api/internal-state.js';
 import { formatFencingToken, LEADER_ANNOTATION, storedFencingToken } from '../runtime/fencing-token.js';
 import { OPERATOR_WRITER } from './operator-version.js';
@@ -62,6 +63,8 @@ export { DEPLOYMENT_LABEL } from './state-kinds.js';
 export const MANAGED_BY_VALUE = 'flink-operator';
 export const COMPONENT_VALUE = 'operator-state';
 export const WRITTEN_BY_ANNOTATION = 'flink-operator.io/written-by';
+/** The digest of the content (`data` + `binaryData`) the operator wrote: content without its digest was written by someone else (foreign-state-write.ts). */
+export const STATE_DIGEST_ANNOTATION = 'flink-operator.io/state-digest';
 /** Label selector matching every state ConfigMap (for the informer). */
 export const STATE_CONFIGMAP_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE},${COMPONENT_LABEL}=${COMPONENT_VALUE}`;
 
@@ -237,6 +240,7 @@ export function encodeStateConfigMap<State extends AnyInternalState>(state: Stat
   const annotations: Record<string, string> = { ...(existing?.annotations ?? {}), [WRITTEN_BY_ANNOTATION]: OPERATOR_WRITER };
   if (encoded.lastWriter) annotations[LEADER_ANNOTATION] = formatFencingToken(encoded.lastWriter);
   else delete annotations[LEADER_ANNOTATION];
+  annotations[STATE_DIGEST_ANNOTATION] = stateContentDigest({ data, binaryData });
   const configMap: V1ConfigMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
@@ -257,6 +261,14 @@ export function encodeStateConfigMap<State extends AnyInternalState>(state: Stat
     ...(compressed.length > 0 ? { binaryData } : {}),
   };
   return { configMap, state: encoded, trimmedSavepoints: drop, trimmedRecords, compressedKeys: compressed, totalBytes: total, work };
+}
+
+/** The digest STATE_DIGEST_ANNOTATION records: sha256 of the canonical JSON of `data` + `binaryData` (base64 normalized, so a re-encoding by the server does not change it). */
+export function stateContentDigest(configMap: Pick<V1ConfigMap, 'data' | 'binaryData'>): string {
+  const binaryData: Record<string, string> = {};
+  for (const [key, value] of Object.entries(configMap.binaryData ?? {})) binaryData[key] = Buffer.from(value, 'base64').toString('base64');
+  const content = canonicalJson({ data: configMap.data ?? {}, binaryData });
+  return `sha256:${createHash('sha256').update(content, 'utf8').digest('hex')}`;
 }
 
 /**
@@ -429,7 +441,7 @@ function phaseOfFormat1(
 }
 
 /** The ConfigMap key an InternalState field path (`/a/b`, `a.b`, `a[0]`) is stored under. */
-function keyOfField(field: string): string {
+export function keyOfField(field: string): string {
   const top = field.replace(/^[./]+/, '').split(/[./[]/)[0] ?? '';
   if ((PENDING_FIELDS as readonly string[]).includes(top)) return 'pendingOperation';
   if (top === 'lastWriter') return LEADER_ANNOTATION;

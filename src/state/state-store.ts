@@ -21,6 +21,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { AnyInternalState, InternalState } from '../api/internal-state.js';
 import { SESSION_JOB_STATE_CONFIGMAP_SUFFIX } from '../api/flink-session-job.js';
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
+import type { ForeignStateWrite } from './foreign-state-write.js';
 
 export type LoadResult<State extends AnyInternalState = InternalState> = { kind: 'found'; state: State; resourceVersion: string } | { kind: 'missing' };
 
@@ -53,6 +54,13 @@ export interface StateStore<Owner = FlinkDeploymentV1, State extends AnyInternal
    * (StaleLeaderError) or too large (StateTooLargeError). Returns the state as written.
    */
   update(deployment: Owner, fn: StateUpdateFunction<State>, options?: StateUpdateOptions): Promise<State>;
+  /**
+   * The write someone other than the operator made to the state the last load read, once
+   * (foreign-state-write.ts); absent in stores that cannot tell (the legacy status store, fakes).
+   */
+  takeForeignStateWrite?(deployment: Owner): ForeignStateWrite | undefined;
+  /** Records a fresh digest over the reported content (fenced), so neither this process nor a successor reports it again. */
+  acknowledgeForeignStateWrite?(deployment: Owner, write: ForeignStateWrite, fence: SideEffectFence): Promise<void>;
 }
 
 /** The name of a deployment's companion state ConfigMap. */

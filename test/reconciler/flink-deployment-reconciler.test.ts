@@ -214,7 +214,12 @@ class RecordingFlinkApi implements FlinkJobApi {
     return options.triggerId ?? 'trigger';
   }
   async getConfig(): Promise<FlinkDashboardConfig> {
-    return this.unexpected('getConfig');
+    this.log.push('api.getConfig');
+    return Promise.resolve({
+      'refresh-interval': 3000,
+      'flink-version': '1.20.0',
+      'flink-revision': 'b2ca390 @ 2022-02-03T14:54:22+01:00',
+    } as FlinkDashboardConfig);
   }
   async cancelJob(jobId: string): Promise<CancelJobResult> {
     return this.unexpected(`cancelJob ${jobId}`);
@@ -404,7 +409,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
       jobs: [jobOverview(JOB_A, 'RUNNING')],
     });
     const result = await h.pass();
-    assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'status.record']);
+    assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'api.getConfig', 'status.record']);
     assert.deepEqual(h.fence.asked, ['patch status of orders']);
     assert.deepEqual(h.store.written, []);
     const status = h.statuses[0];
@@ -421,7 +426,10 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.equal(status.error, undefined);
     assert.deepEqual(
       status.conditions?.map((c) => [c.type, c.status, c.reason]),
-      [['Ready', 'True', 'JobRunning']],
+      [
+        ['Ready', 'True', 'JobRunning'],
+        ['Running', 'True', 'Running'],
+      ],
     );
     assert.deepEqual(h.events, []);
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.reconcileIntervalMs });
@@ -445,6 +453,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.deepEqual(h.log, [
       'store.load',
       'api.listJobs',
+      'api.getConfig',
       'cluster.readHaMetadata team-a/orders',
       'store.update revision 6: SUSPENDING',
       'cluster.deleteDeployments orders,orders-taskmanager',
@@ -480,6 +489,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     assert.deepEqual(h.log, [
       'store.load',
       'api.listJobs',
+      'api.getConfig',
       'store.update revision 6: STOPPING pendingSavepoint(stopJob=true)',
       `fence refused: stop Flink job ${JOB_A} with a savepoint`,
     ]);
@@ -509,7 +519,7 @@ describe('FlinkDeploymentReconciler (every dependency faked)', () => {
     });
     h.store.beforeNextUpdate = () => h.store.states.set(NAME, { ...h.store.states.get(NAME)!, revision: 6 });
     const result = await h.pass();
-    assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'store.update refused: decided on revision 5, found 6']);
+    assert.deepEqual(h.log, ['store.load', 'api.listJobs', 'api.getConfig', 'store.update refused: decided on revision 5, found 6']);
     assert.equal(h.statuses.length, 0);
     assert.deepEqual(result, { requeueAfterMs: TIMINGS.progressCheckIntervalMs });
   });

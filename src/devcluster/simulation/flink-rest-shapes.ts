@@ -8,6 +8,7 @@
  * ({@link jobMetrics}) are computed at request time (Flink's metric store lags by up to
  * `metrics.fetcher.update-interval`, 10 s).
  */
+import { createHash } from 'node:crypto';
 import {
   ALL_JOB_STATUSES,
   type CompletedCheckpoint,
@@ -345,15 +346,32 @@ export function asyncOperationResult(op: AsyncOperation): Record<string, unknown
   return { status: { id: 'COMPLETED' }, operation };
 }
 
-/** GET /config (DashboardConfiguration); `webSubmit`: jars can be uploaded and run (a session cluster, `web.submit.enable` true). */
+/**
+ * The `flink-revision` a simulated JobManager of `flinkVersion` reports: Flink's format, the
+ * abbreviated commit id and the commit date (`b2ca390 @ 2022-02-03T14:54:22+01:00`, Flink's
+ * EnvironmentInformation.RevisionInformation as DashboardConfiguration joins it); the commit id is
+ * derived from the version, so each simulated version has its own, the same on every run.
+ */
+export function simulatedFlinkRevision(flinkVersion: string): string {
+  return `${createHash('sha1').update(`flink-${flinkVersion}`).digest('hex').slice(0, 7)} @ 1970-01-01T00:00:00+00:00`;
+}
+
+/**
+ * GET /config (DashboardConfiguration); `webSubmit`: jars can be uploaded and run (a session
+ * cluster, `web.submit.enable` true). `features.web-rescale` exists from Flink 1.19 (before, the
+ * features are submit, cancel and history; the Apache operator's RestResponseTest shows a 1.14
+ * JobManager's `{"web-submit":false,"web-cancel":false}`).
+ */
 export function dashboardConfiguration(flinkVersion: string, webSubmit = false): Record<string, unknown> {
+  const [major = 1, minor = 0] = flinkVersion.split('.').map(Number);
+  const rescale = major > 1 || minor >= 19;
   return {
     'refresh-interval': 3000,
     'timezone-name': 'Coordinated Universal Time',
     'timezone-offset': 0,
     'flink-version': flinkVersion,
-    'flink-revision': 'simulated @ 1970-01-01T00:00:00+00:00',
-    features: { 'web-submit': webSubmit, 'web-cancel': false, 'web-rescale': false, 'web-history': false },
+    'flink-revision': simulatedFlinkRevision(flinkVersion),
+    features: { 'web-submit': webSubmit, 'web-cancel': false, ...(rescale ? { 'web-rescale': false } : {}), 'web-history': false },
   };
 }
 
