@@ -154,15 +154,24 @@ test('suspend takes a savepoint and removes the cluster; resume restores from th
 test('an invalid spec change is reported and the running job is left alone', async () => {
   await h.create(flinkDeployment('typo').build());
   const running = await h.waitFor('typo', stable(1), 'typo to be STABLE');
-  await h.patch('typo', { spec: { job: { parallelism: 0 } } });
-  const reported = await h.waitFor('typo', (d) => (d.status?.error ?? '').includes('spec.job.parallelism'), 'the validation error in status');
+  // refused by the CRD's CEL rule at the API server, with the operator's words (design/014)
+  await assert.rejects(h.patch('typo', { spec: { job: { parallelism: 0 } } }), (e: Error) =>
+    /must be at least 1, got 0; set it to 1 or more/.test(JSON.stringify((e as { body?: unknown }).body) + e.message),
+  );
+  // one only the operator can see (it reads flinkConfiguration): accepted, reported in status
+  await h.patch('typo', { spec: { job: { upgradeMode: 'last-state' } } });
+  const reported = await h.waitFor(
+    'typo',
+    (d) => (d.status?.error ?? '').includes('spec.job.upgradeMode: last-state needs Flink high availability'),
+    'the validation error in status',
+  );
   assert.equal(reported.status?.lifecycleState, 'STABLE', 'the last valid spec keeps running');
   assert.equal(reported.status?.observedGeneration, 1, 'the invalid generation is not marked as reconciled');
   assert.equal(reported.status?.jobStatus?.jobId, running.status?.jobStatus?.jobId);
   assert.equal(h.world.simulation.lineage('default', 'typo').submissions.length, 1, 'no redeploy');
   assert.ok((await eventReasons('typo')).includes('ValidationError'));
 
-  await h.patch('typo', { spec: { job: { parallelism: 3 } } });
+  await h.patch('typo', { spec: { job: { upgradeMode: 'savepoint', parallelism: 3 } } });
   const fixed = await h.waitFor('typo', stable(3), 'typo to be STABLE after the fix');
   assert.equal(fixed.status?.error, undefined);
 });

@@ -223,16 +223,17 @@ describe('a failing manual savepoint of a healthy job', () => {
 
 describe('a FlinkDeployment invalid at creation', () => {
   it('never gets a StateRebuilt event, before or after it is fixed', T, async () => {
-    // Apache operator: a spec rejected by validation (DefaultValidator, here src/api/spec-validation.ts: job.parallelism
-    // at least 1) is reported and not deployed; nothing was lost, so there is no state to rebuild.
+    // Apache operator: a spec rejected by validation (DefaultValidator, here src/api/spec-validation.ts: last-state needs
+    // HA, a rule the CRD cannot check because it reads flinkConfiguration) is reported and not deployed; nothing was
+    // lost, so there is no state to rebuild.
     const name = 'invalid-first';
     try {
       await h.create(
         flinkDeployment(name)
-          .withSpec({ job: { parallelism: -1 } })
+          .withSpec({ job: { upgradeMode: 'last-state' } })
           .build(),
       );
-      await h.waitFor(name, (d) => (d.status?.error ?? '').includes('spec.job.parallelism'), 'the validation error in status', WAIT);
+      await h.waitFor(name, (d) => (d.status?.error ?? '').includes('spec.job.upgradeMode'), 'the validation error in status', WAIT);
       await sleep(1_000);
       assert.equal(
         await eventCount(h, name, 'StateRebuilt'),
@@ -241,7 +242,7 @@ describe('a FlinkDeployment invalid at creation', () => {
       );
       assert.equal(lineage(h, name).submissions.length, 0, 'nothing deployed while invalid');
 
-      await h.patch(name, { spec: { job: { parallelism: 2 } } });
+      await h.patch(name, { spec: { job: { upgradeMode: 'savepoint' } } });
       await h.waitFor(name, stable(2), `${name} STABLE once fixed`, WAIT);
       await sleep(500);
       assert.equal(await eventCount(h, name, 'StateRebuilt'), 0, 'no StateRebuilt after the fix');
