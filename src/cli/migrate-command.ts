@@ -349,7 +349,9 @@ export async function runMigrate(
     const sessionCrd: CrdCheck = clients.sessionJobs ? await clients.sessionJobs.checkCrd() : {};
     const crdError = crd.error ?? (sessionCrd.missing ? undefined : sessionCrd.error);
     if (crdError) {
-      out(`error: ${crdError}: apply this operator's CRD first (kubectl apply --server-side --force-conflicts -f crds/upgrade/, see the README), then run migrate again; nothing was written`);
+      out(
+        `error: ${crdError}: apply this operator's CRD first (kubectl apply --server-side --force-conflicts -f crds/upgrade/, see the README), then run migrate again; nothing was written`,
+      );
       return { outcomes: [], sessionJobOutcomes: [], exitCode: 1 };
     }
     if (crd.warning) out(`warning: ${crd.warning}`);
