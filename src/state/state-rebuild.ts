@@ -14,7 +14,8 @@
  * 3. no JobManager (so no Flink to ask): the suspend savepoint the Flink ConfigMap records
  *    (`flink-operator.io/last-savepoint`); only when nothing records one,
  *    `status.jobStatus.lastSavepoint` is offered as the restore path of the next deployment, and
- *    the message says it is unverified.
+ *    the message says it is unverified. A last-state job whose Flink ConfigMap is left is rebuilt
+ *    as suspended, so that its resume tries Flink HA (the newest checkpoint) before that path.
  *
  * Guarantees: a running job is never redeployed by the rebuild itself: with the deployed spec
  * unknown, the state says "job <id> runs an unknown spec" (`deployedJobId` set, no
@@ -133,6 +134,18 @@ export function rebuildStateFromWorld(deployment: FlinkDeploymentV1, observed: O
       state.lastReconciledSpec = structuredClone(desired);
       state.lastReconciledGeneration = deployment.metadata.generation;
       return { state, specConfirmed: false, message: `operator state of ${name} was missing and no Flink cluster runs (suspended); ${restore}` };
+    }
+    const left = readDeployedRecord(undefined, observed.flinkConfigMap).spec;
+    if (pinned && left && desired.job?.upgradeMode === 'last-state' && left.job?.upgradeMode === 'last-state') {
+      // A last-state job whose cluster is gone (suspended, or its JobManager deleted) with its Flink
+      // ConfigMap left: Flink HA may hold the job with checkpoints newer than any savepoint.
+      // Rebuilt as suspended with the spec the cluster last ran, so the resume recovers it from
+      // Flink HA when HA holds it, and only otherwise restores from the offered savepoint.
+      state.phase = 'SUSPENDED';
+      state.firstDeployment = false;
+      state.lastReconciledSpec = { ...structuredClone(left), job: { ...structuredClone(left.job), state: 'suspended' } };
+      const message = `operator state of ${name} was missing and no Flink cluster runs; job ${pinned} is resumed from Flink HA if HA holds it, else ${restore.replace('the next deployment ', '')}`;
+      return { state, specConfirmed: false, message };
     }
     state.firstDeployment = true;
     // The job is gone with its cluster: the next pass records a new deployment from the restore path.

@@ -243,6 +243,29 @@ test('a suspended cluster (no JobManager, the Flink ConfigMap left): the pinned 
   assert.deepEqual(state.savepointHistory, []);
 });
 
+test('a last-state job resumed while its state was lost (no JobManager, the Flink ConfigMap left): rebuilt as suspended, so the resume tries Flink HA first', () => {
+  // chaos seeds 9700 and 9801: rebuilt as a first deployment, the resume restored an older manual
+  // savepoint under a new job id and dropped the checkpoints Flink HA held.
+  const lastState = { ...spec, job: { ...spec.job!, upgradeMode: 'last-state' as const } };
+  const resumed = flinkDeployment('orders').withUid('u1').withGeneration(9).withSpec(lastState).withStatus(deployment.status!).build();
+  const { flinkConfigMap } = renderedWorld(withRunningState(lastState));
+  const { state, message } = rebuildStateFromWorld(resumed, { flinkConfigMap }, NOW);
+  assert.equal(state.phase, 'SUSPENDED');
+  assert.equal(state.firstDeployment, false);
+  assert.equal(state.deployedJobId, JOB, 'the job Flink HA may hold');
+  assert.equal(state.lastReconciledSpec?.job?.state, 'suspended');
+  assert.equal(state.lastReconciledSpec?.flinkVersion, 'v1_20', 'the spec the cluster ran: the HA resume needs the same Flink version');
+  assert.equal(state.upgradeSavepointPath, 's3://other-team/savepoint-9', 'still offered, for when HA does not hold the job');
+  assert.match(message, /resumed from Flink HA if HA holds it/);
+  // a savepoint-mode job keeps the old behaviour: a new deployment from the restore path
+  const savepointMode = rebuildStateFromWorld(
+    flinkDeployment('orders').withUid('u1').withSpec(spec).withStatus(deployment.status!).build(),
+    { flinkConfigMap: renderedWorld().flinkConfigMap },
+    NOW,
+  ).state;
+  assert.equal(savepointMode.phase, 'STOPPED');
+});
+
 test('a suspended cluster whose Flink ConfigMap records its suspend savepoint: that one, not the (hand-edited) status savepoint', () => {
   const suspended = flinkDeployment('orders')
     .withUid('u1')
