@@ -169,12 +169,13 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
   /**
    * Foreign writes (foreign-state-write.ts): `trusted` is the state of each ConfigMap (by
    * namespace/name, with its uid) as this process last wrote it or read it with its own digest, the
-   * "before" of a report; `foreignWrites` the finding of the last load, by owner uid, until the
+   * "before" of a report, kept as JSON text (a few KiB per resource as a string, several times that
+   * as an object graph; parsed only when a foreign write is found); `foreignWrites` the finding of the last load, by owner uid, until the
    * reconciler takes it; `judgedAt` the uid/resourceVersion last judged per ConfigMap, so a
    * periodic load of an unchanged object does not digest it again, and one foreign change is
    * reported once however often it is read before the acknowledgement lands.
    */
-  private readonly trusted = new Map<string, { uid: string | undefined; state: State }>();
+  private readonly trusted = new Map<string, { uid: string | undefined; json: string }>();
   private readonly foreignWrites = new Map<string, ForeignStateWrite>();
   private readonly judgedAt = new Map<string, string>();
 
@@ -191,7 +192,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     if (resourceVersion && this.judgedAt.get(key) === `${uid}/${resourceVersion}`) return;
     if (resourceVersion) this.judgedAt.set(key, `${uid}/${resourceVersion}`);
     if (contentVerdict(configMap) !== 'foreign') {
-      this.trusted.set(key, { uid, state: structuredClone(state) });
+      this.trusted.set(key, { uid, json: JSON.stringify(state) });
       return;
     }
     // the informer's copies carry no managedFields: one GET names the writer (foreign writes are rare)
@@ -201,7 +202,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
       if (fresh?.metadata?.resourceVersion === resourceVersion) managedFields = fresh.metadata.managedFields;
     }
     const before = this.trusted.get(key);
-    const changes = stateChanges(before && before.uid === uid ? before.state : undefined, state);
+    const changes = stateChanges(before && before.uid === uid ? (JSON.parse(before.json) as State) : undefined, state);
     this.foreignWrites.set(deployment.metadata.uid ?? '', {
       namespace: configMap.metadata?.namespace ?? '',
       name: configMap.metadata?.name ?? '',
@@ -264,8 +265,9 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
   private rememberWritten(written: V1ConfigMap, state: State): void {
     const resourceVersion = written.metadata?.resourceVersion;
     if (!resourceVersion) return;
-    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(JSON.stringify(state)) as State });
-    this.trusted.set(objectKey(written), { uid: written.metadata?.uid, state: JSON.parse(JSON.stringify(state)) as State });
+    const json = JSON.stringify(state);
+    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(json) as State });
+    this.trusted.set(objectKey(written), { uid: written.metadata?.uid, json });
   }
 
   /** Stops listening to the informer. */
