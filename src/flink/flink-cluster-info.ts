@@ -33,7 +33,7 @@
 import type { FlinkDeploymentSpec, JobManagerSpec, TaskManagerSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import type { FlinkDashboardConfig } from './flink-rest-types.js';
-import { parseMemoryBytes } from './flink-container-resources.js';
+import { cpuCoresOf, parseMemoryBytes } from './flink-container-resources.js';
 
 /** The keys of status.clusterInfo (Apache: DashboardConfiguration and AbstractFlinkService.FIELD_NAME_*). */
 export const CLUSTER_INFO_KEYS = {
@@ -65,14 +65,6 @@ export interface ClusterResourceTotals {
 const MIB = 1024 * 1024;
 
 type Component = JobManagerSpec | TaskManagerSpec | undefined;
-
-/** CPU cores of a Kubernetes quantity or a number (`2`, `500m`, `0.5`); undefined when not a positive amount. */
-export function cpuCoresOf(quantity: unknown): number | undefined {
-  if (typeof quantity !== 'string' && typeof quantity !== 'number') return undefined;
-  const text = String(quantity).trim();
-  const cores = text.endsWith('m') ? Number(text.slice(0, -1)) / 1000 : Number(text);
-  return Number.isFinite(cores) && cores > 0 ? cores : undefined;
-}
 
 function hasShorthand(component: Component): boolean {
   const r = component?.resource;

@@ -38,6 +38,14 @@ const KUBERNETES_MEMORY_UNITS: Readonly<Record<string, number>> = {
   E: 1e18,
 };
 
+/** CPU cores of a Kubernetes quantity or a number (`2`, `500m`, `0.5`); undefined when not a positive amount. */
+export function cpuCoresOf(quantity: unknown): number | undefined {
+  if (typeof quantity !== 'string' && typeof quantity !== 'number') return undefined;
+  const text = String(quantity).trim();
+  const cores = text.endsWith('m') ? Number(text.slice(0, -1)) / 1000 : Number(text);
+  return Number.isFinite(cores) && cores > 0 ? cores : undefined;
+}
+
 /** Bytes of a memory string (Flink syntax first, then a Kubernetes quantity). Throws naming `field`. */
 export function parseMemoryBytes(value: string, field: string): number {
   const text = value.replace(/\s+/g, '');

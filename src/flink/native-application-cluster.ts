@@ -34,7 +34,7 @@ import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { FlinkDeploymentSpec } from '../api/flink-deployment-spec.js';
 import { flattenFlinkConfiguration } from '../api/flink-configuration.js';
 import { isFlinkVersionAtLeast } from './flink-config-builder.js';
-import { componentResources } from './flink-container-resources.js';
+import { componentResources, cpuCoresOf } from './flink-container-resources.js';
 import { withoutApiFields } from './flink-pod-template.js';
 import { mergeUserPodTemplates, templateListMerge } from './pod-template-merge.js';
 import { jobManagerDeploymentWith } from './jobmanager-deployment.js';
@@ -60,11 +60,8 @@ export function nativeJobManagerArgs(spec: FlinkDeploymentSpec): string[] {
 
 /** CPU quantity (`2`, `500m`, `0.5`) as Flink's double, or undefined. */
 function cpuCores(quantity: unknown): string | undefined {
-  if (quantity === undefined || quantity === null) return undefined;
-  if (typeof quantity !== 'string' && typeof quantity !== 'number') return undefined;
-  const text = String(quantity).trim();
-  const cores = text.endsWith('m') ? Number(text.slice(0, -1)) / 1000 : Number(text);
-  return Number.isFinite(cores) && cores > 0 ? String(cores) : undefined;
+  const cores = cpuCoresOf(quantity);
+  return cores === undefined ? undefined : String(cores);
 }
 
 function cpuOf(component: FlinkDeploymentSpec['jobManager'] | FlinkDeploymentSpec['taskManager'], field: string): string | undefined {

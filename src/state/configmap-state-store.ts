@@ -268,6 +268,8 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     const json = JSON.stringify(state);
     this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(json) as State });
     this.trusted.set(objectKey(written), { uid: written.metadata?.uid, json });
+    // our own content carries our digest: its informer echo need not be digested again
+    this.judgedAt.set(objectKey(written), `${written.metadata?.uid}/${resourceVersion}`);
   }
 
   /** Stops listening to the informer. */
