@@ -129,6 +129,9 @@ function withConfigHash(deployment: V1Deployment, configHash: string): V1Deploym
 }
 
 export class FlinkClusterApplier {
+  /** The Flink ConfigMaps this process wrote last, by namespace/name: the resourceVersion and rendered hash of that write. */
+  private readonly writtenConfigMaps = new Map<string, { resourceVersion: string; hash: string; term: string }>();
+
   constructor(
     private readonly apps: AppsV1Api,
     private readonly core: CoreV1Api,
@@ -269,7 +272,10 @@ export class FlinkClusterApplier {
       ...body.metadata,
       annotations: { ...body.metadata?.annotations, [LAST_SAVEPOINT_ANNOTATION]: location, [LEADER_ANNOTATION]: formatFencingToken(fence.token) },
     };
-    await this.core.replaceNamespacedConfigMap({ namespace, name: configMapName, body });
+    const written = await this.core.replaceNamespacedConfigMap({ namespace, name: configMapName, body });
+    // the remembered write is not this content any more (its hash still is: the annotation is outside the rendering)
+    const known = this.writtenConfigMaps.get(`${namespace}/${configMapName}`);
+    if (known && written.metadata?.resourceVersion) known.resourceVersion = written.metadata.resourceVersion;
   }
 
   /** Deletes the Services and the Flink ConfigMap (used on deletion of the FlinkDeployment). */
@@ -283,6 +289,7 @@ export class FlinkClusterApplier {
       }
     }
     fence.check(`delete ConfigMap ${namespace}/${configMapName}`);
+    this.writtenConfigMaps.delete(`${namespace}/${configMapName}`);
     try {
       await this.core.deleteNamespacedConfigMap({ namespace, name: configMapName });
     } catch (error) {
@@ -290,25 +297,54 @@ export class FlinkClusterApplier {
     }
   }
 
-  /** `createFirst`: the cluster looks new (no JobManager Deployment cached): try the create before any GET. */
+  /**
+   * `createFirst`: the cluster looks new (no JobManager Deployment cached): try the create before any GET.
+   * A ConfigMap this process wrote last in the pass's leadership term (`writtenConfigMaps`) is not
+   * read again: an unchanged rendering writes nothing, a changed one is a PUT locked on the
+   * resourceVersion of that write. Anyone else's write since makes that PUT answer 409 (or 404), and
+   * the ConfigMap is then read and guarded as if nothing had been remembered; a write of another
+   * term (another instance, or this one before it lost the lease) is never trusted.
+   * Caveat: within a term, a hand edit that keeps the rendered-hash annotation is not reverted (as
+   * before: the hash is what is compared) and a hand deletion is not noticed until the rendering changes.
+   */
   private async applyConfigMap(rendered: V1ConfigMap, createFirst: boolean, fence: SideEffectFence): Promise<boolean> {
     const namespace = rendered.metadata!.namespace!;
     const name = rendered.metadata!.name!;
+    const key = `${namespace}/${name}`;
     const hash = hashOf(rendered);
     const desired = annotate(rendered, hash, fence);
     if (createFirst) {
       fence.check(`create ConfigMap ${namespace}/${name}`);
-      if (await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired }))) return true;
+      const created = await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired }));
+      if (created) return this.rememberConfigMap(key, created, hash, fence);
+    }
+    const term = formatFencingToken(fence.token);
+    const remembered = this.writtenConfigMaps.get(key);
+    const known = remembered?.term === term ? remembered : undefined;
+    if (known?.hash === hash) return false;
+    if (known) {
+      fence.check(`write ConfigMap ${namespace}/${name}`);
+      try {
+        const body = { ...desired, metadata: { ...desired.metadata, resourceVersion: known.resourceVersion } };
+        return this.rememberConfigMap(key, await this.core.replaceNamespacedConfigMap({ namespace, name, body }), hash, fence);
+      } catch (error) {
+        this.writtenConfigMaps.delete(key);
+        if (!isConflict(error) && !isNotFound(error)) throw error;
+      }
     }
     const live = await this.readOrUndefined(() => this.core.readNamespacedConfigMap({ namespace, name }));
     if (live?.metadata?.annotations?.[RENDERED_HASH_ANNOTATION] === hash) return false;
     guard(fence, `write ConfigMap ${namespace}/${name}`, live);
-    if (!live) {
-      await this.core.createNamespacedConfigMap({ namespace, body: desired });
-    } else {
-      desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
-      await this.core.replaceNamespacedConfigMap({ namespace, name, body: desired });
-    }
+    if (!live) return this.rememberConfigMap(key, await this.core.createNamespacedConfigMap({ namespace, body: desired }), hash, fence);
+    desired.metadata!.resourceVersion = live.metadata?.resourceVersion;
+    return this.rememberConfigMap(key, await this.core.replaceNamespacedConfigMap({ namespace, name, body: desired }), hash, fence);
+  }
+
+  /** Our write of a Flink ConfigMap landed: its resourceVersion and rendered hash (always true: something was written). */
+  private rememberConfigMap(key: string, written: V1ConfigMap, hash: string, fence: SideEffectFence): true {
+    const resourceVersion = written.metadata?.resourceVersion;
+    if (resourceVersion) this.writtenConfigMaps.set(key, { resourceVersion, hash, term: formatFencingToken(fence.token) });
+    else this.writtenConfigMaps.delete(key);
     return true;
   }
 
@@ -424,12 +460,12 @@ export class FlinkClusterApplier {
   }
 
   /** True when `create` created the object; false when it already exists (409 AlreadyExists). */
-  private async createUnlessExists(create: () => Promise<unknown>): Promise<boolean> {
+  /** The created object; undefined when it exists already. */
+  private async createUnlessExists<T>(create: () => Promise<T>): Promise<T | undefined> {
     try {
-      await create();
-      return true;
+      return await create();
     } catch (error) {
-      if (isAlreadyExists(error)) return false;
+      if (isAlreadyExists(error)) return undefined;
       throw error;
     }
   }

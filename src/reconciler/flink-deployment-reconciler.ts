@@ -51,6 +51,7 @@ import { FlinkBuildObserver } from './flink-build-observer.js';
 import { RUNNING_CONDITION_TYPE } from './status-conditions.js';
 import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
+import { DEFAULT_OBSERVATION_HOLD_MS, ObservationHold } from './observation-hold.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Which situation each event reason was last emitted for, by uid (event hygiene only). */
@@ -61,10 +62,13 @@ export class FlinkDeploymentReconciler implements Reconciler {
   private readonly deletion: DeletionSteps;
   /** The Flink version and revision of each JobManager start (status.clusterInfo). */
   private readonly flinkBuilds: FlinkBuildObserver;
+  /** Observation-only status changes waiting for the next transition's patch. */
+  private readonly observationHold: ObservationHold;
 
   constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
     this.health = new ClusterHealthEvaluator(() => deps.now());
     this.flinkBuilds = new FlinkBuildObserver(deps.log);
+    this.observationHold = new ObservationHold(deps.timings.observationHoldMs ?? DEFAULT_OBSERVATION_HOLD_MS);
     this.deletion = new DeletionSteps(deps, {
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
       forget: (deployment) => {
@@ -72,6 +76,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
         this.health.forget(deployment.metadata.uid ?? '');
         this.typos.forget(announcedUid(deployment));
         this.flinkBuilds.forget(deployment.metadata.uid ?? '');
+        this.observationHold.release(deployment.metadata.uid ?? '');
       },
     });
   }
@@ -240,10 +245,13 @@ export class FlinkDeploymentReconciler implements Reconciler {
       ...(finalObserved.jobManager === 'READY' ? { totals: clusterResourceTotals(effective(deployedSpec), finalObserved.taskManagerReplicas ?? 0) } : {}),
       ...(finalObserved.checkpoints?.newestCompletedStateSize !== undefined ? { stateSize: finalObserved.checkpoints.newestCompletedStateSize } : {}),
     });
-    await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind, clusterInfo);
-    // observer.rest-ready.delay: look again when the JobManager may count as READY.
-    const restReadyIn = finalObserved.restReadyInMs;
-    return { requeueAfterMs: restReadyIn !== undefined ? Math.min(restReadyIn, requeueAfterMs(result, d.timings)) : requeueAfterMs(result, d.timings) };
+    const transitioned = passState.get().revision !== state.revision;
+    const heldMs = await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind, clusterInfo, {
+      transitioned,
+    });
+    // observer.rest-ready.delay: look again when the JobManager may count as READY; a held observation is written by then.
+    const requeue = Math.min(requeueAfterMs(result, d.timings), finalObserved.restReadyInMs ?? Infinity, heldMs ?? Infinity);
+    return { requeueAfterMs: requeue };
   }
 
   private async recordStatus(
@@ -254,7 +262,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
     fence: SideEffectFence,
     blind = false,
     clusterInfo?: Record<string, string>,
-  ): Promise<void> {
+    holdable?: { transitioned: boolean },
+  ): Promise<number | undefined> {
     const d = this.deps;
     const note = flinkConfigurationTypoNote(this.typosOf(deployment));
     const outcome = {
@@ -264,7 +273,15 @@ export class FlinkDeploymentReconciler implements Reconciler {
       ...(clusterInfo ? { clusterInfo } : {}),
       ...(note ? { note } : {}),
     };
-    await d.status.record(deployment, buildStatus(deployment, state, outcome, new Date(d.now())), fence);
+    const status = buildStatus(deployment, state, outcome, new Date(d.now()));
+    const uid = deployment.metadata.uid ?? '';
+    if (holdable && d.status.pendingChanges) {
+      const verdict = this.observationHold.verdict(uid, d.status.pendingChanges(deployment, status), holdable.transitioned, d.now());
+      if (verdict.hold) return verdict.remainingMs;
+    }
+    await d.status.record(deployment, status, fence);
+    this.observationHold.release(uid);
+    return undefined;
   }
 
   /**

@@ -129,7 +129,7 @@ export async function observe(
   const pinned = readDeployedRecord(jobManager).jobId;
   if (pinned) observation.pinnedJobId = pinned;
   let classified = classifyJobManager(jobManager, undefined);
-  if (classified.status === 'DEPLOYING')
+  if (classified.status === 'DEPLOYING' && deployingFor(jobManager, state.reconciliationTimestamp, deps.now()) >= POD_DIAGNOSIS_DELAY_MS)
     classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
   observation.jobManager = classified.status;
   if (classified.error) observation.jobManagerError = classified.error;
@@ -218,6 +218,24 @@ function neverAvailable(deployment: V1Deployment, deployedAt: string | undefined
   const reference = Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
   return reference > 0 && new Date(available.lastTransitionTime).getTime() - reference <= NEVER_STARTED_TOLERANCE_MS;
 }
+
+/**
+ * How long a JobManager Deployment has been deploying: since it was created or since the operator
+ * last deployed it, whichever is later.
+ */
+function deployingFor(deployment: V1Deployment, deployedAt: string | undefined, now: number): number {
+  const created = deployment.metadata?.creationTimestamp ? new Date(deployment.metadata.creationTimestamp).getTime() : 0;
+  const reference = Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
+  return reference > 0 ? now - reference : Infinity;
+}
+
+/**
+ * How long a JobManager may be deploying before its pods are listed for a failure reason
+ * (CrashLoopBackOff, ImagePullBackOff, Unschedulable...). A healthy JobManager is usually available
+ * before that, so its deployment costs no pod LIST; a failing one is reported this much later at
+ * most (a crash loop's back-off alone is 10 s; kubelet's first image-pull failure takes seconds).
+ */
+export const POD_DIAGNOSIS_DELAY_MS = 3_000;
 
 /** How soon after a deployment its JobManager Deployment turns unavailable (old pods go at once with Recreate). */
 const NEVER_STARTED_TOLERANCE_MS = 5_000;

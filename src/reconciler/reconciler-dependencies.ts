@@ -9,6 +9,7 @@ import type { SideEffectFence } from '../runtime/side-effect-fence.js';
 import type { DeletionPropagation } from '../api/flink-configuration.js';
 import type { FlinkDeploymentSpec, FlinkVersion } from '../api/flink-deployment-spec.js';
 import type { FlinkDeploymentStatusV1 } from '../api/flink-deployment-status.js';
+import type { PendingStatusChange } from './observation-hold.js';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import type { SavepointRecord } from '../api/internal-state.js';
 import type { ObjectReader } from '../kube/object-reader.js';
@@ -98,6 +99,11 @@ export interface FlinkIngressOperations {
 export interface StatusWriter {
   /** Writes the status if it differs from the last one written (one request, after `fence.check`), else nothing. */
   record(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1, fence: SideEffectFence): Promise<FlinkDeploymentV1>;
+  /**
+   * The changes `record` would send now (paths under /status), for the observation hold
+   * (observation-hold.ts); absent: nothing is ever held.
+   */
+  pendingChanges?(deployment: FlinkDeploymentV1, status: FlinkDeploymentStatusV1): readonly PendingStatusChange[];
 }
 
 /** Adds or removes the operator's finalizer on the FlinkDeployment (after `fence.check`). */
@@ -138,6 +144,8 @@ export interface ReconcilerTimings {
   progressCheckIntervalMs: number;
   /** Requeue when all is steady. */
   reconcileIntervalMs: number;
+  /** How long a status change that is an observation only may wait for the next transition's patch (observation-hold.ts); 0 = never held. Default DEFAULT_OBSERVATION_HOLD_MS. */
+  observationHoldMs?: number;
 }
 
 export interface FlinkDeploymentReconcilerDependencies {

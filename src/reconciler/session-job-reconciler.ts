@@ -232,7 +232,7 @@ export class FlinkSessionJobReconciler implements Reconciler {
       }
     }
     const rebuilt = rebuildSessionJobState(job, seen.observation, checkpoints, new Date(d.now()));
-    const state = await d.store.update(job, () => rebuilt.state, { fence });
+    const state = await d.store.update(job, () => rebuilt.state, { fence, basedOnRevision: 0 });
     d.events.emit(job, 'Warning', 'StateRebuilt', rebuilt.message);
     return state;
   }

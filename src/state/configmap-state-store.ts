@@ -3,13 +3,17 @@
  *
  * load: reads through a read-your-writes overlay over the ConfigMap informer (0 requests for a
  * periodic reconcile of an unchanged deployment); GETs only when there is no informer, it has not
- * synced, or it does not hold the object. Then: ownership (ForeignStateError), decode + schema
- * (CorruptStateError).
+ * synced, or it does not hold the object — except for an owner with no status at all that is not
+ * being deleted (a resource no operator has recorded anything for yet: its first pass), where the
+ * synced informer's "not there" is taken as `missing` without a GET. Then: ownership
+ * (ForeignStateError), decode + schema (CorruptStateError).
  *
  * update(fn): fencing check (NotLeaderError / StaleLeaderError) → fn on a copy of the current state
  * → nothing written when fn changes nothing → revision+1, lastWriter stamped → encode (size rules,
  * StateTooLargeError) → POST (with ownerReference) when missing, else PUT locked on the
- * resourceVersion read. On a 409, a 429, a 5xx or a lost connection: GET, re-check, re-apply fn, at
+ * resourceVersion read. "Missing" on the first attempt is the synced informer's word (no GET): the
+ * POST itself is the check, it answers 409 AlreadyExists when the object exists after all (a
+ * lagging informer), and the next attempt GETs it. On a 409, a 429, a 5xx or a lost connection: GET, re-check, re-apply fn, at
  * most `maxAttempts` times (StateWriteRetriesExhaustedError after). Each success feeds the overlay
  * and the own-write tracker (so the runtime skips the echo event; a user's edit has another
  * resourceVersion and is reconciled). If the object this update read disappears before the write
@@ -25,6 +29,11 @@
  * Updates with `basedOnRevision` are applied only to the revision they were decided on.
  * Assumptions: fn is pure and idempotent; the informer (when given) watches state ConfigMaps with
  * STATE_CONFIGMAP_SELECTOR, so foreign ConfigMaps are only ever seen by GET.
+ * Why trusting the informer's absence is safe: every write a pass makes is decided on the revision
+ * it read (`basedOnRevision`), so a state that did exist is found by the POST's 409 and the next
+ * attempt's GET, and the decision made on "missing" is refused (StatePreconditionError) instead of
+ * applied; an owner with a status keeps the GET, so a lost ConfigMap is told apart from a lagging
+ * cache before anything is rebuilt or reported.
  * Caveats: a foreign ConfigMap is never cached, so a deployment in that error state costs one GET per
  * reconcile until the user resolves it.
  */
@@ -118,7 +127,9 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
    * and re-validate the schema (about 0.75 ms → 0.02 ms per load on an idle core;
    * bench/state-decode-cost.ts). Our own write seeds it with the state it encoded, so the load after
    * a transition does not parse what we just wrote (design/performance.md, finding 9).
-   * Guarantees: a hit is a deep copy of the state of that object at that uid and resourceVersion
+   * Kept as JSON text (one string per deployment, shared with `trusted` when both hold the same
+   * content; an object graph of the same state takes several times the heap), parsed per load.
+   * Guarantees: a hit is a fresh copy of the state of that object at that uid and resourceVersion
    * (callers may mutate what they get); one entry per ConfigMap, dropped when the informer reports
    * it deleted or relists.
    * Assumptions: a resourceVersion identifies one content of one object (the API server's
@@ -126,7 +137,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
    * (decode(encode(s)) equals s once undefined members are dropped: state-configmap-codec.test.ts).
    * Caveats: an object without a resourceVersion is never cached.
    */
-  private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; state: State }>();
+  private readonly decoded = new Map<string, { uid: string | undefined; resourceVersion: string; json: string }>();
 
   /** The newest state revision written or read, by FlinkDeployment uid (the "never backwards" floor). */
   private readonly newestRevision = new Map<string, number>();
@@ -185,16 +196,17 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
    * without managedFields (the informer's copy) costs one GET that names the writer; an update's
    * read does not add a request (its finding names the writer only when its read was a GET).
    */
-  private async judge(configMap: V1ConfigMap, state: State, deployment: Owner, nameWriters: boolean): Promise<void> {
+  private async judge(configMap: V1ConfigMap, read: DecodedState<State>, deployment: Owner, nameWriters: boolean): Promise<void> {
     const key = objectKey(configMap);
     const uid = configMap.metadata?.uid;
     const resourceVersion = configMap.metadata?.resourceVersion ?? '';
     if (resourceVersion && this.judgedAt.get(key) === `${uid}/${resourceVersion}`) return;
     if (resourceVersion) this.judgedAt.set(key, `${uid}/${resourceVersion}`);
     if (contentVerdict(configMap) !== 'foreign') {
-      this.trusted.set(key, { uid, json: JSON.stringify(state) });
+      this.trusted.set(key, { uid, json: read.json });
       return;
     }
+    const state = read.state;
     // the informer's copies carry no managedFields: one GET names the writer (foreign writes are rare)
     let managedFields = configMap.metadata?.managedFields;
     if (managedFields === undefined && nameWriters) {
@@ -242,7 +254,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
       const written = await this.options.client.replace(write.namespace, write.name, body);
       this.options.onWriteAttempt?.('updated');
       this.overlay.recordWrite(written);
-      this.rememberWritten(written, this.decode(current));
+      this.rememberWritten(written, this.decode(current).state);
       this.options.writeTracker?.recordOwnWrite(CONFIGMAP_KIND, write.namespace, write.name, written.metadata?.resourceVersion);
     } catch (error) {
       this.options.onWriteAttempt?.(isConflict(error) ? 'conflict' : 'failed');
@@ -250,15 +262,16 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     }
   }
 
-  private decode(configMap: V1ConfigMap): State {
+  /** The state `configMap` holds, as a fresh object and as the JSON text the caches keep. */
+  private decode(configMap: V1ConfigMap): DecodedState<State> {
     const resourceVersion = configMap.metadata?.resourceVersion;
     const uid = configMap.metadata?.uid;
     const key = objectKey(configMap);
     const hit = this.decoded.get(key);
-    if (hit && resourceVersion && hit.resourceVersion === resourceVersion && hit.uid === uid) return structuredClone(hit.state);
-    const state = decodeStateConfigMap(configMap, this.kind);
-    if (resourceVersion) this.decoded.set(key, { uid, resourceVersion, state: structuredClone(state) });
-    return state;
+    if (hit && resourceVersion && hit.resourceVersion === resourceVersion && hit.uid === uid) return { state: JSON.parse(hit.json) as State, json: hit.json };
+    const json = JSON.stringify(decodeStateConfigMap(configMap, this.kind));
+    if (resourceVersion) this.decoded.set(key, { uid, resourceVersion, json });
+    return { state: JSON.parse(json) as State, json };
   }
 
   /** After our write: what `written` decodes to is the state we encoded (JSON-normalized: no undefined members). */
@@ -266,7 +279,7 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     const resourceVersion = written.metadata?.resourceVersion;
     if (!resourceVersion) return;
     const json = JSON.stringify(state);
-    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, state: JSON.parse(json) as State });
+    this.decoded.set(objectKey(written), { uid: written.metadata?.uid, resourceVersion, json });
     this.trusted.set(objectKey(written), { uid: written.metadata?.uid, json });
     // our own content carries our digest: its informer echo need not be digested again
     this.judgedAt.set(objectKey(written), `${written.metadata?.uid}/${resourceVersion}`);
@@ -278,14 +291,14 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
   }
 
   async load(deployment: Owner): Promise<LoadResult<State>> {
-    const configMap = await this.read(deployment, false);
+    const configMap = await this.read(deployment, false, hasNoRecord(deployment));
     if (!configMap) return { kind: 'missing' };
     assertOwnedBy(configMap, deployment, this.kind);
     assertStateBelongsTo(configMap, deployment, this.kind);
-    const state = this.decode(configMap);
-    this.assertNotRegressed(configMap, state, deployment);
-    await this.judge(configMap, state, deployment, true);
-    return { kind: 'found', state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
+    const read = this.decode(configMap);
+    this.assertNotRegressed(configMap, read.state, deployment);
+    await this.judge(configMap, read, deployment, true);
+    return { kind: 'found', state: read.state, resourceVersion: configMap.metadata?.resourceVersion ?? '' };
   }
 
   async update(deployment: Owner, fn: StateUpdateFunction<State>, options: StateUpdateOptions = {}): Promise<State> {
@@ -297,7 +310,8 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
       options.fence?.check(`write operator state ${namespace}/${name}`);
       const token = options.fence?.token ?? this.options.fencingToken();
       if (!token) throw new NotLeaderError(`${namespace}/${name}`);
-      const existing = await this.read(deployment, attempt > 1);
+      // the first attempt takes the synced informer's "not there" (the POST is the check); later ones GET
+      const existing = await this.read(deployment, attempt > 1, attempt === 1);
       if (!existing && sawExisting) throw new StateDeletedError(`${namespace}/${name}`);
       sawExisting ||= existing !== undefined;
       let current: State;
@@ -305,9 +319,10 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
         assertOwnedBy(existing, deployment, this.kind);
         assertStateBelongsTo(existing, deployment, this.kind);
         assertNotStale(storedFencingToken(existing.metadata), token);
-        current = this.decode(existing);
+        const read = this.decode(existing);
+        current = read.state;
         this.assertNotRegressed(existing, current, deployment);
-        await this.judge(existing, current, deployment, false);
+        await this.judge(existing, read, deployment, false);
       } else {
         current = emptyInternalState() as State;
       }
@@ -358,16 +373,18 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
 
   /**
    * The ConfigMap: the overlay when the informer has synced and holds it (unless `fresh`), else a
-   * GET. A GET result is cached only when it is ours (a foreign object gets no informer events that
-   * would ever evict it).
+   * GET — or, with `trustAbsence`, undefined without a GET when the synced informer does not hold it.
+   * A GET result is cached only when it is ours (a foreign object gets no informer events that would
+   * ever evict it).
    */
-  private async read(deployment: Owner, fresh: boolean): Promise<V1ConfigMap | undefined> {
+  private async read(deployment: Owner, fresh: boolean, trustAbsence = false): Promise<V1ConfigMap | undefined> {
     const namespace = deployment.metadata.namespace ?? '';
     const name = this.kind.configMapName(deployment.metadata.name ?? '');
     const informer = this.options.informer;
     if (!fresh && informer?.hasSynced()) {
       const cached = this.overlay.get(namespace, name);
       if (cached) return cached;
+      if (trustAbsence) return undefined;
     }
     const got = await this.options.client.get(namespace, name);
     if (!got) {
@@ -378,6 +395,21 @@ export class ConfigMapStateStore<State extends AnyInternalState = InternalState,
     if (isControlledBy(got, deployment, this.kind)) this.overlay.recordWrite(got);
     return got;
   }
+}
+
+/** The state a ConfigMap holds, decoded, and its JSON text (what the store's caches keep). */
+interface DecodedState<State> {
+  readonly state: State;
+  readonly json: string;
+}
+
+/**
+ * An owner nothing was recorded for yet: no status at all (every operator pass that writes state
+ * writes a status after it) and not being deleted.
+ */
+function hasNoRecord(owner: StateOwner): boolean {
+  const status = owner.status;
+  return owner.metadata.deletionTimestamp === undefined && (status === undefined || Object.keys(status).length === 0);
 }
 
 /** The writer's stamp: holder and term, plus shard and epoch when the token has them (the codec writes them into the annotation). */

@@ -128,6 +128,11 @@ export class StatusRecorder<R extends StatusOwner = FlinkDeploymentV1> {
     throw lastError ?? new Error('status not recorded');
   }
 
+  /** The patch `record(deployment, status)` would send now (without the resourceVersion test); [] when nothing changed. */
+  pendingChanges(deployment: R, status: NonNullable<R['status']>): Operation[] {
+    return statusPatch(this.newestBase(deployment), status);
+  }
+
   /** Forget what we wrote for a deployment (after its deletion). */
   forget(namespace: string, name: string): void {
     this.overlay.forget(namespace, name);

@@ -30,14 +30,18 @@ class MapReader<T extends KubernetesObject> implements ObjectReader<T> {
  * A fake API: `server` holds what exists; every call is recorded as `verb kind/name`. Creates of an
  * existing name answer 409 AlreadyExists, reads of a missing one 404, as the API server does.
  */
-function fakeApi(server: Map<string, KubernetesObject>) {
+function fakeApi(server: Map<string, KubernetesObject>, options: { versioned?: boolean } = {}) {
   const calls: string[] = [];
+  let resourceVersion = 100;
+  /** `versioned`: the server stamps a resourceVersion on every write and refuses a stale locked PUT (409), as the API server does. */
+  const stored = (body: KubernetesObject): KubernetesObject =>
+    options.versioned ? { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++resourceVersion) } } : body;
   const key = (kind: string, r: { namespace: string; name?: string; body?: KubernetesObject }) => `${kind}/${r.name ?? r.body?.metadata?.name}`;
   const create = (kind: string) => async (r: { namespace: string; body: KubernetesObject }) => {
     calls.push(`create ${key(kind, r)}`);
     if (server.has(key(kind, r))) throw new ApiException(409, 'AlreadyExists', { reason: 'AlreadyExists', code: 409 }, {});
-    server.set(key(kind, r), r.body);
-    return r.body;
+    server.set(key(kind, r), stored(r.body));
+    return server.get(key(kind, r))!;
   };
   const read = (kind: string) => async (r: { namespace: string; name: string }) => {
     calls.push(`get ${key(kind, r)}`);
@@ -47,8 +51,11 @@ function fakeApi(server: Map<string, KubernetesObject>) {
   };
   const replace = (kind: string) => async (r: { namespace: string; name: string; body: KubernetesObject }) => {
     calls.push(`update ${key(kind, r)}`);
-    server.set(key(kind, r), r.body);
-    return r.body;
+    const live = server.get(key(kind, r));
+    if (options.versioned && (!live || live.metadata?.resourceVersion !== r.body.metadata?.resourceVersion))
+      throw new ApiException(409, 'Conflict', { reason: 'Conflict', code: 409 }, {});
+    server.set(key(kind, r), stored(r.body));
+    return server.get(key(kind, r))!;
   };
   const core = {
     createNamespacedConfigMap: create('ConfigMap'),
@@ -158,6 +165,51 @@ test('a changed rendering of a cached object is replaced on the live resourceVer
   await new FlinkClusterApplier(api.apps, api.core, deployments, new MapReader<V1Service>()).apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
   assert.ok(api.calls.includes('update Deployment/orders-taskmanager'));
   assert.equal(server.get('Deployment/orders-taskmanager')?.metadata?.resourceVersion, '42');
+});
+
+test('a Flink ConfigMap this process wrote in this term is not read again: a new rendering is a PUT locked on that write; another term reads first', async () => {
+  const server = new Map<string, KubernetesObject>();
+  const api = fakeApi(server, { versioned: true });
+  const deployments = new MapReader<V1Deployment>();
+  const services = new MapReader<V1Service>();
+  const applier = new FlinkClusterApplier(api.apps, api.core, deployments, services);
+  const cacheWhatIsLive = () => {
+    for (const [k, v] of server) {
+      if (k.startsWith('Deployment/')) deployments.items.set(`team-a/${k.slice('Deployment/'.length)}`, structuredClone(v as V1Deployment));
+      if (k.startsWith('Service/')) services.items.set(`team-a/${k.slice('Service/'.length)}`, structuredClone(v as V1Service));
+    }
+  };
+  await applier.apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  cacheWhatIsLive();
+  const rendering = (parallelism: string) =>
+    buildFlinkClusterResources(deployment, {
+      spec: { ...deployment.spec, flinkConfiguration: { ...deployment.spec.flinkConfiguration, 'parallelism.default': parallelism } },
+      generation: 2,
+      specHash: `sha256-p${parallelism}`,
+      jobId: '0f1e2d3c4b5a69788796a5b4c3d2e1f0',
+    });
+  api.calls.length = 0;
+  await applier.apply(objects(), { resetHaMetadata: false, fence: TERM_3 });
+  assert.deepEqual(api.calls, [], 'the same rendering, remembered: nothing is read or written');
+  await applier.apply(rendering('4'), { resetHaMetadata: false, fence: TERM_3 });
+  assert.equal(api.calls[0], 'update ConfigMap/flink-config-orders', 'no GET before the locked PUT');
+  assert.ok(!api.calls.includes('get ConfigMap/flink-config-orders'));
+  cacheWhatIsLive();
+  // someone else changed it since: the locked PUT fails, the ConfigMap is read and written on the live version
+  const live = server.get('ConfigMap/flink-config-orders')!;
+  server.set('ConfigMap/flink-config-orders', { ...live, metadata: { ...live.metadata, resourceVersion: '9999' } });
+  api.calls.length = 0;
+  await applier.apply(rendering('6'), { resetHaMetadata: false, fence: TERM_3 });
+  assert.deepEqual(api.calls.slice(0, 3), [
+    'update ConfigMap/flink-config-orders',
+    'get ConfigMap/flink-config-orders',
+    'update ConfigMap/flink-config-orders',
+  ]);
+  cacheWhatIsLive();
+  // a later term trusts nothing this process remembered of the earlier one
+  api.calls.length = 0;
+  await applier.apply(rendering('8'), { resetHaMetadata: false, fence: unfenced({ holderIdentity: 'op-b', leaseTransitions: 4 }) });
+  assert.equal(api.calls[0], 'get ConfigMap/flink-config-orders');
 });
 
 test('every object written carries the term that wrote it, outside the rendered hash (a new term rewrites nothing)', async () => {

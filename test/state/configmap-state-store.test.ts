@@ -231,7 +231,7 @@ test('with a synced informer: 0 GETs for loads of an unchanged deployment; a use
   const { client, store, tracker } = setup({ informer });
   client.onWrite = (object) =>
     informer.deliver(object, object.metadata?.resourceVersion && client.count('create') === 1 && client.count('replace') === 0 ? 'added' : 'updated');
-  await store.update(deployment, deployed); // GET (informer lacks it) + create
+  await store.update(deployment, deployed); // create (the synced informer lacks it: no GET first)
   const getsBefore = client.count('get');
   for (let i = 0; i < 5; i++) await store.load(deployment);
   await store.update(deployment, (s) => ({ ...s, deployedJobId: 'job-1' }));
@@ -249,6 +249,56 @@ test('with a synced informer: 0 GETs for loads of an unchanged deployment; a use
   client.deleteDirectly(NS, NAME);
   informer.deliver(stored, 'deleted');
   assert.deepEqual(await store.load(deployment), { kind: 'missing' });
+  store.close();
+});
+
+test("a new deployment's first pass (no status yet, synced informer): load and the first write cost one request, the create", async () => {
+  const informer = new FakeInformer();
+  const { client, store } = setup({ informer });
+  const fresh = ownedDeployment();
+  assert.equal(fresh.status, undefined);
+  assert.deepEqual(await store.load(fresh), { kind: 'missing' });
+  const written = await store.update(fresh, deployed, { basedOnRevision: 0 });
+  assert.equal(written.revision, 1);
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['create'],
+    'no GET of a ConfigMap the synced informer does not hold, for an owner nothing was recorded for',
+  );
+  store.close();
+});
+
+test('an owner with a status keeps the GET on a cache miss: a lost ConfigMap is told apart from a lagging cache', async () => {
+  const informer = new FakeInformer();
+  const { client, store } = setup({ informer });
+  const recorded = { ...ownedDeployment(), status: { stateRef: { configMapName: NAME, revision: 4 } } };
+  assert.deepEqual(await store.load(recorded), { kind: 'missing' });
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['get'],
+  );
+  store.close();
+});
+
+test('the informer lags a ConfigMap that exists: the create answers 409, the GET finds it, and a decision made on "missing" is refused', async () => {
+  const informer = new FakeInformer();
+  const { client, store } = setup({ informer });
+  const fresh = ownedDeployment();
+  // another writer (a previous leader, just before it lost its lease) created the state; our informer has not seen it yet
+  const other = setup();
+  await other.store.update(fresh, deployed);
+  client.putDirectly(other.client.peek(NS, NAME)!);
+  assert.deepEqual(await store.load(fresh), { kind: 'missing' }, 'the synced informer does not hold it (lag)');
+  await assert.rejects(
+    store.update(fresh, (st) => ({ ...deployed(st), deployedJobId: 'decided-on-missing' }), { basedOnRevision: 0 }),
+    StatePreconditionError,
+  );
+  assert.deepEqual(
+    client.calls.map((c) => c.verb),
+    ['create', 'get'],
+    'the create is the check; then one GET',
+  );
+  assert.equal(client.peek(NS, NAME)?.data?.revision, '1', 'the existing state is untouched');
   store.close();
 });
 
