@@ -51,7 +51,7 @@ import { FlinkBuildObserver } from './flink-build-observer.js';
 import { RUNNING_CONDITION_TYPE } from './status-conditions.js';
 import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
-import { DEFAULT_OBSERVATION_HOLD_MS, ObservationHold } from './observation-hold.js';
+import { ObservationHold } from './observation-hold.js';
 
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Which situation each event reason was last emitted for, by uid (event hygiene only). */
@@ -68,7 +68,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
   constructor(private readonly deps: FlinkDeploymentReconcilerDependencies) {
     this.health = new ClusterHealthEvaluator(() => deps.now());
     this.flinkBuilds = new FlinkBuildObserver(deps.log);
-    this.observationHold = new ObservationHold(deps.timings.observationHoldMs ?? DEFAULT_OBSERVATION_HOLD_MS);
+    this.observationHold = new ObservationHold(deps.timings.observationHoldMs ?? 0);
     this.deletion = new DeletionSteps(deps, {
       announceOnce: (deployment, key, type, reason, message) => this.announceOnce(deployment, key, type, reason, message),
       forget: (deployment) => {

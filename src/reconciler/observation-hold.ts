@@ -27,9 +27,6 @@ export interface PendingStatusChange {
   readonly value?: unknown;
 }
 
-/** How long an observation is held by default: long enough for the next step of a deploy to catch it. */
-export const DEFAULT_OBSERVATION_HOLD_MS = 1_000;
-
 /** Status paths (prefixes) whose changes are observations only. */
 const HOLDABLE_PATHS: readonly RegExp[] = [
   /^\/status\/taskManager(\/|$)/,
@@ -71,7 +68,8 @@ export class ObservationHold {
   /** When the pending observation of each resource (by uid) was first held. */
   private readonly heldSince = new Map<string, number>();
 
-  constructor(private readonly holdMs: number = DEFAULT_OBSERVATION_HOLD_MS) {}
+  /** `holdMs`: the operator's `--observation-hold` (operator-knobs.ts); 0 never holds. */
+  constructor(private readonly holdMs: number) {}
 
   /**
    * Whether to hold `changes` now. `transitioned`: the pass wrote state (its patch is never held).

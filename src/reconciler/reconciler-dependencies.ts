@@ -144,7 +144,7 @@ export interface ReconcilerTimings {
   progressCheckIntervalMs: number;
   /** Requeue when all is steady. */
   reconcileIntervalMs: number;
-  /** How long a status change that is an observation only may wait for the next transition's patch (observation-hold.ts); 0 = never held. Default DEFAULT_OBSERVATION_HOLD_MS. */
+  /** How long a status change that is an observation only may wait for the next transition's patch (observation-hold.ts; the operator's `--observation-hold`); absent or 0 = never held. */
   observationHoldMs?: number;
 }
 

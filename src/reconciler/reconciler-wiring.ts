@@ -236,7 +236,11 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         type === 'Warning' ? runtime.events.warning(deployment, reason, message) : runtime.events.normal(deployment, reason, message),
     },
     log: runtime.logger,
-    timings: { progressCheckIntervalMs: config.progressCheckIntervalMs, reconcileIntervalMs: config.reconcileIntervalMs },
+    timings: {
+      progressCheckIntervalMs: config.progressCheckIntervalMs,
+      reconcileIntervalMs: config.reconcileIntervalMs,
+      observationHoldMs: config.observationHoldMs,
+    },
     specHash,
     newJobId: randomJobId,
     now: () => Date.now(),

@@ -29,6 +29,7 @@ export interface OperatorConfig {
   readonly httpHost: string;
   readonly reconcileIntervalMs: number;
   readonly progressCheckIntervalMs: number;
+  readonly observationHoldMs: number;
   readonly requeueJitter: number;
   readonly parallelism: number;
   /** `kubernetes.operator.retry.*` (controller.ts, rate-limiter.ts GenericRetry). */

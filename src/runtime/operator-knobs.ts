@@ -117,6 +117,15 @@ export const OPERATOR_KNOBS: readonly Knob[] = [
     apacheKey: 'kubernetes.operator.observer.progress-check.interval',
   }),
   knob({
+    key: 'observationHoldMs',
+    flag: 'observation-hold',
+    type: 'duration',
+    default: 1_000,
+    defaultText: '1s',
+    description:
+      "how long a status change that only reports an observation (TaskManager replicas, the JobManager getting ready, a job initializing) may wait to go out with the next transition's status patch; 0 writes every change at once",
+  }),
+  knob({
     key: 'requeueJitter',
     flag: 'requeue-jitter',
     type: 'number',
