@@ -94,8 +94,28 @@ export interface ClusterHealthSettings {
 
 const PREFIX = 'kubernetes.operator.';
 
-/** The settings of a resource's (effective) Flink configuration: a FlinkDeployment's, or a session job's over its cluster's. */
-export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flinkConfiguration'>): DeploymentOperatorSettings {
+/**
+ * The settings read from each configuration object: a resource without operator-wide defaults
+ * passes the informer's own (unchanged until the resource is) every pass, so they are read once per
+ * version of the resource, not once per pass. Weakly held: nothing outlives the object.
+ */
+const settingsOfConfiguration = new WeakMap<object, Readonly<DeploymentOperatorSettings>>();
+
+/**
+ * The settings of a resource's (effective) Flink configuration: a FlinkDeployment's, or a session
+ * job's over its cluster's. Callers must not change what they get (it may be shared, see above).
+ */
+export function deploymentOperatorSettings(spec: Pick<FlinkDeploymentSpec, 'flinkConfiguration'>): Readonly<DeploymentOperatorSettings> {
+  const configuration = spec.flinkConfiguration;
+  if (configuration === undefined || configuration === null || typeof configuration !== 'object') return readSettings(spec);
+  const known = settingsOfConfiguration.get(configuration);
+  if (known) return known;
+  const settings = readSettings(spec);
+  settingsOfConfiguration.set(configuration, settings);
+  return settings;
+}
+
+function readSettings(spec: Pick<FlinkDeploymentSpec, 'flinkConfiguration'>): DeploymentOperatorSettings {
   const flat = flattenFlinkConfiguration(spec.flinkConfiguration);
   const get = (key: string) => flat[PREFIX + key]?.trim() || undefined;
   // Never throws: an unparsable value is reported by validation (src/api/spec-validation.ts), and

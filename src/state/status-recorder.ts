@@ -23,7 +23,6 @@
  * next record (status is derived from state, not a source of truth).
  */
 import type { SideEffectFence } from '../runtime/side-effect-fence.js';
-import { isDeepStrictEqual } from 'node:util';
 import jsonPatch, { type Operation } from 'fast-json-patch';
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { isConflict, isInvalid, isTransient, KubeApiError, toKubeApiError } from '../kube/api-errors.js';
@@ -62,8 +61,8 @@ function normalized<T>(value: T): T {
 export function statusPatch<R extends StatusOwner>(base: R, status: NonNullable<R['status']>): Operation[] {
   const current = normalized(base.status);
   const desired = normalized(status);
-  if (isDeepStrictEqual(current ?? {}, desired)) return [];
-  if (current === undefined || current === null) return [{ op: 'add', path: '/status', value: desired }];
+  if (current === undefined || current === null) return Object.keys(desired).length === 0 ? [] : [{ op: 'add', path: '/status', value: desired }];
+  // compare() finds no operation when the two are equal: no separate deep-equality pass
   return jsonPatch.compare(current, desired).map((op) => ({ ...op, path: `/status${op.path}` }) as Operation);
 }
 
@@ -98,7 +97,7 @@ export class StatusRecorder<R extends StatusOwner = FlinkDeploymentV1> {
     let base = this.newestBase(deployment);
     let lastError: KubeApiError | undefined;
     for (let attempt = 1; attempt <= this.maxAttempts; attempt++) {
-      const ops = statusPatch(base, status);
+      const ops = this.patchFor(base, status);
       if (ops.length === 0) return base;
       const baseVersion = base.metadata.resourceVersion;
       const patch: Operation[] = baseVersion ? [{ op: 'test', path: '/metadata/resourceVersion', value: baseVersion }, ...ops] : ops;
@@ -130,7 +129,22 @@ export class StatusRecorder<R extends StatusOwner = FlinkDeploymentV1> {
 
   /** The patch `record(deployment, status)` would send now (without the resourceVersion test); [] when nothing changed. */
   pendingChanges(deployment: R, status: NonNullable<R['status']>): Operation[] {
-    return statusPatch(this.newestBase(deployment), status);
+    const base = this.newestBase(deployment);
+    const ops = statusPatch(base, status);
+    // a record() of the same status on the same base right after reuses it (one diff per pass, not two)
+    this.lastPending = { base, status, ops };
+    return ops;
+  }
+
+  /** The last patch pendingChanges computed, with its base (one resourceVersion is one content) and the status object it was computed for. */
+  private lastPending: { base: R; status: unknown; ops: Operation[] } | undefined;
+
+  private patchFor(base: R, status: NonNullable<R['status']>): Operation[] {
+    const pending = this.lastPending;
+    this.lastPending = undefined;
+    const sameBase =
+      pending !== undefined && pending.base.metadata.uid === base.metadata.uid && pending.base.metadata.resourceVersion === base.metadata.resourceVersion;
+    return sameBase && pending.status === status && base.metadata.resourceVersion !== undefined ? pending.ops : statusPatch(base, status);
   }
 
   /** Forget what we wrote for a deployment (after its deletion). */
