@@ -129,8 +129,11 @@ export async function observe(
   const pinned = readDeployedRecord(jobManager).jobId;
   if (pinned) observation.pinnedJobId = pinned;
   let classified = classifyJobManager(jobManager, undefined);
-  if (classified.status === 'DEPLOYING' && deployingFor(jobManager, state.reconciliationTimestamp, deps.now()) >= POD_DIAGNOSIS_DELAY_MS)
-    classified = classifyJobManager(jobManager, await deps.cluster.listPods(namespace, `app=${name},component=jobmanager`));
+  if (classified.status === 'DEPLOYING' && deployingFor(jobManager, state.reconciliationTimestamp, deps.now()) >= POD_DIAGNOSIS_DELAY_MS) {
+    const selector = `app=${name},component=jobmanager`;
+    const pods = deps.cluster.diagnosePods ? await deps.cluster.diagnosePods(namespace, selector) : await deps.cluster.listPods(namespace, selector);
+    if (pods) classified = classifyJobManager(jobManager, pods);
+  }
   observation.jobManager = classified.status;
   if (classified.error) observation.jobManagerError = classified.error;
   if (neverAvailable(jobManager, state.reconciliationTimestamp)) observation.jobManagerNeverStarted = true;

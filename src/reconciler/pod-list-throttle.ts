@@ -20,15 +20,45 @@ import type { V1Pod } from '@kubernetes/client-node';
  *   counts), where an answer `maxAgeMs` old is as good as a fresh one.
  * Caveats: a pod failure reaches the status up to `maxAgeMs` later. Entries older than
  *   `maxAgeMs` are dropped on the next call, so the map holds only recently polled keys.
+ *
+ * Operator-wide budget (`listWithinBudget`, issue 22): the per-key bound still lets N slow
+ * JobManagers cost N LISTs per `maxAgeMs`, each scanning the namespace — at 10,000 deployments
+ * created at once that is what saturates the API server. Diagnostic LISTs therefore also share one
+ * token bucket (`listsPerSecond`, a burst of as many): over it, `listWithinBudget` answers
+ * undefined ("not known now, ask again later") without a request; an answer still fresh for its
+ * key costs no token. Guarantees: at most `listsPerSecond` × (seconds + 1) diagnostic LISTs in any
+ * window. Caveat: under a burst a failure reason is reported when a token is free, later than
+ * `maxAgeMs`.
  */
 export class PodListThrottle {
   private readonly entries = new Map<string, { at: number; pods: Promise<V1Pod[]> }>();
+
+  /** Tokens of the operator-wide budget, and when they were last refilled. */
+  private tokens: number;
+  private refilledAt: number;
 
   constructor(
     private readonly list: (namespace: string, labelSelector: string) => Promise<V1Pod[]>,
     private readonly maxAgeMs: number,
     private readonly now: () => number = () => Date.now(),
-  ) {}
+    private readonly listsPerSecond = Infinity,
+  ) {
+    this.tokens = listsPerSecond;
+    this.refilledAt = now();
+  }
+
+  /** Like `listPods`, within the operator-wide budget: undefined (no request) when it is spent. */
+  async listWithinBudget(namespace: string, labelSelector: string): Promise<V1Pod[] | undefined> {
+    const now = this.now();
+    this.evictOlderThan(now - this.maxAgeMs);
+    if (!this.entries.has(`${namespace}\u0000${labelSelector}`)) {
+      this.tokens = Math.min(this.listsPerSecond, this.tokens + ((now - this.refilledAt) / 1000) * this.listsPerSecond);
+      this.refilledAt = now;
+      if (this.tokens < 1) return undefined;
+      this.tokens -= 1;
+    }
+    return this.listPods(namespace, labelSelector);
+  }
 
   async listPods(namespace: string, labelSelector: string): Promise<V1Pod[]> {
     const now = this.now();

@@ -86,6 +86,11 @@ export interface FlinkClusterOperations {
   scaleTaskManagers(namespace: string, name: string, replicas: number, fence: SideEffectFence): Promise<void>;
   /** Pods of one component, listed only when the reconciler needs failure reasons. */
   listPods(namespace: string, labelSelector: string): Promise<V1Pod[]>;
+  /**
+   * Pods of one component for a failure reason, within the operator-wide LIST budget
+   * (pod-list-throttle.ts): undefined when it is spent (ask again later). Absent: `listPods`.
+   */
+  diagnosePods?(namespace: string, labelSelector: string): Promise<V1Pod[] | undefined>;
 }
 
 /** The FlinkDeployment's Ingress (networking.k8s.io/v1; ingress-steps.ts); every write checks the fence first. */

@@ -45,6 +45,8 @@ import { PodListThrottle } from './pod-list-throttle.js';
 
 /** How old a pod list (failure reasons) may be; see pod-list-throttle.ts. */
 const POD_LIST_MAX_AGE_MS = 5_000;
+/** Diagnostic pod LISTs per second, operator-wide (each scans the namespace on the API server; pod-list-throttle.ts). */
+const POD_DIAGNOSIS_LISTS_PER_SECOND = 5;
 import type { FinalizerWriter, FlinkDeploymentReconcilerDependencies, SnapshotResourceAccess } from './reconciler-dependencies.js';
 import type { FlinkStateSnapshot } from '../api/flink-state-snapshot.js';
 import { SnapshotsByJob } from '../kube/snapshots-by-job.js';
@@ -130,10 +132,13 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
         });
   const apps = apiClients.make(AppsV1Api);
   const core = apiClients.make(CoreV1Api);
-  // Pod LISTs scan the namespace: at most one per (namespace, selector) per 5 s (pod-list-throttle.ts).
+  // Pod LISTs scan the namespace: at most one per (namespace, selector) per 5 s, and diagnostic ones
+  // within an operator-wide budget (pod-list-throttle.ts).
   const podLists = new PodListThrottle(
     async (namespace, labelSelector): Promise<V1Pod[]> => (await core.listNamespacedPod({ namespace, labelSelector })).items,
     Math.max(POD_LIST_MAX_AGE_MS, config.progressCheckIntervalMs),
+    () => Date.now(),
+    POD_DIAGNOSIS_LISTS_PER_SECOND,
   );
   const applier = new FlinkClusterApplier(apps, core, readers.deployments, readers.services, apiClients.make(NetworkingV1Api));
 
@@ -198,6 +203,7 @@ function buildReconciler(runtime: OperatorDependencies, stateLayout: StateLayout
       deleteHaMetadata: (namespace, name, fence) => applier.deleteHaMetadata(namespace, name, fence),
       scaleTaskManagers: (namespace, name, replicas, fence) => applier.scaleDeployment(namespace, taskManagerDeploymentName(name), replicas, fence),
       listPods: (namespace, labelSelector) => podLists.listPods(namespace, labelSelector),
+      diagnosePods: (namespace, labelSelector) => podLists.listWithinBudget(namespace, labelSelector),
     },
     ingresses: {
       apply: (ingress, fence) => applier.applyIngress(ingress, fence),

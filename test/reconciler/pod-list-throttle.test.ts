@@ -54,3 +54,25 @@ test('a failed LIST is not cached, and old entries are dropped', async () => {
   await throttle.listPods('ns', 'app=c');
   assert.equal(throttle.size, 1, 'entries older than maxAgeMs are evicted');
 });
+
+test('diagnostic LISTs share an operator-wide budget: over it the answer is "not known now", without a request', async () => {
+  let now = 0;
+  const listed: string[] = [];
+  const throttle = new PodListThrottle(
+    async (_namespace, selector) => {
+      listed.push(selector);
+      return [];
+    },
+    5_000,
+    () => now,
+    2,
+  );
+  assert.deepEqual(await throttle.listWithinBudget('ns', 'app=a'), []);
+  assert.deepEqual(await throttle.listWithinBudget('ns', 'app=b'), []);
+  assert.equal(await throttle.listWithinBudget('ns', 'app=c'), undefined, 'the budget (2 per second) is spent');
+  assert.deepEqual(await throttle.listWithinBudget('ns', 'app=a'), [], 'an answer still fresh for its key costs no token');
+  now = 500;
+  assert.deepEqual(await throttle.listWithinBudget('ns', 'app=c'), [], 'half a second refills one');
+  assert.equal(await throttle.listWithinBudget('ns', 'app=d'), undefined);
+  assert.deepEqual(listed, ['app=a', 'app=b', 'app=c']);
+});
