@@ -18,9 +18,10 @@
  * - dryRun=All runs every check and returns the result without storing it.
  * - every write records field ownership in metadata.managedFields, and apply-patch+yaml is
  *   server-side apply with conflicts, force and removal (server-side-apply.ts).
+ * Assumptions: callers only read the body of a write's result (the HTTP layer serializes it); an
+ * update's answer for a custom object is shared with the old-object view of its next write.
  */
 import { randomUUID } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import { ApiError, alreadyExists, badRequest, conflict, forbidden, invalid, invalidValue, methodNotAllowed, notFound, unsupportedMediaType } from './errors.js';
 import { crdGroupResource, crdServerStatus, validateAndDefaultCrd } from './crd-registry.js';
 import { nameRuleFor, prepareBuiltin } from './builtin-strategies.js';
@@ -34,7 +35,7 @@ import { fieldManagerOf, managedWriteFor, recordManagedFields, serverSideApply, 
 import { ResourceRegistry } from './resource-registry.js';
 import { apiVersionOf, groupResourceKey, type KubeObject, type ResourceType } from './resource-types.js';
 import { exactNameOf, labelSelectorToString, matchesFields, matchesLabels, type FieldSelector, type LabelSelector } from './selectors.js';
-import { asObject, cloneJson, isJsonObject, parseJsonText, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
+import { asObject, cloneJson, isJsonObject, jsonEqual, parseJsonText, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 
 export const CRD_CLEANUP_FINALIZER = 'customresourcecleanup.apiextensions.k8s.io';
 const CRD_GR = 'apiextensions.k8s.io/customresourcedefinitions';
@@ -112,13 +113,21 @@ function contentOutsideMetadata(obj: KubeObject, withoutStatus: boolean): JsonOb
   return withoutStatus || _s === undefined ? rest : { ...rest, status: _s };
 }
 
-/** Key-order-insensitive equality, ignoring metadata.resourceVersion. */
+/** Members of `a` and `b` equal (jsonEqual), but for `ignored`; no copies made. */
+function sameMembersExcept(a: JsonObject, b: JsonObject, ignored: string): boolean {
+  let count = 0;
+  for (const k of Object.keys(a)) {
+    if (k === ignored) continue;
+    count++;
+    if (!Object.hasOwn(b, k) || !jsonEqual(a[k], b[k])) return false;
+  }
+  for (const k of Object.keys(b)) if (k !== ignored) count--;
+  return count === 0;
+}
+
+/** Key-order-insensitive equality, ignoring metadata.resourceVersion (jsonEqual of both without it). */
 function sameIgnoringRv(a: KubeObject, b: KubeObject): boolean {
-  const strip = (o: KubeObject) => {
-    const { resourceVersion: _rv, ...meta } = o.metadata;
-    return { ...o, metadata: meta };
-  };
-  return isDeepStrictEqual(strip(a), strip(b));
+  return sameMembersExcept(a, b, 'metadata') && sameMembersExcept(a.metadata, b.metadata, 'resourceVersion');
 }
 
 function getPath(obj: JsonObject, path: string): JsonValue | undefined {
@@ -442,7 +451,7 @@ export class ApiOperations {
       } else if (!type.crd) prepareBuiltin(scope.groupResource, next, old);
     }
     const changesGeneration = (a: KubeObject, b: KubeObject) =>
-      !isDeepStrictEqual(contentOutsideMetadata(a, type.statusSubresource), contentOutsideMetadata(b, type.statusSubresource));
+      !jsonEqual(contentOutsideMetadata(a, type.statusSubresource), contentOutsideMetadata(b, type.statusSubresource));
     recordManagedFields(type, oldView, next, sentManagedFields, fieldManagerOf(opts), { subresource, ...managed }, nowRfc3339());
     let crBump = false;
     if (type.crd) {
@@ -468,7 +477,8 @@ export class ApiOperations {
     }
     assertFitsEtcdRequest(type, next);
     const stored = this.commitPut(scope.groupResource, next, old);
-    return { code: 200, body: this.encode(type, stored), warnings };
+    // a custom object's answer is the view its next write starts from (shared, read-only; see CrdRegistry.oldObjectFor)
+    return { code: 200, body: type.crd ? this.registry.crds.oldObjectFor(type, stored) : this.encode(type, stored), warnings };
   }
 
   /** PUT on /scale: body is an autoscaling/v1 Scale. */
@@ -527,11 +537,13 @@ export class ApiOperations {
       const patched = this.applyPatchOf(patchType, current, patchBody, false);
       return this.updateScale(scope, name, patched, opts);
     }
-    const current = this.encode(type, stored);
+    // the base as the update will see its old object (shared: no patch changes its target, see patches.ts)
+    const current = type.crd && !type.storedAs ? this.registry.crds.oldObjectFor(type, stored) : this.encode(type, stored);
     const patched = this.applyPatchOf(patchType, current, patchBody, !type.crd);
     const prv = valueAt(patched, ['metadata', 'resourceVersion']);
     if (prv !== undefined && prv !== null && textOf(prv) !== stored.metadata.resourceVersion) throw conflict(type.group, type.plural, name);
-    if (isJsonObject(patched.metadata)) patched.metadata.resourceVersion = stored.metadata.resourceVersion;
+    // a copy of metadata: a merge patch that did not touch it shares the base's
+    if (isJsonObject(patched.metadata)) patched.metadata = { ...patched.metadata, resourceVersion: stored.metadata.resourceVersion };
     return this.update(scope, name, patched, opts, subresource, true);
   }
 

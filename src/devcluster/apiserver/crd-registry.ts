@@ -19,6 +19,9 @@ import { crdRuleErrors, evaluateRules, ratchetSchemaErrors } from './crd-validat
 import { compareKubeVersions, groupResourceKey, type KubeObject, type ResourceType, type ScaleSpec } from './resource-types.js';
 import { asArray, asObject, asString, cloneJson, isJsonObject, textOf, valueAt, type JsonObject, type JsonValue } from './json-clone.js';
 
+/** {@link CrdRegistry.oldObjectFor} results, by stored object (never changed), then version and CRD revision */
+const oldObjectViews = new WeakMap<KubeObject, Map<string, KubeObject>>();
+
 export interface PrinterColumn {
   name: string;
   type: string;
@@ -214,9 +217,25 @@ export class CrdRegistry {
    * Caveats: only conversion None (apiVersion rewrite). The "nothing changed" check compares the
    * new storage form with the raw stored object (as GuaranteedUpdate compares encoded bytes), so
    * even an otherwise empty write through a narrower version re-stores the object, pruned.
+   * The result is shared and read-only (as a stored object is): it is computed once per stored
+   * object, version and CRD revision, since a patch reads it as its base and then as the update's
+   * old object. Callers copy what they change.
    */
   oldObjectFor(type: ResourceType, stored: KubeObject): KubeObject {
-    return this.encodeForRead(type, stored);
+    const key = `${type.version}|${type.crd!.revision}`;
+    let views = oldObjectViews.get(stored);
+    if (!views) {
+      views = new Map();
+      oldObjectViews.set(stored, views);
+    }
+    let view = views.get(key);
+    if (!view) {
+      view = this.encodeForRead(type, stored);
+      // the stored list itself (equal to the copy; metadata is never pruned): its decoding is cached (managed-fields.ts)
+      if (stored.metadata.managedFields !== undefined) view.metadata.managedFields = stored.metadata.managedFields;
+      views.set(key, view);
+    }
+    return view;
   }
 
   /** A stored custom object as seen through `type`'s version (a new object). */

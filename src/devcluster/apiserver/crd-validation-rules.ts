@@ -51,9 +51,8 @@ import {
   type RuleNode,
 } from './cel-cost-estimate.js';
 import { forbiddenValue, invalidValue, notSupported, requiredValue, type FieldError } from './errors.js';
-import { isJsonObject, textOf, type JsonObject, type JsonValue } from './json-clone.js';
+import { isJsonObject, jsonEqual, textOf, type JsonObject, type JsonValue } from './json-clone.js';
 import type { CelInput } from '@bufbuild/cel';
-import { isDeepStrictEqual } from 'node:util';
 
 /** Reasons a rule may give (apiextensions validation.go supportedValidationReason), sorted as its List(). */
 const SUPPORTED_REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
@@ -285,13 +284,13 @@ class Correlated {
       equal = value.length === old.length;
       for (let i = 0; equal && i < value.length; i++) {
         const child = this.index(i);
-        equal = child ? child.deepEqual() : this.schema['x-kubernetes-list-type'] !== 'map' && isDeepStrictEqual(value, old);
+        equal = child ? child.deepEqual() : this.schema['x-kubernetes-list-type'] !== 'map' && jsonEqual(value, old);
         if (!child) break;
       }
     } else if (isJsonObject(value) && isJsonObject(old)) {
       const keys = Object.keys(value);
       equal = keys.length === Object.keys(old).length && keys.every((k) => this.key(k)?.deepEqual() ?? false);
-    } else equal = isDeepStrictEqual(value, old);
+    } else equal = jsonEqual(value, old);
     this.equal = equal;
     return equal;
   }
@@ -301,7 +300,7 @@ class Correlated {
 function correlatedListItem(schema: JsonObject, old: JsonValue[], item: JsonValue): JsonValue | undefined {
   if (schema['x-kubernetes-list-type'] !== 'map' || !isJsonObject(item)) return undefined;
   const keys = Array.isArray(schema['x-kubernetes-list-map-keys']) ? schema['x-kubernetes-list-map-keys'].map(textOf) : [];
-  return old.find((o) => isJsonObject(o) && keys.every((k) => isDeepStrictEqual(o[k], item[k])));
+  return old.find((o) => isJsonObject(o) && keys.every((k) => jsonEqual(o[k], item[k])));
 }
 
 /** ratchetingOptions: the node's correlation and the nearest correlatable one above it. */

@@ -1,7 +1,7 @@
 /**
  * The API server's objects are JSON values (request bodies parsed from JSON or YAML, stored objects
  * derived from them): their types, the one place parsed text gets them, small readers that narrow
- * them, and deep copies.
+ * them, deep copies and deep equality.
  *
  * Typing rule: untyped text becomes a {@link JsonValue} in {@link parseJsonText} only; everything
  * else narrows JsonValues with the guards and readers here (or with `typeof`), never with casts.
@@ -14,7 +14,16 @@
  * order; `undefined` members kept, as structuredClone keeps them); primitives are returned as they
  * are. Anything else (a Date, a Buffer, a Map: not JSON, not expected here) is handed to
  * structuredClone, so a copy is never silently wrong.
+ *
+ * Guarantees of jsonEqual: the answer of `util.isDeepStrictEqual` for JSON values (so it may
+ * replace it on them): key order does not matter, `undefined` members count as keys (`{a:
+ * undefined}` is not `{}`), primitives compare with Object.is (`0` is not `-0`); what is not a
+ * plain object, dense array or primitive (a Date, a Buffer) goes to isDeepStrictEqual itself.
+ * Caveat: symbol-keyed members (never JSON) are not compared. Why: isDeepStrictEqual's
+ * generality (prototypes, symbols, cycles, Maps) made it the largest single cost of a write's
+ * "did this change anything" checks (design/performance.md); a JSON walk allocates nothing.
  */
+import { isDeepStrictEqual } from 'node:util';
 import YAML from 'yaml';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
@@ -89,4 +98,32 @@ export function cloneJson<T>(value: T): T {
   const copy: Record<string, unknown> = {};
   for (const key of Object.keys(value)) copy[key] = cloneJson((value as Record<string, unknown>)[key]);
   return copy as T;
+}
+
+/** Deep equality of JSON values, exactly as isDeepStrictEqual answers it (guarantees above). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return a !== 0 || Object.is(a, b);
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return Object.is(a, b);
+  const aIsArray = Array.isArray(a);
+  if (aIsArray !== Array.isArray(b)) return false;
+  if (aIsArray) {
+    const bList = b as unknown[];
+    if (a.length !== bList.length) return false;
+    for (let i = 0; i < a.length; i++) {
+      // holes are not JSON: an array with one is left to isDeepStrictEqual
+      if (!(i in a) || !(i in bList)) return isDeepStrictEqual(a, b);
+      if (!jsonEqual(a[i], bList[i])) return false;
+    }
+    return true;
+  }
+  const proto: unknown = Object.getPrototypeOf(a);
+  if (proto !== Object.getPrototypeOf(b) || (proto !== Object.prototype && proto !== null)) return isDeepStrictEqual(a, b);
+  const aRecord = a as Record<string, unknown>;
+  const bRecord = b as Record<string, unknown>;
+  const keys = Object.keys(aRecord);
+  if (keys.length !== Object.keys(bRecord).length) return false;
+  for (const key of keys) {
+    if (!Object.hasOwn(bRecord, key) || !jsonEqual(aRecord[key], bRecord[key])) return false;
+  }
+  return true;
 }

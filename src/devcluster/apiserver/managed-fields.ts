@@ -19,6 +19,10 @@
  * - {@link encodeManagedFields} sorts as sortEncodedManagedFields: operation, time (seconds), manager,
  *   apiVersion, subresource; {@link capUpdateManagers} merges the oldest Update entries into
  *   `ancient-changes` once more than 10 exist (capmanagers.go, DefaultMaxUpdateManagers).
+ * - Costs (design/performance.md): sets are immutable once built, so the set operations hand back
+ *   an input unchanged when the result equals it, {@link fieldsV1Of} encodes a set once, and
+ *   decoding a list that {@link encodeManagedFields} wrote gives back the sets it was encoded from
+ *   (only for sets whose encoding decodes to them: every node a member or a parent).
  * Caveats: values in `k:`/`v:` elements compare as numbers < strings < booleans < others, an
  * approximation of value.Compare's total order that matters only for mixed-type keys.
  */
@@ -62,23 +66,42 @@ export class FieldSet {
 
 type SetOp = (a: boolean, b: boolean) => boolean;
 
-/** Node-wise combination of `a` and `b` over the children `childrenOf` names; undefined when empty. */
+/**
+ * Node-wise combination of `a` and `b` over the children `childrenOf` names; undefined when empty.
+ * A result equal to `b` (for 'both') or to `a` is that input itself, so an unchanged set keeps
+ * its identity (and its cached encoding, {@link fieldsV1Of}).
+ */
 function combine(a: FieldSet | undefined, b: FieldSet | undefined, op: SetOp, childrenOf: 'both' | 'a' | 'common'): FieldSet | undefined {
   const out = new FieldSet();
   out.member = op(a?.member ?? false, b?.member ?? false);
+  // whether `out` is so far a copy of every child of a (resp. b) and nothing else
+  let sameAsA = a !== undefined && out.member === a.member;
+  let sameAsB = childrenOf === 'both' && b !== undefined && out.member === b.member;
   if (a)
     for (const [k, ac] of a.children) {
       const bc = b?.children.get(k);
-      if (childrenOf === 'common' && !bc) continue;
+      if (childrenOf === 'common' && !bc) {
+        sameAsA = false;
+        continue;
+      }
       const c = childrenOf === 'a' && !bc ? ac : combine(ac, bc, op, childrenOf);
       if (c && !c.isEmpty()) out.children.set(k, c);
+      if (c !== ac || c.isEmpty()) sameAsA = false;
+      if (c !== bc || bc === undefined || bc.isEmpty()) sameAsB = false;
     }
   if (b && childrenOf === 'both')
     for (const [k, bc] of b.children) {
       if (a?.children.has(k)) continue;
-      if (!bc.isEmpty()) out.children.set(k, bc);
+      if (!bc.isEmpty()) {
+        out.children.set(k, bc);
+        sameAsA = false;
+      } else sameAsB = false;
     }
-  return out.member || out.children.size ? out : undefined;
+  if (!out.member && !out.children.size) return undefined;
+  // b first: a union into an existing entry's set (`union(own, previous)`) keeps that set
+  if (sameAsB) return b;
+  if (sameAsA) return a;
+  return out;
 }
 
 // Sets are immutable once built: the operations share unchanged subtrees between their inputs and results.
@@ -143,8 +166,19 @@ function compareValues(a: JsonValue, b: JsonValue): number {
   return ta < tb ? -1 : ta > tb ? 1 : 0;
 }
 
+/** parsed `k:`/`v:` element values by element text (they repeat across objects and writes); cleared when full */
+const parsedElements = new Map<string, JsonValue>();
+const PARSED_ELEMENTS_MAX = 10_000;
+
+/** The JSON value of a `k:`/`v:` element; callers only read it (it is shared). */
 function parseElementValue(el: string): JsonValue {
-  return JSON.parse(el.slice(2)) as JsonValue;
+  let v = parsedElements.get(el);
+  if (v === undefined) {
+    v = JSON.parse(el.slice(2)) as JsonValue;
+    if (parsedElements.size >= PARSED_ELEMENTS_MAX) parsedElements.clear();
+    parsedElements.set(el, v);
+  }
+  return v;
 }
 
 /** PathElement.Compare over serialized elements. */
@@ -155,12 +189,14 @@ export function compareElements(a: string, b: string): number {
   if (a[0] === 'f') return a < b ? -1 : a > b ? 1 : 0;
   if (a[0] === 'i') return Number(a.slice(2)) - Number(b.slice(2));
   if (a[0] === 'v') return compareValues(parseElementValue(a), parseElementValue(b));
-  const fa = Object.entries(asKeyObject(parseElementValue(a)));
-  const fb = Object.entries(asKeyObject(parseElementValue(b)));
+  const fa = asKeyObject(parseElementValue(a));
+  const fb = asKeyObject(parseElementValue(b));
+  const na = Object.keys(fa);
+  const nb = Object.keys(fb);
   for (let i = 0; ; i++) {
-    if (i >= fa.length || i >= fb.length) return fa.length - fb.length;
-    if (fa[i][0] !== fb[i][0]) return fa[i][0] < fb[i][0] ? -1 : 1;
-    const c = compareValues(fa[i][1] ?? null, fb[i][1] ?? null);
+    if (i >= na.length || i >= nb.length) return na.length - nb.length;
+    if (na[i] !== nb[i]) return na[i] < nb[i] ? -1 : 1;
+    const c = compareValues(fa[na[i]] ?? null, fb[nb[i]] ?? null);
     if (c !== 0) return c;
   }
 }
@@ -213,7 +249,12 @@ export function pathText(path: readonly string[]): string {
 }
 
 function sortedChildren(s: FieldSet): [string, FieldSet][] {
-  return [...s.children.entries()].sort((x, y) => compareElements(x[0], y[0]));
+  const children = [...s.children.entries()];
+  // most nodes are built in an order that is already sorted (decoded FieldsV1, single children)
+  for (let i = 1; i < children.length; i++) {
+    if (compareElements(children[i - 1][0], children[i][0]) > 0) return children.sort((x, y) => compareElements(x[0], y[0]));
+  }
+  return children;
 }
 
 /** Member paths in Set.Iterate order: a node's direct members first, then each child's subtree. */
@@ -227,11 +268,37 @@ export function memberPaths(s: FieldSet, prefix: string[] = []): string[][] {
 
 // ---------------------------------------------------------------- FieldsV1
 
+/** fieldsV1Of results by set (sets are immutable once built), without and with the `"."` member */
+const encodedSets = new WeakMap<FieldSet, JsonObject>();
+const encodedSetsWithSelf = new WeakMap<FieldSet, JsonObject>();
+/** sets every node of which below the root is a member or has children: decoding their encoding gives them back */
+const canonicalSets = new WeakSet<FieldSet>();
+/** the set an entry's FieldsV1 (as encodeManagedFields wrote it into a stored object) was encoded from */
+const setsOfEncodings = new WeakMap<JsonObject, FieldSet>();
+
+/**
+ * The FieldsV1 JSON of `s`. The result is shared: it is remembered per set (an entry whose set a
+ * write left unchanged is not encoded again) and ends up in stored objects, so it is never changed.
+ */
 export function fieldsV1Of(s: FieldSet, includeSelf = false): JsonObject {
-  const out: JsonObject = {};
+  const cache = includeSelf ? encodedSetsWithSelf : encodedSets;
+  let out = cache.get(s);
+  if (out) return out;
+  out = {};
   const children = sortedChildren(s);
   if (includeSelf && children.length) out['.'] = {};
-  for (const [el, c] of children) out[el] = c.children.size ? fieldsV1Of(c, c.member) : {};
+  let canonical = true;
+  for (const [el, c] of children) {
+    if (c.children.size) {
+      out[el] = fieldsV1Of(c, c.member);
+      if (!canonicalSets.has(c)) canonical = false;
+    } else {
+      out[el] = {};
+      if (!c.member) canonical = false;
+    }
+  }
+  if (canonical) canonicalSets.add(s);
+  cache.set(s, out);
   return out;
 }
 
@@ -308,7 +375,8 @@ function decodeList(list: JsonValue[]): ManagedFields {
       operation,
       apiVersion: typeof apiVersion === 'string' ? apiVersion : '',
       subresource: typeof subresource === 'string' ? subresource : '',
-      fields: fieldSetOfFieldsV1(fieldsV1),
+      // a list this module encoded: the set it came from (what decoding it gives), not a new one
+      fields: (isJsonObject(fieldsV1) ? setsOfEncodings.get(fieldsV1) : undefined) ?? fieldSetOfFieldsV1(fieldsV1),
     };
     if (typeof time === 'string') entry.time = time;
     const id = identityOf(entry);
@@ -335,7 +403,9 @@ export function encodeManagedFields(managed: ManagedFields): JsonObject[] {
     const out: JsonObject = { manager: e.manager, operation: e.operation, apiVersion: e.apiVersion };
     if (e.time) out.time = e.time;
     out.fieldsType = 'FieldsV1';
-    out.fieldsV1 = fieldsV1Of(e.fields);
+    const fieldsV1 = fieldsV1Of(e.fields);
+    if (!e.fields.member && canonicalSets.has(e.fields)) setsOfEncodings.set(fieldsV1, e.fields);
+    out.fieldsV1 = fieldsV1;
     if (e.subresource) out.subresource = e.subresource;
     return out;
   });

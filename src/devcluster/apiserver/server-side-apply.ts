@@ -25,7 +25,6 @@
  * Caveats: see field-types.ts for where the type knowledge is coarser than the OpenAPI models; an
  *   entry's set is not re-validated against a changed CRD schema (reconcileManagedFieldsWithSchemaChanges).
  */
-import { isDeepStrictEqual } from 'node:util';
 import { applyConflict, badRequest, type StatusCause } from './errors.js';
 import { emptyObjectFor, fieldTypeFor, type FieldType } from './field-types.js';
 import {
@@ -48,7 +47,7 @@ import {
 } from './managed-fields.js';
 import { apiVersionOf, type ResourceType } from './resource-types.js';
 import { compareValues, fieldSetOf, mergeValues, removeFields } from './typed-values.js';
-import { cloneJson, isJsonObject, parseJsonText, type JsonObject, type JsonValue } from './json-clone.js';
+import { cloneJson, isJsonObject, jsonEqual, parseJsonText, type JsonObject, type JsonValue } from './json-clone.js';
 
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 /** the manager whose applies upgrade client-side-apply ownership (lastappliedmanager.go) */
@@ -139,6 +138,8 @@ function liveEntries(liveManaged: JsonValue | undefined): ManagedFields {
 function entriesForUpdate(sent: JsonValue | undefined, liveManaged: JsonValue | undefined, subresource: string): ManagedFields {
   if (subresource) return liveEntries(liveManaged);
   if (Array.isArray(sent) && (sent.length === 0 || (sent.length === 1 && isJsonObject(sent[0]) && Object.keys(sent[0]).length === 0))) return new Map();
+  // most writes send back the list they read: its decoding is the live list's, which is cached
+  if (sent !== undefined && liveManaged !== undefined && jsonEqual(sent, liveManaged)) return liveEntries(liveManaged);
   try {
     const decoded = decodeManagedFields(sent);
     if (decoded.size) return decoded;
@@ -267,7 +268,7 @@ function applyOnce(live: JsonObject, config: JsonObject, liveManaged: ManagedFie
     if (fields.isEmpty()) managed.delete(otherId);
     else managed.set(otherId, { ...e, fields });
   }
-  const unchanged = isDeepStrictEqual(live, next);
+  const unchanged = jsonEqual(live, next);
   const own = difference(set, STRIPPED);
   if (own.isEmpty()) managed.delete(id);
   else

@@ -86,12 +86,26 @@ function jsonKindOf(v: JsonValue): string {
   return typeof v === 'boolean' ? 'bool' : 'number';
 }
 
+/**
+ * Re-encodings already computed, by layout and text: every write re-encodes the same few times
+ * again (creationTimestamp, the managedFields times), and parse + format is a pure function of
+ * them. Only successes are kept; cleared when full.
+ */
+const reencoded: Record<GoTimeLayout, Map<string, string | null>> = { Time: new Map(), MicroTime: new Map() };
+const REENCODED_MAX = 10_000;
+
 /** The value metav1.Time/MicroTime writes back for `value`, or Go's decode error text. */
 export function reencodeTime(value: JsonValue, layout: GoTimeLayout): { value: string | null } | { error: string } {
   if (value === null) return { value: null };
   if (typeof value !== 'string') return { error: `json: cannot unmarshal ${jsonKindOf(value)} into Go value of type string` };
+  const known = reencoded[layout];
+  const cached = known.get(value);
+  if (cached !== undefined) return { value: cached };
   try {
-    return { value: formatGoTime(parseGoTime(value, layout), layout) };
+    const text = formatGoTime(parseGoTime(value, layout), layout);
+    if (known.size >= REENCODED_MAX) known.clear();
+    known.set(value, text);
+    return { value: text };
   } catch (e) {
     if (e instanceof GoTimeParseError) return { error: e.message };
     throw e;

@@ -21,10 +21,9 @@
  *   duplicate keys inside one list are not reported (validation would refuse them first);
  *   `null` removing a field also applies to `nullable` custom-resource fields.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { FieldType } from './field-types.js';
 import { FieldSet, fieldElement, indexElement, keyElement, valueElement } from './managed-fields.js';
-import { isJsonObject, cloneJson, type JsonObject, type JsonValue } from './json-clone.js';
+import { isJsonObject, cloneJson, jsonEqual, type JsonObject, type JsonValue } from './json-clone.js';
 
 /** The path element of item `index` of a list of type `t` (listItemToPathElement). */
 export function itemElement(t: FieldType, item: JsonValue, index: number): string {
@@ -95,7 +94,7 @@ const shapeOf = (v: JsonValue): Shape => (Array.isArray(v) ? 'list' : isJsonObje
 function compareLeaf(l: JsonValue | undefined, r: JsonValue | undefined, path: string[], c: Comparison): void {
   if (l === undefined) c.added.insert(path);
   else if (r === undefined) c.removed.insert(path);
-  else if (l !== r && !isDeepStrictEqual(l, r)) c.modified.insert(path);
+  else if (l !== r && !jsonEqual(l, r)) c.modified.insert(path);
 }
 
 function compareAt(l: JsonValue | undefined, r: JsonValue | undefined, t: FieldType, path: string[], c: Comparison): void {
@@ -103,7 +102,7 @@ function compareAt(l: JsonValue | undefined, r: JsonValue | undefined, t: FieldT
   const rs = r === undefined ? undefined : shapeOf(r);
   if ((ls && rs && ls !== rs) || (rs ?? ls) === 'scalar') return compareLeaf(l, r, path, c);
   // an unchanged subtree (most of an object on most writes) has nothing to report
-  if (l !== undefined && r !== undefined && isDeepStrictEqual(l, r)) return;
+  if (l !== undefined && r !== undefined && jsonEqual(l, r)) return;
   if ((rs ?? ls) === 'map') {
     const lm = isJsonObject(l) ? l : {};
     const rm = isJsonObject(r) ? r : {};
