@@ -108,18 +108,22 @@ export function flinkConfigurationTypoNote(typos: readonly FlinkConfigurationTyp
  * again does not measure every key again. Keyed by the resource's uid; forget it on deletion.
  */
 export class FlinkConfigurationTypoMemo {
-  private readonly byResource = new Map<string, { readonly generation: number; readonly typos: readonly FlinkConfigurationTypo[] }>();
+  /** uid → the generation judged: a number when it had no typo (the usual case: no object kept), else generation and typos */
+  private readonly byResource = new Map<string, number | { readonly generation: number; readonly typos: readonly FlinkConfigurationTypo[] }>();
 
   /** The typos of `configuration`, the flinkConfiguration of `resource` at `generation`. */
   typos(resource: string, generation: number, configuration: Record<string, unknown> | undefined): readonly FlinkConfigurationTypo[] {
     const cached = this.byResource.get(resource);
-    if (cached?.generation === generation) return cached.typos;
+    if (cached === generation) return NO_TYPOS;
+    if (typeof cached === 'object' && cached.generation === generation) return cached.typos;
     const typos = flinkConfigurationTypos(flattenFlinkConfiguration(configuration));
-    this.byResource.set(resource, { generation, typos });
-    return typos;
+    this.byResource.set(resource, typos.length === 0 ? generation : { generation, typos });
+    return typos.length === 0 ? NO_TYPOS : typos;
   }
 
   forget(resource: string): void {
     this.byResource.delete(resource);
   }
 }
+
+const NO_TYPOS: readonly FlinkConfigurationTypo[] = Object.freeze([]);

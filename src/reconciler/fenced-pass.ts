@@ -67,18 +67,31 @@ export function requeueAfterMs(next: NextPass, timings: ReconcilerTimings): numb
  * process; a new situation for the same reason emits again.
  */
 export class OncePerSituation {
-  private readonly last = new Map<string, string>();
+  /**
+   * uid → [reason, situation key, reason, situation key, …]: one small array per resource (a
+   * resource has a handful of reasons), not a `uid/reason` key string per pair.
+   */
+  private readonly last = new Map<string, string[]>();
 
   /** True the first time `key` is seen for (uid, reason) since another key was. */
   firstTime(uid: string, reason: string, key: string): boolean {
-    const marker = `${reason}:${key}`;
-    if (this.last.get(`${uid}/${reason}`) === marker) return false;
-    this.last.set(`${uid}/${reason}`, marker);
+    const pairs = this.last.get(uid);
+    if (!pairs) {
+      this.last.set(uid, [reason, key]);
+      return true;
+    }
+    for (let i = 0; i < pairs.length; i += 2) {
+      if (pairs[i] !== reason) continue;
+      if (pairs[i + 1] === key) return false;
+      pairs[i + 1] = key;
+      return true;
+    }
+    pairs.push(reason, key);
     return true;
   }
 
   /** Forgets a resource (deleted). */
   forget(uid: string): void {
-    for (const key of [...this.last.keys()]) if (key.startsWith(`${uid}/`)) this.last.delete(key);
+    this.last.delete(uid);
   }
 }

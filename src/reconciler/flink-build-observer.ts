@@ -13,7 +13,8 @@
  * a failed call is not remembered (the next pass asks again) and never fails the pass (Apache logs
  * "Exception while fetching cluster info" and goes on), except the fencing and precondition errors
  * that must stop it.
- * Caveats: in memory: after an operator restart each READY JobManager is asked once more.
+ * Caveats: in memory: after an operator restart each READY JobManager is asked once more. Builds
+ * are shared between resources (one object per distinct version and revision, not one per resource).
  */
 import type { FlinkDeploymentV1 } from '../api/flink-deployment.js';
 import { type FlinkBuild, flinkBuildOf } from '../flink/flink-cluster-info.js';
@@ -30,6 +31,8 @@ interface KnownBuild {
 
 export class FlinkBuildObserver {
   private readonly known = new Map<string, KnownBuild>();
+  /** one FlinkBuild per distinct (version, revision): thousands of JobManagers run a handful of builds */
+  private readonly builds = new Map<string, FlinkBuild>();
 
   constructor(private readonly log: ReconcilerLog) {}
 
@@ -44,7 +47,7 @@ export class FlinkBuildObserver {
     const known = this.known.get(uid);
     if (known && known.startedAt === startedAt) return { ...observed, flinkBuild: known.build };
     try {
-      const build = flinkBuildOf(await api.getConfig());
+      const build = this.shared(flinkBuildOf(await api.getConfig()));
       this.known.set(uid, { startedAt, build });
       return { ...observed, flinkBuild: build };
     } catch (error) {
@@ -54,6 +57,16 @@ export class FlinkBuildObserver {
       else this.log.warn(fields, 'Exception while fetching cluster info');
       return observed;
     }
+  }
+
+  private shared(build: FlinkBuild): FlinkBuild {
+    const key = `${build.version}\u0000${build.revision ?? ''}`;
+    const known = this.builds.get(key);
+    if (known && known.revision === build.revision) return known;
+    // a bound on distinct builds, against a flood of odd answers
+    if (this.builds.size >= 64) this.builds.clear();
+    this.builds.set(key, build);
+    return build;
   }
 
   /** Drops what is remembered of a deleted resource. */

@@ -1,4 +1,5 @@
 import { PatchStrategy, setHeaderOptions, type CoreV1Api, type CoreV1Event } from '@kubernetes/client-node';
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { OperatorMetrics } from './metrics.js';
 
@@ -17,7 +18,9 @@ import type { OperatorMetrics } from './metrics.js';
  *   one token per 5 minutes by default); excess events are dropped and counted
  *   (`flink_operator_events_total{outcome="dropped"}`).
  * Caveats: aggregation state is in memory (a restart creates a fresh Event for the next repeat);
- * an Event write failure is logged and counted, not retried.
+ * an Event write failure is logged and counted, not retried. The aggregation key is remembered as
+ * a SHA-1 digest of object + type + reason + message (28 characters instead of up to a KiB of
+ * message per remembered Event); the token bucket is keyed by the object's uid when it has one.
  */
 export const EventReason = {
   SpecChanged: 'SpecChanged',
@@ -115,12 +118,14 @@ export class KubernetesEventRecorder implements EventRecorder {
     const name = subject.metadata?.name;
     if (!namespace || !name) return;
     const message = rawMessage.length > MAX_MESSAGE ? `${rawMessage.slice(0, MAX_MESSAGE - 3)}...` : rawMessage;
-    const objectKey = `${subject.kind}/${namespace}/${name}/${subject.metadata?.uid ?? ''}`;
+    const uid = subject.metadata?.uid;
+    // a uid names one object of one kind; without one, kind/namespace/name does
+    const objectKey = uid ? uid : `${subject.kind}/${namespace}/${name}/`;
     if (!this.takeToken(objectKey)) {
       this.options.metrics?.events.inc({ type, reason, outcome: 'dropped' });
       return;
     }
-    const key = `${objectKey}\u0000${type}\u0000${reason}\u0000${message}`;
+    const key = aggregationKey(`${subject.kind}/${namespace}/${name}/${uid ?? ''}\u0000${type}\u0000${reason}\u0000${message}`);
     const now = this.now();
     const existing = this.aggregates.get(key);
     if (existing && now - existing.lastSeen <= this.windowMs) {
@@ -218,6 +223,11 @@ export class KubernetesEventRecorder implements EventRecorder {
   private enqueue(write: () => Promise<void>): void {
     this.chain = this.chain.then(write, write);
   }
+}
+
+/** The remembered form of an aggregation key: its SHA-1 digest (base64). */
+function aggregationKey(full: string): string {
+  return createHash('sha1').update(full).digest('base64');
 }
 
 /** An EventRecorder that keeps events in memory (for tests of code that records events). */

@@ -30,19 +30,36 @@ export type WatchEventType = 'added' | 'updated' | 'deleted';
 
 const KEPT_VERSIONS_PER_OBJECT = 8;
 
+/** The kinds whose generation rule 2 applies to (the only ones whose generation is remembered). */
+const GENERATION_KINDS: ReadonlySet<string> = new Set(['FlinkDeployment', 'FlinkSessionJob']);
+
+/** What is remembered of one object: kept only while it holds a version or a generation. */
+interface TrackedObject {
+  /** our writes' resourceVersions not yet seen as events, oldest first (one, the usual case, as a plain string) */
+  versions: string | string[] | undefined;
+  /** the last generation seen (FlinkDeployment, FlinkSessionJob only) */
+  generation: number | undefined;
+}
+
 export class OwnWriteTracker implements WriteTracker {
-  private readonly ownVersions = new Map<string, string[]>();
-  private readonly generations = new Map<string, number>();
+  /** one entry (and one key string) per object, instead of one per map of versions and of generations */
+  private readonly tracked = new Map<string, TrackedObject>();
   private skipped = 0;
 
   recordOwnWrite(kind: string, namespace: string, name: string, resourceVersion: string | undefined, generation?: number): void {
     if (!resourceVersion) return;
     const key = trackerKey(kind, namespace, name);
-    const versions = this.ownVersions.get(key) ?? [];
-    if (!versions.includes(resourceVersion)) versions.push(resourceVersion);
-    if (versions.length > KEPT_VERSIONS_PER_OBJECT) versions.splice(0, versions.length - KEPT_VERSIONS_PER_OBJECT);
-    this.ownVersions.set(key, versions);
-    if (generation !== undefined && !this.generations.has(key)) this.generations.set(key, generation);
+    let entry = this.tracked.get(key);
+    if (!entry) this.tracked.set(key, (entry = { versions: undefined, generation: undefined }));
+    const versions = entry.versions;
+    if (versions === undefined) entry.versions = resourceVersion;
+    else if (typeof versions === 'string') {
+      if (versions !== resourceVersion) entry.versions = [versions, resourceVersion];
+    } else {
+      if (!versions.includes(resourceVersion)) versions.push(resourceVersion);
+      if (versions.length > KEPT_VERSIONS_PER_OBJECT) versions.splice(0, versions.length - KEPT_VERSIONS_PER_OBJECT);
+    }
+    if (generation !== undefined && entry.generation === undefined && GENERATION_KINDS.has(kind)) entry.generation = generation;
   }
 
   /**
@@ -54,28 +71,30 @@ export class OwnWriteTracker implements WriteTracker {
     const name = object.metadata?.name ?? '';
     const key = trackerKey(kind, namespace, name);
     if (type === 'deleted') {
-      this.ownVersions.delete(key);
-      this.generations.delete(key);
+      this.tracked.delete(key);
       return false;
     }
     const generation = object.metadata?.generation;
-    const lastGeneration = this.generations.get(key);
-    if (generation !== undefined) this.generations.set(key, generation);
-    const versions = this.ownVersions.get(key);
-    const rv = object.metadata?.resourceVersion;
-    if (!versions || !rv) return false;
-    const index = versions.indexOf(rv);
-    if (index < 0) return false;
-    versions.splice(index, 1);
-    if (versions.length === 0) this.ownVersions.delete(key);
-    if (
-      (kind === 'FlinkDeployment' || kind === 'FlinkSessionJob') &&
-      generation !== undefined &&
-      lastGeneration !== undefined &&
-      generation !== lastGeneration
-    ) {
-      return false;
+    let entry = this.tracked.get(key);
+    const lastGeneration = entry?.generation;
+    if (generation !== undefined && GENERATION_KINDS.has(kind)) {
+      if (!entry) this.tracked.set(key, (entry = { versions: undefined, generation }));
+      else entry.generation = generation;
     }
+    const versions = entry?.versions;
+    const rv = object.metadata?.resourceVersion;
+    if (!entry || !versions || !rv) return false;
+    if (typeof versions === 'string') {
+      if (versions !== rv) return false;
+      entry.versions = undefined;
+    } else {
+      const index = versions.indexOf(rv);
+      if (index < 0) return false;
+      versions.splice(index, 1);
+      if (versions.length === 1) entry.versions = versions[0];
+    }
+    if (entry.versions === undefined && entry.generation === undefined) this.tracked.delete(key);
+    if (generation !== undefined && lastGeneration !== undefined && generation !== lastGeneration && GENERATION_KINDS.has(kind)) return false;
     this.skipped++;
     return true;
   }

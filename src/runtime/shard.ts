@@ -99,7 +99,7 @@ export class ShardOwnership {
     for (const unsubscribe of this.unsubscribers.splice(0)) unsubscribe();
   }
 
-  /** The newest stamp known on the state of the resource with this uid. */
+  /** The newest stamp known on the state of the resource with this uid (undefined for this shard's own at epoch 0). */
   stampOf(uid: string): KnownStamp | undefined {
     return this.stamps.get(uid);
   }
@@ -190,11 +190,16 @@ export class ShardOwnership {
     this.keepNewer(uid, { token, configMapNamespace: configMap.metadata?.namespace ?? '', configMapName: configMap.metadata?.name ?? '' });
   }
 
-  /** Keeps `stamp` unless the known one is of a higher epoch (an informer lagging our own hand-over write). */
+  /**
+   * Keeps `stamp` unless the known one is of a higher epoch (an informer lagging our own hand-over
+   * write). A stamp of this shard at epoch 0 tells nothing that no stamp would not (`assertOwns`,
+   * `tokenFor`, `foreignOwned` treat both alike), so it is not kept: the common case costs no entry.
+   */
   private keepNewer(uid: string, stamp: KnownStamp): void {
     const known = this.stamps.get(uid);
     if (known && (known.token.epoch ?? 0) > (stamp.token.epoch ?? 0)) return;
-    this.stamps.set(uid, stamp);
+    if ((stamp.token.epoch ?? 0) > 0 || isOtherShard(stamp.token, { holderIdentity: '', leaseTransitions: 0, shard: this.shard })) this.stamps.set(uid, stamp);
+    else this.stamps.delete(uid);
   }
 }
 

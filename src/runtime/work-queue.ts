@@ -21,6 +21,9 @@ import { ItemExponentialRateLimiter, type RateLimiter } from './rate-limiter.js'
  *   undefined, and keys already queued are dropped (the work is level-based and will be re-derived
  *   by whoever processes it next).
  * Assumptions: every `get` that returned a key is followed by exactly one `done(key)`.
+ * Caveats: delayed adds share one timer over a min-heap (a timer per key cost ~0.5 KiB of heap per
+ * FlinkDeployment, each holding its reconcile's async context); their due times are on the
+ * `Date.now()` clock, and one due within the next millisecond is added with the batch due now.
  */
 export interface WorkQueueObserver {
   /** The number of keys waiting (not delayed, not processing) changed. */
@@ -48,7 +51,12 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly readySince = new Map<string, number>();
-  private readonly delayed = new Map<string, { readyAt: number; timer: NodeJS.Timeout }>();
+  /** key → when its pending delayed add is due (epoch ms, Date.now(): the clock setTimeout's mocks move) */
+  private readonly delayed = new Map<string, number>();
+  /** one timer for all delayed adds (one per key cost ~0.5 KiB of heap per key), over a min-heap of them */
+  private readonly dueHeap = new DueHeap();
+  private timer: NodeJS.Timeout | undefined;
+  private timerDueAt = Infinity;
   private readonly waiters: Array<(item: QueueItem | undefined) => void> = [];
   private readonly rateLimiter: RateLimiter;
   private readonly observer: WorkQueueObserver;
@@ -79,15 +87,38 @@ export class WorkQueue {
       this.add(key);
       return;
     }
-    const readyAt = this.now() + delayMs;
+    const dueAt = Date.now() + delayMs;
     const pending = this.delayed.get(key);
-    if (pending && pending.readyAt <= readyAt) return;
-    if (pending) clearTimeout(pending.timer);
-    const timer = setTimeout(() => {
+    if (pending !== undefined && pending <= dueAt) return;
+    this.delayed.set(key, dueAt);
+    this.dueHeap.push(dueAt, key);
+    if (this.dueHeap.size > 2 * this.delayed.size + 64) this.dueHeap.rebuild(this.delayed);
+    this.armTimer();
+  }
+
+  /** (Re)arms the one timer for the earliest pending delayed add. */
+  private armTimer(): void {
+    const next = this.dueHeap.peekDue();
+    if (next >= this.timerDueAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDueAt = next;
+    this.timer = next === Infinity ? undefined : setTimeout(() => this.fireDue(next), Math.max(0, next - Date.now()));
+  }
+
+  /** Adds every key whose delay has passed (entries replaced by an earlier delay are skipped). */
+  private fireDue(armedFor: number): void {
+    this.timer = undefined;
+    this.timerDueAt = Infinity;
+    // the timer's own (monotonic) clock says `armedFor` is due even if the wall clock stepped back;
+    // timers run on a millisecond clock: one due within the next millisecond is due now
+    const now = Math.max(armedFor, Date.now() + 1);
+    while (this.dueHeap.peekDue() <= now) {
+      const [dueAt, key] = this.dueHeap.pop();
+      if (this.delayed.get(key) !== dueAt) continue;
       this.delayed.delete(key);
       this.add(key);
-    }, delayMs);
-    this.delayed.set(key, { readyAt, timer });
+    }
+    this.armTimer();
   }
 
   /** Retries `key` after its per-key backoff; false (nothing scheduled) when its retries are exhausted or the queue is shut down. */
@@ -127,8 +158,11 @@ export class WorkQueue {
   shutDown(): void {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
-    for (const { timer } of this.delayed.values()) clearTimeout(timer);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerDueAt = Infinity;
     this.delayed.clear();
+    this.dueHeap.rebuild(this.delayed);
     this.queue.length = 0;
     this.dirty.clear();
     this.readySince.clear();
@@ -177,5 +211,67 @@ export class WorkQueue {
     this.observer.depthChanged?.(this.queue.length);
     this.observer.handedOut?.(key, waitedMs);
     return { key, waitedMs };
+  }
+}
+
+/** A binary min-heap of (due time, key) pairs in two parallel arrays. */
+class DueHeap {
+  private due: number[] = [];
+  private keys: string[] = [];
+
+  get size(): number {
+    return this.due.length;
+  }
+
+  /** The earliest due time, or Infinity when empty. */
+  peekDue(): number {
+    return this.due.length > 0 ? this.due[0] : Infinity;
+  }
+
+  push(dueAt: number, key: string): void {
+    let i = this.due.length;
+    this.due.push(dueAt);
+    this.keys.push(key);
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (this.due[parent] <= dueAt) break;
+      this.move(parent, i);
+      i = parent;
+    }
+    this.due[i] = dueAt;
+    this.keys[i] = key;
+  }
+
+  /** Removes and returns the earliest pair (call only when not empty). */
+  pop(): [number, string] {
+    const top: [number, string] = [this.due[0], this.keys[0]];
+    const lastDue = this.due.pop()!;
+    const lastKey = this.keys.pop()!;
+    const n = this.due.length;
+    if (n === 0) return top;
+    let i = 0;
+    for (;;) {
+      let child = 2 * i + 1;
+      if (child >= n) break;
+      if (child + 1 < n && this.due[child + 1] < this.due[child]) child++;
+      if (this.due[child] >= lastDue) break;
+      this.move(child, i);
+      i = child;
+    }
+    this.due[i] = lastDue;
+    this.keys[i] = lastKey;
+    return top;
+  }
+
+  /** Replaces the contents with exactly the pending delays (drops entries replaced by earlier ones). */
+  rebuild(pending: ReadonlyMap<string, number>): void {
+    this.due = [];
+    this.keys = [];
+    for (const [key, dueAt] of pending) this.push(dueAt, key);
+  }
+
+  private move(from: number, to: number): void {
+    this.due[to] = this.due[from]!;
+    this.keys[to] = this.keys[from]!;
   }
 }
