@@ -1,7 +1,8 @@
 /**
  * Starts the benchmark's child processes (cluster-process.ts, simulation-process.ts unless the
- * simulation runs inside the cluster process, operator-process.ts) and talks to them:
- * request/answer over the IPC channel, and the operator's /metrics over HTTP.
+ * simulation runs inside the cluster process, operator-process.ts: one, or several with `operators`,
+ * e.g. one per shard) and talks to them: request/answer over the IPC channel, and each operator's
+ * /metrics over HTTP. The operator methods take the operator's index (default 0, the first).
  *
  * Guarantees: `stop()` stops every child (gracefully, then SIGKILL after 10 s) and removes the
  * temporary directory; a child that dies early rejects every pending request.
@@ -83,7 +84,8 @@ function profilingArgv(which: 'cluster' | 'simulation' | 'operator'): string[] {
 
 function forkTs(script: string, args: string[], extraExecArgv: string[] = []): ChildProcess {
   return fork(fileURLToPath(new URL(script, import.meta.url)), args, {
-    execArgv: ['--import', 'tsx', ...extraExecArgv],
+    // 10,000 deployments: the cluster process holds ~150,000 objects (and their watch windows)
+    execArgv: ['--import', 'tsx', '--max-old-space-size=8192', ...extraExecArgv],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }
@@ -94,22 +96,39 @@ export interface OperatorMetricsSample {
   cpuSeconds: number;
   reconciles: number;
   reconcileErrors: number;
+  /** leadership lost (flink_operator_leader_transitions_total{direction="lost"}) */
+  leadershipLosses: number;
+  /** side effects refused by the leadership fence */
+  fencedSideEffects: number;
 }
 
 /** Where the simulated kubelet, controllers and Flink run (see cluster-process.ts). */
 export type SimulationPlacement = 'separate' | 'in-process';
 
-/** The cluster process, the simulation process, the operator process and the benchmark's own client (driver) configuration. */
+/** One operator process of a BenchWorld with several (`operators`): its flags over the shared `operatorFlags`, its own User-Agent. */
+export interface OperatorProcessSpec {
+  flags?: Partial<Record<keyof OperatorConfig, unknown>>;
+  userAgent?: string;
+}
+
+/** The cluster process, the simulation process, the operator process(es) and the benchmark's own client (driver) configuration. */
 export class BenchWorld {
+  /** the first operator process (the only one unless `operators` named several) */
+  readonly operator: IpcChild;
+  readonly metricsUrl: string;
+
   private constructor(
     readonly dir: string,
     readonly cluster: IpcChild,
     /** undefined when the simulation runs inside the cluster process */
     readonly simulation: IpcChild | undefined,
-    readonly operator: IpcChild,
-    readonly metricsUrl: string,
+    readonly operators: readonly IpcChild[],
+    readonly metricsUrls: readonly string[],
     readonly driverKubeConfig: KubeConfig,
-  ) {}
+  ) {
+    this.operator = operators[0];
+    this.metricsUrl = metricsUrls[0];
+  }
 
   static async start(options: {
     seed: number;
@@ -120,6 +139,8 @@ export class BenchWorld {
     simulationPlacement?: SimulationPlacement;
     /** The FlinkStateSnapshot CRD installed and handled (snapshot resources recorded). */
     snapshotResources?: boolean;
+    /** Several operator processes (default: one, with `operatorFlags` and client-node's User-Agent). */
+    operators?: readonly OperatorProcessSpec[];
   }): Promise<BenchWorld> {
     const dir = mkdtempSync(join(tmpdir(), 'flink-operator-bench-'));
     const kubeconfigPath = join(dir, 'kubeconfig');
@@ -138,26 +159,31 @@ export class BenchWorld {
         const { proxyUrl } = await simulation.ready;
         await cluster.request('proxyTo', proxyUrl);
       }
-      const operatorOptions: OperatorProcessOptions = {
-        kubeconfigPath,
-        stateLayout: options.stateLayout,
-        flags: options.operatorFlags,
-        stateSnapshots: options.snapshotResources ?? false,
-      };
-      const operator = new IpcChild(
-        'operator process',
-        forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]),
-      );
-      started.unshift(operator);
-      const ready = await operator.ready;
+      const specs = options.operators ?? [{}];
+      const operators = specs.map((spec, i) => {
+        const operatorOptions: OperatorProcessOptions = {
+          kubeconfigPath,
+          stateLayout: options.stateLayout,
+          flags: { ...options.operatorFlags, ...spec.flags },
+          stateSnapshots: options.snapshotResources ?? false,
+          ...(spec.userAgent !== undefined ? { userAgent: spec.userAgent } : {}),
+        };
+        const operator = new IpcChild(
+          specs.length === 1 ? 'operator process' : `operator process ${i}`,
+          forkTs('./operator-process.ts', [JSON.stringify(operatorOptions)], ['--expose-gc', ...profilingArgv('operator')]),
+        );
+        started.unshift(operator);
+        return operator;
+      });
+      const ready = await Promise.all(operators.map((o) => o.ready));
       const base = new KubeConfig();
       base.loadFromFile(kubeconfigPath);
       return new BenchWorld(
         dir,
         cluster,
         simulation,
-        operator,
-        `http://127.0.0.1:${ready.httpPort as number}/metrics`,
+        operators,
+        ready.map((r) => `http://127.0.0.1:${r.httpPort as number}/metrics`),
         simulationKubeConfig(base, BENCH_DRIVER_USER_AGENT),
       );
     } catch (error) {
@@ -184,14 +210,14 @@ export class BenchWorld {
     return this.simulation?.request<ProcessUsage>('usage');
   }
 
-  operatorUsage(): Promise<{ cpuSeconds: number; eventLoopUtilization: number }> {
-    return this.operator.request('usage');
+  operatorUsage(index = 0): Promise<{ cpuSeconds: number; eventLoopUtilization: number }> {
+    return this.operators[index].request('usage');
   }
 
   /** A scrape of the operator's /metrics (after a full GC when `collectGarbage`). */
-  async operatorMetrics(collectGarbage = false): Promise<OperatorMetricsSample> {
-    if (collectGarbage) await this.operator.request('gc');
-    const text = await (await fetch(this.metricsUrl)).text();
+  async operatorMetrics(collectGarbage = false, index = 0): Promise<OperatorMetricsSample> {
+    if (collectGarbage) await this.operators[index].request('gc');
+    const text = await (await fetch(this.metricsUrls[index])).text();
     const value = (name: string, labels?: string) => {
       let sum = 0;
       for (const line of text.split('\n')) {
@@ -209,11 +235,13 @@ export class BenchWorld {
       cpuSeconds: value('flink_operator_process_cpu_seconds_total'),
       reconciles: value('flink_operator_reconcile_total'),
       reconcileErrors: value('flink_operator_reconcile_total', 'result="error"'),
+      leadershipLosses: value('flink_operator_leader_transitions_total', 'direction="lost"'),
+      fencedSideEffects: value('flink_operator_fenced_side_effects_total'),
     };
   }
 
   private children(): IpcChild[] {
-    return [this.operator, this.cluster, ...(this.simulation ? [this.simulation] : [])];
+    return [...this.operators, this.cluster, ...(this.simulation ? [this.simulation] : [])];
   }
 
   /** Starts a CPU profile in every child (BENCH_PROFILE_PHASE, see scale-bench.ts). */
@@ -226,12 +254,12 @@ export class BenchWorld {
     return Promise.all(this.children().map((c) => c.request<string>('profileStop')));
   }
 
-  informerHeapBytes(): Promise<number> {
-    return this.operator.request('informerHeap');
+  informerHeapBytes(index = 0): Promise<number> {
+    return this.operators[index].request('informerHeap');
   }
 
   async stop(): Promise<void> {
-    await this.operator.stop();
+    await Promise.all(this.operators.map((operator) => operator.stop()));
     await this.simulation?.stop();
     await this.cluster.stop();
     rmSync(this.dir, { recursive: true, force: true });

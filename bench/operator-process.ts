@@ -9,6 +9,8 @@
  * - `gc` → runs a full garbage collection (so the next scrape's heap figure is the live heap);
  * - `informerHeap` → estimated heap bytes held by the informer caches' objects (see below);
  * - `usage` → CPU seconds and event-loop utilization since the previous `usage`;
+ * - `heapSnapshot` (arg: a file path) → full GC, then `v8.writeHeapSnapshot(path)`; answers the path
+ *   (for bench/heap-census.ts);
  * - `stop` → graceful shutdown, then exit.
  */
 import { makeFlinkDeploymentReconcilerWith, type StateLayout } from '../src/reconciler/reconciler-wiring.js';
@@ -16,6 +18,8 @@ import { startOperator } from '../src/cli/run-command.js';
 import { makeFlinkStateSnapshotReconciler } from '../src/reconciler/state-snapshot-wiring.js';
 import { resolveOperatorConfig, type OperatorConfig } from '../src/runtime/operator-config.js';
 import { KubeConfig } from '@kubernetes/client-node';
+import { writeHeapSnapshot } from 'node:v8';
+import { kubeConfigWithUserAgent } from '../test/integration/manifests/user-agent-kube-config.js';
 import { answerParentRequests } from './parent-requests.js';
 
 export interface OperatorProcessOptions {
@@ -25,6 +29,8 @@ export interface OperatorProcessOptions {
   flags: Partial<Record<keyof OperatorConfig, unknown>>;
   /** Handle FlinkStateSnapshots too (as `flink-operator run` does when their CRD is installed). */
   stateSnapshots?: boolean;
+  /** Every request of this process (API, watches, Flink REST through the proxy) carries this User-Agent (shard-bench.ts: one per shard). */
+  userAgent?: string;
 }
 
 function gc(): void {
@@ -34,10 +40,10 @@ function gc(): void {
   collect();
 }
 
-function kubeConfigFrom(path: string): KubeConfig {
+function kubeConfigFrom(path: string, userAgent: string | undefined): KubeConfig {
   const kc = new KubeConfig();
   kc.loadFromFile(path);
-  return kc;
+  return userAgent === undefined ? kc : kubeConfigWithUserAgent(kc, userAgent);
 }
 
 async function main(): Promise<void> {
@@ -57,7 +63,7 @@ async function main(): Promise<void> {
   const handle = await startOperator(
     config,
     options.stateSnapshots ? { flinkDeployments, flinkStateSnapshots: makeFlinkStateSnapshotReconciler } : flinkDeployments,
-    kubeConfigFrom(options.kubeconfigPath),
+    kubeConfigFrom(options.kubeconfigPath, options.userAgent),
   );
   const readers = handle.manager.dependencies.readers;
 
@@ -84,6 +90,10 @@ async function main(): Promise<void> {
     {
       gc: () => gc(),
       informerHeap: () => informerHeap(),
+      heapSnapshot: (path) => {
+        gc();
+        return writeHeapSnapshot(String(path));
+      },
     },
     () => handle.shutdown(),
   );

@@ -8,6 +8,11 @@
  * Target: `state` for the companion `<name>-operator-state` ConfigMaps, `flink-rest` for the
  * service proxy (`services/proxy`: Flink REST calls in apiserver-proxy mode, which would not reach
  * the API server in `direct` mode), `other` otherwise.
+ * Shards (bench/shard-bench.ts): an operator process started with `benchOperatorUserAgent(label)`
+ * is told apart by `operatorLabel` (its rows stay `actor: 'operator'`, so every sum over the
+ * operator covers all its processes), and a request whose object name belongs to a deployment
+ * named `shardDeploymentName(shard, i)` (the deployment itself, `<name>-…`, `flink-config-<name>`,
+ * its Events `<name>.<hex>`) carries that shard in `namedShard`.
  *
  * Guarantees: every request the log records between two `reset()`s is counted exactly once.
  * Caveats: a watch is recorded when the dev cluster logs it (its bytes are those known then).
@@ -16,6 +21,30 @@ import type { RequestLogEntry } from '../src/devcluster/dev-cluster.js';
 import { SIMULATION_USER_AGENT } from '../src/devcluster/simulated-cluster.js';
 
 export const BENCH_DRIVER_USER_AGENT = 'flink-operator-bench-driver/0.1';
+
+const BENCH_OPERATOR_USER_AGENT_PREFIX = 'flink-operator-bench-operator/';
+
+/** The User-Agent of a benchmark operator process labelled `label` (one per shard in shard-bench.ts). */
+export function benchOperatorUserAgent(label: string): string {
+  return `${BENCH_OPERATOR_USER_AGENT_PREFIX}${label}`;
+}
+
+/** The label of a benchmark operator process from its User-Agent (undefined for any other agent). */
+export function operatorLabelOf(userAgent: string): string | undefined {
+  return userAgent.startsWith(BENCH_OPERATOR_USER_AGENT_PREFIX) ? userAgent.slice(BENCH_OPERATOR_USER_AGENT_PREFIX.length) : undefined;
+}
+
+/** The name of the benchmark's deployment `suffix` of shard `shard` (a lowercase word): `shard-<shard>-<suffix>`. */
+export function shardDeploymentName(shard: string, suffix: string | number): string {
+  return `shard-${shard}-${typeof suffix === 'number' ? String(suffix).padStart(5, '0') : suffix}`;
+}
+
+const SHARD_OBJECT_NAME = /^(?:flink-config-)?shard-([a-z]+)-/;
+
+/** The shard whose deployment an object name belongs to (see shardDeploymentName), if any. */
+export function namedShardOf(objectName: string): string | undefined {
+  return SHARD_OBJECT_NAME.exec(objectName)?.[1];
+}
 
 export type Actor = 'operator' | 'simulation' | 'driver';
 export type Target = 'state' | 'flink-rest' | 'other';
@@ -26,6 +55,10 @@ export interface TallyRow {
   resource: string;
   subresource: string;
   target: Target;
+  /** the benchmark operator process that sent it (operatorLabelOf), when it was one */
+  operatorLabel?: string;
+  /** the shard of the deployment the request's object name belongs to (namedShardOf), when it names one */
+  namedShard?: string;
   n: number;
   requestBytes: number;
   responseBytes: number;
@@ -52,10 +85,14 @@ export class RequestTally {
   record(entry: RequestLogEntry): void {
     const actor = actorOf(entry.userAgent);
     const target = targetOf(entry);
-    const key = `${actor}\u0000${entry.verb}\u0000${entry.resource}\u0000${entry.subresource}\u0000${target}`;
+    const operatorLabel = actor === 'operator' ? operatorLabelOf(entry.userAgent) : undefined;
+    const namedShard = entry.name ? namedShardOf(entry.name) : undefined;
+    const key = `${actor}\u0000${entry.verb}\u0000${entry.resource}\u0000${entry.subresource}\u0000${target}\u0000${operatorLabel ?? ''}\u0000${namedShard ?? ''}`;
     let row = this.rows.get(key);
     if (!row) {
       row = { actor, verb: entry.verb, resource: entry.resource, subresource: entry.subresource, target, n: 0, requestBytes: 0, responseBytes: 0 };
+      if (operatorLabel !== undefined) row.operatorLabel = operatorLabel;
+      if (namedShard !== undefined) row.namedShard = namedShard;
       this.rows.set(key, row);
     }
     row.n++;

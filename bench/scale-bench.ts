@@ -8,7 +8,7 @@
  *    operator's writes and state transitions in that burst (its sustained transitions/s);
  * 5. settle, then a steady window as long as the reconcile interval (so every deployment has one
  *    periodic reconcile in it): the operator's CPU; then full GC: heap/RSS per deployment;
- * 6. churn: every second 1% of the deployments change spec (a savepoint upgrade) for `churnMs`;
+ * 6. churn: every second `churnPercentPerSecond` % of the deployments change spec (a savepoint upgrade) for `churnMs`;
  *    latency from the spec write to status.observedGeneration (p50, p99).
  *
  * CPU and event-loop utilization of every process (operator, API server, simulation) are sampled
@@ -27,6 +27,8 @@ export interface ScaleOptions {
   seed: number;
   deployments: number;
   churnMs: number;
+  /** spec changes per second in the churn phase, in % of the deployments (issue 22: 0.2 at 10,000) */
+  churnPercentPerSecond: number;
   /** the operator's reconcile interval; the steady window is as long */
   reconcileIntervalMs: number;
   progressCheckIntervalMs: number;
@@ -35,6 +37,11 @@ export interface ScaleOptions {
   rawWriteMs: number;
   /** where the simulated kubelet, controllers and Flink run (default 'separate') */
   simulationPlacement?: SimulationPlacement;
+}
+
+/** The churn rate when none is given: 1 %/s up to 2,000 deployments (issue 10's target), 0.2 %/s above (issue 22's, at 10,000). */
+export function defaultChurnPercent(deployments: number): number {
+  return deployments <= 2_000 ? 1 : 0.2;
 }
 
 export interface PhaseLoad {
@@ -82,6 +89,19 @@ export interface ScaleRun {
      */
     fractionCeiling: number;
     operatorFractionCeiling: number;
+    /** the operator's Kubernetes API requests per transition (watches and Flink REST calls through the service proxy excluded) */
+    operatorKubeRequestsPerTransition: number;
+    /** the operator's Flink REST calls per transition (through the service proxy; in `direct` mode they do not reach the API server) */
+    operatorFlinkCallsPerTransition: number;
+    /**
+     * transitions/s ÷ (raw writes/s ÷ the operator's own requests per transition): against the
+     * operator's own share of the API server (issue 22). `…Kube`: its Kubernetes API requests only;
+     * `…WithFlink`: its Flink REST calls through the proxy counted as requests too.
+     */
+    fractionOfOwnShareKube: number;
+    fractionOfOwnShareWithFlink: number;
+    /** operator CPU milliseconds per transition in the burst */
+    operatorCpuMsPerTransition: number;
     load: PhaseLoad;
   };
   memory: {
@@ -105,6 +125,8 @@ export interface ScaleRun {
     load: PhaseLoad;
   };
   churn: {
+    /** spec changes per second, in % of the deployments */
+    percentPerSecond: number;
     changes: number;
     completed: number;
     p50Ms: number;
@@ -176,6 +198,18 @@ function latencyHistogram(latencies: readonly number[], bucketMs: number): Recor
     out[bucket] = (out[bucket] ?? 0) + 1;
   }
   return out;
+}
+
+/** The operator's own requests per transition, and the throughput against its own share of the raw write rate (see ScaleRun.burst). */
+function ownShare(rows: readonly TallyRow[], transitions: number, transitionsPerSecond: number, rawWritesPerSecond: number) {
+  const kube = sumRows(rows, (r) => r.verb !== 'watch' && r.actor === 'operator' && r.target !== 'flink-rest').n / transitions;
+  const flink = sumRows(rows, (r) => r.verb !== 'watch' && r.actor === 'operator' && r.target === 'flink-rest').n / transitions;
+  return {
+    operatorKubeRequestsPerTransition: kube,
+    operatorFlinkCallsPerTransition: flink,
+    fractionOfOwnShareKube: transitionsPerSecond / (rawWritesPerSecond / kube),
+    fractionOfOwnShareWithFlink: transitionsPerSecond / (rawWritesPerSecond / (kube + flink)),
+  };
 }
 
 /** Requests per transition and the ceilings they put on the fraction of the raw limit (see ScaleRun.burst). */
@@ -271,6 +305,8 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       simulationRequestsPerDeployment: sumRows(burstRows, (r) => r.actor === 'simulation' && r.verb !== 'watch').n / N,
       simulationByRequest: simulationByRequest(burstRows, N),
       ...requestMix(burstRows, transitions, writesPerTransition),
+      ...ownShare(burstRows, transitions, transitionsPerSecond, raw.writesPerSecond),
+      operatorCpuMsPerTransition: ((burstEnd.operator.cpuSeconds - burstPhase.operator.cpuSeconds) * 1000) / transitions,
       load: load(burstRows, burstPhase, burstEnd),
     };
     const outcome = { deployments: N, raw, timeToStableMs, stableInTime, stableCount, burst };
@@ -299,7 +335,17 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
           rssPerDeploymentBytes: NaN,
         },
         steady: { windowMs: NaN, reconciles: NaN, cpuFraction: NaN, cpuMsPerReconcile: NaN, apiRequests: NaN, load: none },
-        churn: { changes: 0, completed: 0, p50Ms: NaN, p90Ms: NaN, p99Ms: NaN, maxMs: NaN, histogram: {}, load: none },
+        churn: {
+          percentPerSecond: options.churnPercentPerSecond,
+          changes: 0,
+          completed: 0,
+          p50Ms: NaN,
+          p90Ms: NaN,
+          p99Ms: NaN,
+          maxMs: NaN,
+          histogram: {},
+          load: none,
+        },
       };
     }
 
@@ -320,9 +366,9 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     const settled = await world.operatorMetrics(true);
     const informerSettled = await world.informerHeapBytes();
 
-    // ---- churn: 1% of the deployments change spec every second
+    // ---- churn: churnPercentPerSecond % of the deployments change spec every second
     const random = seededRandom(options.seed + 1);
-    const perTick = Math.max(1, Math.round(N / 100));
+    const perTick = Math.max(1, Math.round((N * options.churnPercentPerSecond) / 100));
     await world.resetTally();
     const churnPhase = await phaseStart(world);
     let changes = 0;
@@ -374,6 +420,7 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
         load: load(steadyRows, steadyPhase, steadyEnd),
       },
       churn: {
+        percentPerSecond: options.churnPercentPerSecond,
         changes,
         completed: latencies.length,
         p50Ms: percentile(latencies, 50),
