@@ -129,8 +129,15 @@ function withConfigHash(deployment: V1Deployment, configHash: string): V1Deploym
 }
 
 export class FlinkClusterApplier {
-  /** The Flink ConfigMaps this process wrote last, by namespace/name: the resourceVersion and rendered hash of that write. */
+  /** The Flink ConfigMaps this process wrote last, by namespace/name: the resourceVersion and rendered hash of that write, and its term. */
   private readonly writtenConfigMaps = new Map<string, { resourceVersion: string; hash: string; term: string }>();
+  /** The text of the last term seen, so every entry of one term shares one string (heap per deployment). */
+  private lastTerm: { token: SideEffectFence['token']; text: string } | undefined;
+
+  private termOf(fence: SideEffectFence): string {
+    if (this.lastTerm?.token !== fence.token) this.lastTerm = { token: fence.token, text: formatFencingToken(fence.token) };
+    return this.lastTerm.text;
+  }
 
   constructor(
     private readonly apps: AppsV1Api,
@@ -318,7 +325,7 @@ export class FlinkClusterApplier {
       const created = await this.createUnlessExists(() => this.core.createNamespacedConfigMap({ namespace, body: desired }));
       if (created) return this.rememberConfigMap(key, created, hash, fence);
     }
-    const term = formatFencingToken(fence.token);
+    const term = this.termOf(fence);
     const remembered = this.writtenConfigMaps.get(key);
     const known = remembered?.term === term ? remembered : undefined;
     if (known?.hash === hash) return false;
@@ -343,7 +350,7 @@ export class FlinkClusterApplier {
   /** Our write of a Flink ConfigMap landed: its resourceVersion and rendered hash (always true: something was written). */
   private rememberConfigMap(key: string, written: V1ConfigMap, hash: string, fence: SideEffectFence): true {
     const resourceVersion = written.metadata?.resourceVersion;
-    if (resourceVersion) this.writtenConfigMaps.set(key, { resourceVersion, hash, term: formatFencingToken(fence.token) });
+    if (resourceVersion) this.writtenConfigMaps.set(key, { resourceVersion, hash, term: this.termOf(fence) });
     else this.writtenConfigMaps.delete(key);
     return true;
   }

@@ -18,8 +18,9 @@ import type { V1Pod } from '@kubernetes/client-node';
  *   failed LIST is not cached (the next call tries again).
  * Assumptions: pod lists are only used for diagnostics (failure reasons, native-mode TaskManager
  *   counts), where an answer `maxAgeMs` old is as good as a fresh one.
- * Caveats: a pod failure reaches the status up to `maxAgeMs` later. Entries older than
- *   `maxAgeMs` are dropped on the next call, so the map holds only recently polled keys.
+ * Caveats: a pod failure reaches the status up to `maxAgeMs` later. Entries are dropped when they
+ *   expire (on the next call, or by a timer that does not keep the process alive), so the map holds
+ *   only recently polled keys.
  *
  * Operator-wide budget (`listWithinBudget`, issue 22): the per-key bound still lets N slow
  * JobManagers cost N LISTs per `maxAgeMs`, each scanning the namespace — at 10,000 deployments
@@ -67,7 +68,12 @@ export class PodListThrottle {
     const cached = this.entries.get(key);
     if (cached) return cached.pods;
     const pods = this.list(namespace, labelSelector);
-    this.entries.set(key, { at: now, pods });
+    const entry = { at: now, pods };
+    this.entries.set(key, entry);
+    // dropped when it expires even if no call comes after it (the last burst's lists would stay otherwise)
+    setTimeout(() => {
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    }, this.maxAgeMs).unref();
     try {
       return await pods;
     } catch (error) {
