@@ -25,6 +25,7 @@
  */
 import { celEnv, celFunc, celMethod, CelScalar, isCelError, isCelList, isCelMap, listType, parse, plan, type CelInput, type CelValue } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
+import { RE2JS } from '@bufbuild/re2';
 import type { ParsedExpr } from '@bufbuild/cel-spec/cel/expr/syntax_pb.js';
 import { isJsonObject, type JsonObject, type JsonValue } from './json-clone.js';
 
@@ -63,7 +64,27 @@ function isRequestUri(text: string): boolean {
   return /^[a-zA-Z][a-zA-Z0-9+.-]*:[^\s]*$/.test(text);
 }
 
-const ENVIRONMENT = celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARY] });
+/**
+ * `matches` with each pattern compiled once: the library's own compiles its RE2 program on every
+ * call, and the rules of a CRD run on every write of every object (the root `metadata.name` rule
+ * alone is one `matches` per FlinkDeployment write). Patterns come from installed rules and
+ * policies, so the cache is bounded by what is installed (and capped, for safety).
+ */
+const MAX_CACHED_PATTERNS = 1_000;
+const compiledPatterns = new Map<string, RE2JS>();
+const CACHING_RE2 = {
+  compile(pattern: string): RE2JS {
+    let compiled = compiledPatterns.get(pattern);
+    if (compiled === undefined) {
+      compiled = RE2JS.compile(pattern);
+      if (compiledPatterns.size >= MAX_CACHED_PATTERNS) compiledPatterns.clear();
+      compiledPatterns.set(pattern, compiled);
+    }
+    return compiled;
+  },
+};
+
+const ENVIRONMENT = celEnv({ funcs: [...strings, ...KUBERNETES_LIBRARY], re2: CACHING_RE2 });
 
 /**
  * Parses `source` and prepares it for evaluation; `{ compileError }` carries cel-go's wording of a
