@@ -40,7 +40,7 @@ import { ClusterHealthEvaluator } from './cluster-health.js';
 import { decide } from './decide.js';
 import { DeletionSteps } from './deletion-steps.js';
 import { type DeploymentOperatorSettings, deploymentOperatorSettings } from './deployment-operator-settings.js';
-import { type ClusterHealthVerdict, gather, type Observation, observe } from './observation.js';
+import { type ClusterHealthVerdict, gather, type Observation, observe, POD_DIAGNOSIS_DELAY_MS } from './observation.js';
 import type { Decision, StepResult } from './reconcile-step.js';
 import type { FlinkDeploymentReconcilerDependencies, FlinkJobApi } from './reconciler-dependencies.js';
 import { loadOrRebuildState, RebuildWaitingError } from './state-recovery.js';
@@ -249,8 +249,12 @@ export class FlinkDeploymentReconciler implements Reconciler {
     const heldMs = await this.recordStatus(current, passState.get(), finalObserved, error, fence, error !== undefined && error === blind, clusterInfo, {
       transitioned,
     });
-    // observer.rest-ready.delay: look again when the JobManager may count as READY; a held observation is written by then.
-    const requeue = Math.min(requeueAfterMs(result, d.timings), finalObserved.restReadyInMs ?? Infinity, heldMs ?? Infinity);
+    // A deploying JobManager's Deployment reports its progress itself (its informer events start a
+    // pass): polled only as often as its pods may be diagnosed. observer.rest-ready.delay: look again
+    // when the JobManager may count as READY; a held observation is written by then.
+    const progress = requeueAfterMs(result, d.timings);
+    const next = result.requeue === 'progress' && finalObserved.jobManager === 'DEPLOYING' ? Math.max(progress, POD_DIAGNOSIS_DELAY_MS) : progress;
+    const requeue = Math.min(next, finalObserved.restReadyInMs ?? Infinity, heldMs ?? Infinity);
     return { requeueAfterMs: requeue };
   }
 
