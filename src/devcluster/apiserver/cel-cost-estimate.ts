@@ -78,6 +78,18 @@ const CEL_RESERVED = new Set(
  * `__slash__`; undefined for a name that cannot be escaped (a leading digit, another character).
  */
 export function escapeCelName(name: string): string | undefined {
+  // asked for every property of every object a rule sees, on every write: names come from schemas and objects, so remembered (bounded)
+  if (escapedNames.has(name)) return escapedNames.get(name);
+  const escaped = escapeName(name);
+  if (escapedNames.size >= MAX_ESCAPED_NAMES) escapedNames.clear();
+  escapedNames.set(name, escaped);
+  return escaped;
+}
+
+const MAX_ESCAPED_NAMES = 10_000;
+const escapedNames = new Map<string, string | undefined>();
+
+function escapeName(name: string): string | undefined {
   if (name === '' || /^[0-9]/.test(name)) return undefined;
   if (CEL_RESERVED.has(name)) return `__${name}__`;
   let ok = true;
