@@ -53,6 +53,13 @@ import { fencedFlinkApi, PassState, stepContext } from './step-context.js';
 import { executeStep } from './step-executor.js';
 import { ObservationHold } from './observation-hold.js';
 
+/** A state the store refuses to act on (design/004): reported in status and an event, never overwritten. */
+function isRefusedState(error: unknown): error is Error {
+  return (
+    error instanceof ForeignStateError || error instanceof CorruptStateError || error instanceof RegressedStateError || error instanceof MisplacedStateError
+  );
+}
+
 export class FlinkDeploymentReconciler implements Reconciler {
   /** Which situation each event reason was last emitted for, by uid (event hygiene only). */
   private readonly announced = new OncePerSituation();
@@ -120,14 +127,7 @@ export class FlinkDeploymentReconciler implements Reconciler {
       }
       state = await loadOrRebuildState(d, deployment, fence);
     } catch (error) {
-      if (
-        error instanceof ForeignStateError ||
-        error instanceof CorruptStateError ||
-        error instanceof RegressedStateError ||
-        error instanceof MisplacedStateError
-      ) {
-        return this.refuseState(deployment, error, fence);
-      }
+      if (isRefusedState(error)) return this.refuseState(deployment, error, fence);
       if (error instanceof RebuildWaitingError) return this.refuseState(deployment, error, fence, d.timings.progressCheckIntervalMs);
       throw error;
     }
@@ -202,6 +202,8 @@ export class FlinkDeploymentReconciler implements Reconciler {
       result = await executeStep(context, decision.step);
     } catch (error) {
       if (isFencingOrPrecondition(error)) throw error;
+      // a state the load could not see (a new resource's first write meets a foreign or corrupt ConfigMap): refused as at load
+      if (isRefusedState(error)) return this.refuseState(current, error, fence);
       if (!(error instanceof FlinkRestError)) {
         // Not an expected outcome: the status still tells the truth, then the runtime retries with backoff.
         const message = `Reconcile failed: ${(error as Error)?.message ?? String(error)}${afterFailureNote(request)}`;

@@ -80,6 +80,8 @@ interface PauseMoment {
    * answer, so what A reads is current while what it is about to do is not.
    */
   readonly answerAfterMs?: number;
+  /** The verb of the request whose answer is slow (the first one of it that matches). */
+  readonly answerVerb?: string;
 }
 
 const PAUSE_MOMENTS: readonly PauseMoment[] = [
@@ -89,15 +91,17 @@ const PAUSE_MOMENTS: readonly PauseMoment[] = [
     request: (name) => new RegExp(`/services/[^/]*${name}-rest[^/]*/proxy/jobs/[0-9a-f]+/stop`),
   },
   {
-    // the deploy step of upgrade 1 applies the Flink ConfigMap first: it reads it, then replaces it
+    // the deploy step of upgrade 1 applies the Flink ConfigMap first: A wrote it in this term (the
+    // first deploy), so it replaces it without reading it, locked on that write's resourceVersion
     slug: 'deploy',
-    title: 'its deploy step, its read of the Flink ConfigMap answered only after it woke up',
+    title: 'its deploy step, its locked write of the Flink ConfigMap answered only after it woke up',
     request: (name) => new RegExp(`/configmaps/flink-config-${name}(\\?|$)`),
+    answerVerb: 'update',
     answerAfterMs: 9_000,
   },
 ];
 
-for (const { slug, title, request: pattern, answerAfterMs } of PAUSE_MOMENTS) {
+for (const { slug, title, request: pattern, answerAfterMs, answerVerb } of PAUSE_MOMENTS) {
   test(`a leader paused past its lease during ${title} does not act on stale knowledge when it wakes up`, { timeout: 150_000 }, async (t) => {
     const name = `paused-${slug}`;
     const h = new DeploymentHandle(world.kubeConfig, `lf-paused-${slug}`, name);
@@ -125,7 +129,7 @@ for (const { slug, title, request: pattern, answerAfterMs } of PAUSE_MOMENTS) {
       let pausedAt = 0;
       let pausedRequest = '';
       const target = pattern(name);
-      if (answerAfterMs !== undefined) faults.delay({ verb: 'get', path: target }, answerAfterMs, 1);
+      if (answerAfterMs !== undefined) faults.delay({ verb: answerVerb ?? 'get', path: target }, answerAfterMs, 1);
       faults.delay(
         {
           path: new GatedPattern((path) => {

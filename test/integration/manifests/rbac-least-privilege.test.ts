@@ -78,6 +78,8 @@ const NOT_ALWAYS_EXERCISED: Record<string, string> = {
     'the Ingress of a removed spec.ingress (src/reconciler/ingress-steps.ts): the cluster-wide flow removes one, the namespaced one does not (test/e2e/ingress.test.ts covers it)',
   'update services': 'a Service whose desired form changed is replaced (src/reconciler/flink-cluster-applier.ts); no flow here changes a Service',
   'get services': 'read only when a create answers AlreadyExists because the informer lagged (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
+  'list pods':
+    "a JobManager's pods are listed for a failure reason only once it has been deploying for 3 s (src/reconciler/observation.ts POD_DIAGNOSIS_DELAY_MS; the crash-loop flow of test/e2e/core-flows.test.ts covers it), and a native cluster's for its TaskManager count",
   'get apps/deployments':
     'read when a create answers AlreadyExists, or when the JobManager is not cached and Flink HA metadata is to be reset first, or during a native teardown (src/reconciler/flink-cluster-applier.ts; unit-tested there)',
 };
