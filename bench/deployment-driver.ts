@@ -125,8 +125,11 @@ export class DeploymentDriver {
     });
   }
 
-  /** Creates FlinkDeployments `names` (savepoint upgrade mode, the builder's defaults), `concurrency` requests in flight. */
-  async createAll(names: readonly string[], concurrency = 32): Promise<void> {
+  /**
+   * Creates FlinkDeployments `names` (savepoint upgrade mode, the builder's defaults), with the
+   * labels `labelsOf` gives each (none by default), `concurrency` requests in flight.
+   */
+  async createAll(names: readonly string[], labelsOf: (name: string) => Record<string, string> = () => ({}), concurrency = 32): Promise<void> {
     let next = 0;
     await Promise.all(
       Array.from({ length: Math.min(concurrency, names.length) }, async () => {
@@ -137,7 +140,7 @@ export class DeploymentDriver {
             version: VERSION,
             namespace: this.namespace,
             plural: PLURAL,
-            body: flinkDeployment(name).inNamespace(this.namespace).build(),
+            body: flinkDeployment(name).inNamespace(this.namespace).withLabels(labelsOf(name)).build(),
           });
         }
       }),
@@ -188,3 +191,24 @@ export class DeploymentDriver {
     this.abort?.abort();
   }
 }
+
+/**
+ * The operator's warm-up before anything is measured (design/performance.md): `names` created in
+ * namespace `warmup` (with the labels `labelsOf` gives them), all STABLE, then deleted and gone.
+ */
+export async function warmUpOperator(kubeConfig: KubeConfig, names: readonly string[], labelsOf?: (name: string) => Record<string, string>): Promise<void> {
+  await kubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'warmup' } } });
+  const warmup = new DeploymentDriver(kubeConfig, 'warmup');
+  try {
+    await warmup.start();
+    await warmup.createAll(names, labelsOf);
+    await warmup.waitUntil(() => warmup.allStable(names), 'warm-up deployments STABLE', 60_000);
+    await Promise.all(names.map((n) => warmup.delete(n)));
+    await warmup.waitUntil(() => warmup.observed.size === 0, 'warm-up deployments deleted', 60_000);
+  } finally {
+    warmup.stop();
+  }
+}
+
+/** The names of the usual warm-up: 20 deployments. */
+export const WARMUP_NAMES: readonly string[] = Array.from({ length: 20 }, (_, i) => `warmup-${i}`);

@@ -15,9 +15,8 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
 import { BenchWorld } from './bench-processes.js';
-import { DeploymentDriver } from './deployment-driver.js';
+import { DeploymentDriver, WARMUP_NAMES, warmUpOperator } from './deployment-driver.js';
 import { sleep } from './statistics.js';
 
 function option(name: string, fallback: string): string {
@@ -40,7 +39,6 @@ async function main(): Promise<void> {
     operatorFlags: { progressCheckIntervalMs: 200, reconcileIntervalMs },
   });
   const driver = new DeploymentDriver(world.driverKubeConfig);
-  const warmup = new DeploymentDriver(world.driverKubeConfig, 'warmup');
   const snapshot = async (label: string): Promise<void> => {
     const metrics = await world.operatorMetrics(true);
     const path = await world.operator.request<string>('heapSnapshot', join(dir, `operator-${label}.heapsnapshot`));
@@ -49,14 +47,7 @@ async function main(): Promise<void> {
     );
   };
   try {
-    await world.driverKubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'warmup' } } });
-    await warmup.start();
-    const warmupNames = Array.from({ length: 20 }, (_, i) => `warmup-${i}`);
-    await warmup.createAll(warmupNames);
-    await warmup.waitUntil(() => warmup.allStable(warmupNames), 'warm-up deployments STABLE', 60_000);
-    await Promise.all(warmupNames.map((n) => warmup.delete(n)));
-    await warmup.waitUntil(() => warmup.observed.size === 0, 'warm-up deployments deleted', 60_000);
-    warmup.stop();
+    await warmUpOperator(world.driverKubeConfig, WARMUP_NAMES);
     await driver.start();
     await sleep(2_000);
     await snapshot('0');
@@ -73,7 +64,6 @@ async function main(): Promise<void> {
       await snapshot(String(size));
     }
   } finally {
-    warmup.stop();
     driver.stop();
     await world.stop();
   }

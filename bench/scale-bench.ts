@@ -16,9 +16,8 @@
  * bottleneck. By default the simulation runs in its own process (`simulationPlacement`); with
  * 'in-process' it shares the API server's process and its CPU is part of the cluster process's.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
 import { BenchWorld, type OperatorMetricsSample, type SimulationPlacement } from './bench-processes.js';
-import { DeploymentDriver } from './deployment-driver.js';
+import { DeploymentDriver, WARMUP_NAMES, warmUpOperator } from './deployment-driver.js';
 import { measureRawWriteThroughput, type RawWriteThroughput } from './raw-write-throughput.js';
 import { operatorCost, sumRows, type TallyRow, WRITE_VERBS } from './request-tally.js';
 import { percentile, seededRandom, sleep } from './statistics.js';
@@ -236,19 +235,11 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
     simulationPlacement: options.simulationPlacement,
   });
   const driver = new DeploymentDriver(world.driverKubeConfig);
-  const warmup = new DeploymentDriver(world.driverKubeConfig, 'warmup');
   const N = options.deployments;
   try {
     const raw = await measureRawWriteThroughput(world.driverKubeConfig, { durationMs: options.rawWriteMs, concurrency: 32 });
 
-    await world.driverKubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'warmup' } } });
-    await warmup.start();
-    const warmupNames = Array.from({ length: 20 }, (_, i) => `warmup-${i}`);
-    await warmup.createAll(warmupNames);
-    await warmup.waitUntil(() => warmup.allStable(warmupNames), 'warm-up deployments STABLE', 60_000);
-    await Promise.all(warmupNames.map((n) => warmup.delete(n)));
-    await warmup.waitUntil(() => warmup.observed.size === 0, 'warm-up deployments deleted', 60_000);
-    warmup.stop();
+    await warmUpOperator(world.driverKubeConfig, WARMUP_NAMES);
     await driver.start();
     await sleep(options.settleMs);
 
@@ -432,7 +423,6 @@ export async function runScale(options: ScaleOptions): Promise<ScaleRun> {
       },
     };
   } finally {
-    warmup.stop();
     driver.stop();
     await world.stop();
   }

@@ -25,10 +25,9 @@
  * are comparable only roughly, the request counts exactly.
  */
 import { AppsV1Api, CoreV1Api, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
-import { flinkDeployment } from '../src/api/flink-deployment-builder.js';
 import { LEADER_ANNOTATION, parseFencingToken } from '../src/runtime/fencing-token.js';
 import { BenchWorld, type OperatorProcessSpec, type SimulationPlacement } from './bench-processes.js';
-import { DeploymentDriver } from './deployment-driver.js';
+import { DeploymentDriver, warmUpOperator } from './deployment-driver.js';
 import type { ProcessUsage } from './process-usage.js';
 import { benchOperatorUserAgent, namedShardOf, operatorCost, shardDeploymentName, sumRows, type TallyRow } from './request-tally.js';
 import { sleep } from './statistics.js';
@@ -149,28 +148,6 @@ async function mark(world: BenchWorld): Promise<Mark> {
 const cpuFraction = (start: { cpuSeconds: number } | undefined, end: { cpuSeconds: number } | undefined, seconds: number) =>
   start && end ? (end.cpuSeconds - start.cpuSeconds) / seconds : NaN;
 
-/** Creates `names` labelled with their shard, `concurrency` requests in flight (as DeploymentDriver.createAll). */
-async function createLabelled(driver: DeploymentDriver, names: readonly { name: string; shard: string }[], concurrency = 32): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, names.length) }, async () => {
-      while (next < names.length) {
-        const { name, shard } = names[next++];
-        await driver.custom.createNamespacedCustomObject({
-          group: 'flink.apache.org',
-          version: 'v1',
-          namespace: driver.namespace,
-          plural: 'flinkdeployments',
-          body: flinkDeployment(name)
-            .inNamespace(driver.namespace)
-            .withLabels({ [SHARD_LABEL]: shard })
-            .build(),
-        });
-      }
-    }),
-  );
-}
-
 /** Half a, half b, interleaved (a0, b0, a1, b1, …), so both operators are loaded from the first second. */
 function shardedNames(n: number, suffix: (i: number) => string | number): { name: string; shard: string }[] {
   return Array.from({ length: n }, (_, i) => {
@@ -180,19 +157,18 @@ function shardedNames(n: number, suffix: (i: number) => string | number): { name
 }
 
 async function warmUp(world: BenchWorld, perShard: number): Promise<void> {
-  await world.driverKubeConfig.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name: 'warmup' } } });
-  const warmup = new DeploymentDriver(world.driverKubeConfig, 'warmup');
-  try {
-    await warmup.start();
-    const deployments = shardedNames(perShard * SHARDS.length, (i) => `w${i}`);
-    const names = deployments.map((d) => d.name);
-    await createLabelled(warmup, deployments);
-    await warmup.waitUntil(() => warmup.allStable(names), 'warm-up deployments STABLE', 60_000);
-    await Promise.all(names.map((n) => warmup.delete(n)));
-    await warmup.waitUntil(() => warmup.observed.size === 0, 'warm-up deployments deleted', 60_000);
-  } finally {
-    warmup.stop();
-  }
+  const deployments = shardedNames(perShard * SHARDS.length, (i) => `w${i}`);
+  await warmUpOperator(
+    world.driverKubeConfig,
+    deployments.map((d) => d.name),
+    shardLabelsOf(deployments),
+  );
+}
+
+/** The shard label of each of `deployments`, by name. */
+function shardLabelsOf(deployments: readonly { name: string; shard: string }[]): (name: string) => Record<string, string> {
+  const shards = new Map(deployments.map((d) => [d.name, d.shard]));
+  return (name) => ({ [SHARD_LABEL]: shards.get(name) ?? '' });
 }
 
 /** Every operator row of the sharded world: its sender's label, or (no shard User-Agent) the named object's shard. */
@@ -285,7 +261,10 @@ async function runLayout(
         .catch(() => {}),
     );
     let stableInTime = true;
-    await createLabelled(driver, deployments);
+    await driver.createAll(
+      deployments.map((d) => d.name),
+      shardLabelsOf(deployments),
+    );
     try {
       await driver.waitUntil(() => driver.allStable(names), `${N} deployments STABLE`, timeout);
     } catch (error) {

@@ -217,9 +217,14 @@ function neverAvailable(deployment: V1Deployment, deployedAt: string | undefined
   const available = deployment.status?.conditions?.find((c) => c.type === 'Available');
   if (!available || available.status !== 'False' || !available.lastTransitionTime) return false;
   if ((deployment.status?.observedGeneration ?? 0) < (deployment.metadata?.generation ?? 0)) return false;
-  const created = deployment.metadata?.creationTimestamp ? new Date(deployment.metadata.creationTimestamp).getTime() : 0;
-  const reference = Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
+  const reference = deployedSince(deployment, deployedAt);
   return reference > 0 && new Date(available.lastTransitionTime).getTime() - reference <= NEVER_STARTED_TOLERANCE_MS;
+}
+
+/** When the JobManager Deployment's current attempt began: its creation or the operator's last deploy of it, whichever is later (0: unknown). */
+function deployedSince(deployment: V1Deployment, deployedAt: string | undefined): number {
+  const created = deployment.metadata?.creationTimestamp ? new Date(deployment.metadata.creationTimestamp).getTime() : 0;
+  return Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
 }
 
 /**
@@ -227,8 +232,7 @@ function neverAvailable(deployment: V1Deployment, deployedAt: string | undefined
  * last deployed it, whichever is later.
  */
 function deployingFor(deployment: V1Deployment, deployedAt: string | undefined, now: number): number {
-  const created = deployment.metadata?.creationTimestamp ? new Date(deployment.metadata.creationTimestamp).getTime() : 0;
-  const reference = Math.max(created, deployedAt ? Date.parse(deployedAt) : 0);
+  const reference = deployedSince(deployment, deployedAt);
   return reference > 0 ? now - reference : Infinity;
 }
 
